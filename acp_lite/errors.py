@@ -1,0 +1,249 @@
+"""Exceptions raised by acp_lite.
+
+Our exception hierarchy::
+
+    AcpError
+     +-- ProtocolError               the agent broke the protocol (bad line, bad envelope)
+     +-- RequestError                the agent answered a request with a JSON-RPC error
+     |    +-- MethodNotFound           -32601
+     |    +-- InvalidParams            -32602
+     |    +-- InternalError            -32603
+     |    +-- RequestCancelled         -32800
+     |    +-- AuthRequired             -32000
+     |    +-- ResourceNotFound         -32002
+     |    +-- PromptRejected           session/prompt failed: the message was NOT inserted
+     +-- TransportError
+     |    +-- AgentStartFailed         the command could not be started
+     |    +-- AgentExited              the agent exited or closed its stdout
+     +-- Timeout (also a TimeoutError) a wait ran out; says what was awaited
+     +-- UnsupportedProtocolVersion   initialize answered with another protocol version
+
+Every error carries, where known, the ``session_id`` and ``method`` it concerns and
+the last lines the agent wrote to stderr (``stderr_tail``); ``str()`` names them,
+so a log line alone is enough to diagnose a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "AcpError",
+    "AgentExited",
+    "AgentStartFailed",
+    "AuthRequired",
+    "InternalError",
+    "InvalidParams",
+    "MethodNotFound",
+    "PromptRejected",
+    "ProtocolError",
+    "RequestCancelled",
+    "RequestError",
+    "ResourceNotFound",
+    "Timeout",
+    "TransportError",
+    "UnsupportedProtocolVersion",
+    "request_error_from",
+]
+
+_STDERR_LINES_SHOWN = 10
+
+
+class AcpError(Exception):
+    """Base class of every error acp_lite raises."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        method: str | None = None,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.session_id = session_id
+        self.method = method
+        self.stderr_tail: tuple[str, ...] = tuple(stderr_tail)
+
+    def __str__(self) -> str:
+        parts = [self.message]
+        where = []
+        if self.method is not None:
+            where.append(f"method={self.method}")
+        if self.session_id is not None:
+            where.append(f"session={self.session_id}")
+        if where:
+            parts.append(f" [{', '.join(where)}]")
+        if self.stderr_tail:
+            shown = self.stderr_tail[-_STDERR_LINES_SHOWN:]
+            parts.append("\nagent stderr (last lines):\n  " + "\n  ".join(shown))
+        return "".join(parts)
+
+
+class ProtocolError(AcpError):
+    """The agent sent something that is not valid ACP / JSON-RPC."""
+
+
+class RequestError(AcpError):
+    """The agent answered a request with a JSON-RPC error object."""
+
+    #: The JSON-RPC code this subclass stands for (``None`` on the base class).
+    default_code: int | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int,
+        data: Any = None,
+        session_id: str | None = None,
+        method: str | None = None,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, session_id=session_id, method=method, stderr_tail=stderr_tail)
+        self.code = code
+        self.data = data
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        head, sep, tail = base.partition("\n")
+        return f"{head} (code {self.code})" + (sep + tail if sep else "")
+
+
+class MethodNotFound(RequestError):
+    """-32601: the agent does not implement the method."""
+
+    default_code = -32601
+
+
+class InvalidParams(RequestError):
+    """-32602: the agent rejected the parameters."""
+
+    default_code = -32602
+
+
+class InternalError(RequestError):
+    """-32603: the agent failed internally."""
+
+    default_code = -32603
+
+
+class RequestCancelled(RequestError):
+    """-32800: the request was cancelled (``$/cancel_request`` or ``session/cancel``)."""
+
+    default_code = -32800
+
+
+class AuthRequired(RequestError):
+    """-32000: the agent needs authentication first (see ``Client.login``)."""
+
+    default_code = -32000
+
+
+class ResourceNotFound(RequestError):
+    """-32002: the resource (for example the session) does not exist."""
+
+    default_code = -32002
+
+
+class PromptRejected(RequestError):
+    """``session/prompt`` was answered with an error: the message was not inserted.
+
+    A failure *after* insertion is not an exception: it is an ``idle`` state update
+    with ``stopReason: "error"``, reported on the ``Turn``.
+    """
+
+
+class TransportError(AcpError):
+    """The byte stream to the agent failed."""
+
+
+class AgentStartFailed(TransportError):
+    """The agent command could not be started (not found, not executable...)."""
+
+
+class AgentExited(TransportError):
+    """The agent process exited or closed its stdout while we were waiting."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        returncode: int | None = None,
+        session_id: str | None = None,
+        method: str | None = None,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, session_id=session_id, method=method, stderr_tail=stderr_tail)
+        self.returncode = returncode
+
+
+class Timeout(AcpError, TimeoutError):
+    """A wait ran out of time. The message says what was awaited and the state then."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        awaited: str = "",
+        state: str | None = None,
+        session_id: str | None = None,
+        method: str | None = None,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, session_id=session_id, method=method, stderr_tail=stderr_tail)
+        self.awaited = awaited
+        self.state = state
+
+
+class UnsupportedProtocolVersion(AcpError):
+    """The agent answered ``initialize`` with a protocol version we do not speak."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        version: Any,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, method="initialize", stderr_tail=stderr_tail)
+        self.version = version
+
+
+_BY_CODE: dict[int, type[RequestError]] = {
+    cls.default_code: cls
+    for cls in (
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        RequestCancelled,
+        AuthRequired,
+        ResourceNotFound,
+    )
+    if cls.default_code is not None
+}
+
+
+def request_error_from(
+    code: int,
+    message: str,
+    data: Any = None,
+    *,
+    method: str | None = None,
+    session_id: str | None = None,
+    stderr_tail: Sequence[str] = (),
+) -> RequestError:
+    """Build the most specific :class:`RequestError` for a JSON-RPC error object."""
+    cls: type[RequestError] = PromptRejected if method == "session/prompt" else RequestError
+    if cls is RequestError:
+        cls = _BY_CODE.get(code, RequestError)
+    return cls(
+        message,
+        code=code,
+        data=data,
+        method=method,
+        session_id=session_id,
+        stderr_tail=stderr_tail,
+    )

@@ -1,0 +1,1 @@
+"""pytest_acp: a pytest plugin for testing ACP agents."""

@@ -1,0 +1,1 @@
+"""The pytest plugin module (entry point ``pytest11: acp``)."""
