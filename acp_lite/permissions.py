@@ -1,0 +1,216 @@
+"""Ready-made answers to the agent's ``session/request_permission`` and ``elicitation/create``.
+
+A **permission policy** is a callable ``(request, session) -> option id | CANCELLED |
+None`` that receives the typed ``RequestPermissionRequest`` (its ``options`` have
+``option_id``, ``name`` and ``kind``) and returns the ``option_id`` to select, or
+``None`` / :data:`CANCELLED` for the ``cancelled`` outcome (spec: "Requesting
+Permission"; the agent MUST NOT proceed without a selected option). Policies pick
+options by ``kind`` (``allow_once``, ``allow_always``, ``reject_once``,
+``reject_always``), never by position or name, because only the kind has meaning.
+If no offered option fits, a policy answers ``cancelled``, which the agent must
+treat as "not approved" — a policy never grants more than it was asked to.
+
+An **elicitation policy** is a callable ``(request, session) -> response`` that
+receives the typed ``CreateElicitationRequest`` and returns the typed
+``CreateElicitationResponse`` (``action`` ``accept`` / ``decline`` / ``cancel``).
+
+Policies may block (for example to ask a human): acp_lite calls them off the trio
+thread. Use them as ``connect(..., on_permission=permissions.allow_once)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Protocol, TypeAlias
+
+__all__ = [
+    "CANCELLED",
+    "ElicitationPolicy",
+    "PermissionPolicy",
+    "accept",
+    "allow_always",
+    "allow_once",
+    "ask",
+    "cancel",
+    "cancelled",
+    "choose",
+    "decline",
+    "option_of_kind",
+    "permission_outcome",
+    "reject",
+]
+
+
+class _Cancelled(str):
+    """Type of :data:`CANCELLED` (a ``str`` subclass so it fits ``str | None`` results)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "CANCELLED"
+
+
+CANCELLED: Final[str] = _Cancelled("\x00acp_lite.cancelled")
+"""Answer ``cancelled``. Same as returning ``None`` from ``on_permission``; needed in
+pluggy ``acp_permission_request`` hooks, where ``None`` means "no opinion"."""
+
+
+class _Option(Protocol):
+    @property
+    def option_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+class _PermissionRequest(Protocol):
+    @property
+    def options(self) -> Sequence[Any]: ...
+
+
+PermissionPolicy: TypeAlias = Callable[[Any, Any], "str | None"]
+"""``(request: RequestPermissionRequest, session) -> option id | CANCELLED | None``."""
+
+ElicitationPolicy: TypeAlias = Callable[[Any, Any], Any]
+"""``(request: CreateElicitationRequest, session | None) -> CreateElicitationResponse``."""
+
+_ALLOW_KINDS = ("allow_once", "allow_always")
+_REJECT_KINDS = ("reject_once", "reject_always")
+
+
+def option_of_kind(request: _PermissionRequest, *kinds: str) -> str | None:
+    """The ``option_id`` of the first offered option whose ``kind`` is ``kinds[0]``,
+    else ``kinds[1]``, ...; ``None`` if none is offered."""
+    options: Sequence[_Option] = request.options
+    for kind in kinds:
+        for option in options:
+            if option.kind == kind:
+                return option.option_id
+    return None
+
+
+def choose(*kinds: str) -> PermissionPolicy:
+    """A policy selecting the first offered option of the given kinds, in preference order.
+
+    ``choose("allow_once")`` is :func:`allow_once`. Custom (``_``-prefixed) kinds work too.
+    """
+    if not kinds:
+        raise ValueError("choose() needs at least one option kind")
+
+    def policy(request: Any, session: Any) -> str | None:
+        return option_of_kind(request, *kinds)
+
+    policy.__name__ = policy.__qualname__ = f"choose{kinds!r}"
+    return policy
+
+
+def allow_once(request: Any, session: Any) -> str | None:
+    """Select the ``allow_once`` option; ``cancelled`` when none is offered
+    (never escalates to ``allow_always``)."""
+    return option_of_kind(request, "allow_once")
+
+
+def allow_always(request: Any, session: Any) -> str | None:
+    """Select ``allow_always``, else ``allow_once``; ``cancelled`` when neither is offered."""
+    return option_of_kind(request, "allow_always", "allow_once")
+
+
+def reject(request: Any, session: Any) -> str | None:
+    """Select ``reject_once``, else ``reject_always``; ``cancelled`` (also "not approved")
+    when no reject option is offered. This is the default policy."""
+    return option_of_kind(request, *_REJECT_KINDS)
+
+
+def cancelled(request: Any, session: Any) -> str | None:
+    """Always answer the ``cancelled`` outcome (the agent must not proceed)."""
+    return None
+
+
+def ask(question: Callable[[Any, Any], object]) -> PermissionPolicy:
+    """Wrap a decision function (for example one that asks a human) into a policy.
+
+    ``question(request, session)`` may block and returns one of:
+
+    * ``True`` / ``False``: approve (``allow_once``) / reject (``reject_once``, else
+      ``reject_always``); a missing kind gives ``cancelled``;
+    * an offered ``option_id``;
+    * an option kind (``"allow_always"`` ...): the first offered option of that kind;
+    * ``None`` or :data:`CANCELLED`: the ``cancelled`` outcome.
+
+    Anything else raises ``ValueError`` naming the offered options, so a typo is
+    never silently taken as approval.
+    """
+
+    def policy(request: Any, session: Any) -> str | None:
+        answer = question(request, session)
+        if answer is None or answer is CANCELLED:
+            return None
+        if answer is True:
+            return option_of_kind(request, "allow_once")
+        if answer is False:
+            return option_of_kind(request, *_REJECT_KINDS)
+        if isinstance(answer, str):
+            options: Sequence[_Option] = request.options
+            if any(o.option_id == answer for o in options):
+                return answer
+            by_kind = option_of_kind(request, answer)
+            if by_kind is not None:
+                return by_kind
+        offered = ", ".join(f"{o.option_id!r} ({o.kind})" for o in request.options)
+        raise ValueError(
+            f"permission answer {answer!r} is neither an offered option id, an offered "
+            f"kind, True/False nor None; offered: {offered}"
+        )
+
+    policy.__name__ = policy.__qualname__ = f"ask({getattr(question, '__name__', question)!r})"
+    return policy
+
+
+# --- elicitation ------------------------------------------------------------------------
+
+
+def _elicitation_response(payload: dict[str, Any]) -> Any:
+    # Imported lazily: the wire layer is generated and heavy; structuring the wire
+    # dict keeps these policies correct whatever shape the generated class has.
+    protocol: Any = importlib.import_module("acp_lite.protocol")
+    return protocol.converter.structure(payload, protocol.CreateElicitationResponse)
+
+
+def decline(request: Any, session: Any) -> Any:
+    """Answer ``{"action": "decline"}``: the user said no. The default elicitation policy."""
+    return _elicitation_response({"action": "decline"})
+
+
+def cancel(request: Any, session: Any) -> Any:
+    """Answer ``{"action": "cancel"}``: dismissed without a choice."""
+    return _elicitation_response({"action": "cancel"})
+
+
+def accept(content: Mapping[str, Any] | None = None) -> ElicitationPolicy:
+    """A policy answering ``{"action": "accept", "content": content}``.
+
+    ``content`` maps the requested schema's property names to values (str, int,
+    float, bool or a list of str); ``None`` sends no content (for URL mode).
+    """
+    payload: dict[str, Any] = {"action": "accept"}
+    if content is not None:
+        payload["content"] = dict(content)
+
+    def policy(request: Any, session: Any) -> Any:
+        return _elicitation_response(dict(payload))
+
+    policy.__name__ = policy.__qualname__ = f"accept({content!r})"
+    return policy
+
+
+def permission_outcome(answer: object) -> dict[str, Any]:
+    """The wire ``RequestPermissionOutcome`` for a policy's answer.
+
+    ``None`` / :data:`CANCELLED` -> ``{"outcome": "cancelled"}``, an option id ->
+    ``{"outcome": "selected", "optionId": id}``. Anything else raises ``TypeError``.
+    """
+    if answer is None or isinstance(answer, _Cancelled):
+        return {"outcome": "cancelled"}
+    if isinstance(answer, str):
+        return {"outcome": "selected", "optionId": answer}
+    raise TypeError(f"a permission policy must return an option id or None, not {answer!r}")

@@ -1,0 +1,88 @@
+"""``Turn``: what one ``Session.run(content)`` produced. Plain data, sans-IO.
+
+Shared by the blocking ``Session.run`` and ``AsyncSession.run`` (both return it).
+A post-insertion failure is *not* an exception: the agent reports it as an idle
+``state_update`` with ``stopReason: "error"`` (spec: prompt lifecycle, "Failures"),
+and it lands here as ``stop_reason`` / ``error``. Call :meth:`Turn.raise_for_stop`
+to turn anything but a normal end into :class:`TurnFailed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import attrs
+
+from acp_lite.errors import AcpError
+
+__all__ = ["Turn", "TurnFailed"]
+
+
+class TurnFailed(AcpError):
+    """Raised by :meth:`Turn.raise_for_stop`: the work ended with another stop reason."""
+
+    def __init__(self, message: str, *, turn: Turn, session_id: str | None = None) -> None:
+        super().__init__(message, session_id=session_id, method="session/prompt")
+        self.turn = turn
+        self.stop_reason = turn.stop_reason
+        self.error = turn.error
+
+
+@attrs.frozen(kw_only=True)
+class Turn:
+    """The outcome of a prompt and the foreground work that followed its insertion.
+
+    * ``submission``: the model's ``Submission`` (request id, status, message id ...).
+    * ``message_id``: the inserted user message's id (from the prompt response).
+    * ``updates``: the session's events received from sending the prompt to the idle
+      that ended this work (model ``Event`` objects, in receive order).
+    * ``stop_reason``: the idle's stop reason (``None`` if the agent reported none).
+    * ``error``: the idle's ``error`` object when ``stop_reason == "error"``, else ``None``.
+    * ``text``: the agent message text of that work.
+    """
+
+    submission: Any
+    message_id: str | None
+    updates: Sequence[Any] = ()
+    stop_reason: str | None = None
+    error: Any = None
+    text: str = ""
+    session_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """``True`` when the work ended with ``end_turn``."""
+        return self.stop_reason == "end_turn"
+
+    def raise_for_stop(self, ok: Collection[str] = ("end_turn",)) -> Turn:
+        """Raise :class:`TurnFailed` unless ``stop_reason`` is in ``ok``; return ``self``.
+
+        ``turn = session.run("hi").raise_for_stop()``. Pass e.g.
+        ``ok=("end_turn", "cancelled")`` to accept a cancellation you asked for.
+        """
+        if self.stop_reason in ok:
+            return self
+        detail = ""
+        if self.error is not None:
+            message = getattr(self.error, "message", None)
+            if message is None and isinstance(self.error, dict):
+                message = self.error.get("message")
+            code = getattr(self.error, "code", None)
+            if code is None and isinstance(self.error, dict):
+                code = self.error.get("code")
+            detail = f": {message} (code {code})" if code is not None else f": {message}"
+        raise TurnFailed(
+            f"turn for message {self.message_id!r} ended with stop reason "
+            f"{self.stop_reason!r}{detail}",
+            turn=self,
+            session_id=self.session_id,
+        )
+
+    def __repr__(self) -> str:
+        # Keep reprs short: ``updates`` can hold hundreds of thousands of events.
+        text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        return (
+            f"Turn(message_id={self.message_id!r}, stop_reason={self.stop_reason!r}, "
+            f"updates={len(self.updates)}, text={text!r})"
+        )
