@@ -1,0 +1,164 @@
+"""A minimal NDJSON JSON-RPC peer over a subprocess's pipes, for interop tests.
+
+Deliberately independent of acp_lite: it proves the TypeScript agent on its own,
+so a failure in acp_lite's client cannot hide (or cause) a failure here.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SDK_DIR = HERE / "node_modules" / "@agentclientprotocol" / "sdk"
+TS_AGENT = HERE / "ts_agent.mjs"
+TS_CLIENT = HERE / "ts_client.mjs"
+
+Message = dict[str, Any]
+
+
+def node_executable() -> str:
+    """Path of `node`; fails (never skips) when the toolchain is missing: CI installs it."""
+    node = shutil.which("node")
+    assert node is not None, "node is not on PATH: install Node.js >= 20 to run tests/interop"
+    assert (SDK_DIR / "package.json").is_file(), (
+        f"{SDK_DIR} is missing: run `npm ci` in {HERE} (.ci/run does this)"
+    )
+    return node
+
+
+class RawPeer:
+    """Speaks JSON lines to a child process; a reader thread queues what it says."""
+
+    def __init__(self, argv: list[str], *, cwd: Path = HERE) -> None:
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.inbox: queue.Queue[Message | None] = queue.Queue()
+        self.received: list[Message] = []
+        self._next_id = 1
+        self._stderr: list[bytes] = []
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.inbox.put(json.loads(line))
+        self.inbox.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+
+    def stderr_text(self) -> str:
+        return b"".join(self._stderr[-50:]).decode(errors="replace")
+
+    def send(self, message: Message) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: Message) -> int:
+        """Sends a request and returns its id (responses are read with `recv`)."""
+        request_id = self._next_id
+        self._next_id += 1
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return request_id
+
+    def notify(self, method: str, params: Message) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def recv(self, timeout: float = 3.0) -> Message:
+        try:
+            message = self.inbox.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(
+                f"no message within {timeout}s; stderr:\n{self.stderr_text()}"
+            ) from None
+        if message is None:
+            raise AssertionError(f"peer closed stdout; stderr:\n{self.stderr_text()}")
+        self.received.append(message)
+        return message
+
+    def call(self, method: str, params: Message, timeout: float = 3.0) -> Message:
+        """Request + wait for its response; anything received meanwhile is kept in `received`."""
+        request_id = self.request(method, params)
+        while True:
+            message = self.recv(timeout)
+            if message.get("id") == request_id and "method" not in message:
+                return message
+
+    def until(
+        self,
+        predicate: Callable[[Message], bool],
+        timeout: float = 3.0,
+        on_request: Callable[[Message], Message | None] | None = None,
+    ) -> list[Message]:
+        """Reads until `predicate(message)`; returns everything read, including the match.
+
+        `on_request(message)` answers agent->client requests with a result dict
+        (None: leave it unanswered).
+        """
+        seen: list[Message] = []
+        while True:
+            message = self.recv(timeout)
+            seen.append(message)
+            if on_request is not None and "method" in message and "id" in message:
+                result = on_request(message)
+                if result is not None:
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            if predicate(message):
+                return seen
+
+    def close(self) -> int:
+        """Closes stdin and waits; kills after 3 s so a test never leaks the process."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("peer did not exit after stdin closed") from None
+
+
+def update_of(message: Message) -> Message | None:
+    """The `params.update` of a session/update notification, else None."""
+    if message.get("method") == "session/update" and "id" not in message:
+        update: Message = message["params"]["update"]
+        return update
+    return None
+
+
+def is_idle(message: Message) -> bool:
+    update = update_of(message)
+    return bool(update and update["sessionUpdate"] == "state_update" and update["state"] == "idle")
+
+
+_SCHEMA_PATH = HERE.parent / "data" / "schema" / "v2" / "schema.unstable.json"
+_validators: dict[str, Any] = {}
+
+
+def validate(definition: str, instance: object) -> None:
+    """Validates `instance` against a `$defs` entry of the v2 (unstable) schema."""
+    import jsonschema  # type: ignore[import-untyped]  # test-only dependency, no stubs
+
+    validator = _validators.get(definition)
+    if validator is None:
+        schema = json.loads(_SCHEMA_PATH.read_text())
+        wrapper = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
+        validator = jsonschema.Draft202012Validator(wrapper)
+        _validators[definition] = validator
+    validator.validate(instance)
