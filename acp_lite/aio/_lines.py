@@ -1,0 +1,107 @@
+"""Newline-delimited framing over a trio byte stream, with a line-size bound.
+
+ACP stdio transport: one JSON-RPC message per line (docs-v2-draft/transports.mdx).
+An oversize line is skipped up to its newline and reported as an
+:class:`OversizeLine` so the connection survives it (a common failure of other
+SDKs is a reader that dies on one long line).
+"""
+
+from __future__ import annotations
+
+import attrs
+import trio
+
+__all__ = ["LineReader", "OversizeLine"]
+
+_HEAD_BYTES = 200
+
+
+@attrs.frozen(slots=True)
+class OversizeLine:
+    """A line longer than the limit: its total ``size`` and its first bytes."""
+
+    size: int
+    head: bytes
+
+
+class LineReader:
+    """Reads lines (without ``\\n``) from a stream, many per receive."""
+
+    def __init__(
+        self,
+        stream: trio.abc.ReceiveStream,
+        max_line_bytes: int,
+        receive_size: int = 256 * 1024,
+    ) -> None:
+        self._stream = stream
+        self._max = max_line_bytes
+        self._receive_size = receive_size
+        self._buf = bytearray()
+        self._skipping = False
+        self._skipped = 0
+        self._head = b""
+        self._eof = False
+
+    async def receive_lines(self) -> list[bytes | OversizeLine] | None:
+        """The next complete lines (at least one), or ``None`` at end of stream.
+
+        A partial last line at end of stream is returned as a line.
+        """
+        while True:
+            if self._eof:
+                return None
+            chunk = await self._stream.receive_some(self._receive_size)
+            if not chunk:
+                self._eof = True
+                out: list[bytes | OversizeLine] = []
+                if self._skipping:
+                    out.append(OversizeLine(self._skipped, self._head))
+                elif self._buf:
+                    out.append(bytes(self._buf))
+                self._buf = bytearray()
+                self._skipping = False
+                return out or None
+            out = self.feed(chunk)
+            if out:
+                return out
+
+    def feed(self, chunk: bytes | bytearray) -> list[bytes | OversizeLine]:
+        """Add bytes; return the lines they complete (sans-IO core of the reader)."""
+        out: list[bytes | OversizeLine] = []
+        if self._skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                self._skipped += len(chunk)
+                return out
+            self._skipped += nl
+            out.append(OversizeLine(self._skipped, self._head))
+            self._skipping = False
+            chunk = chunk[nl + 1 :]
+        last = chunk.rfind(b"\n")
+        if last < 0:
+            self._buf += chunk
+            if len(self._buf) > self._max:
+                self._start_skipping()
+            return out
+        # Only the new chunk is searched: a long line spanning many chunks costs O(n).
+        if self._buf:
+            self._buf += chunk[:last]
+            data = bytes(self._buf)
+        else:
+            data = bytes(chunk[:last])
+        self._buf = bytearray(chunk[last + 1 :])
+        limit = self._max
+        for line in data.split(b"\n"):
+            if len(line) > limit:
+                out.append(OversizeLine(len(line), line[:_HEAD_BYTES]))
+            else:
+                out.append(line)
+        if len(self._buf) > limit:
+            self._start_skipping()
+        return out
+
+    def _start_skipping(self) -> None:
+        self._skipping = True
+        self._skipped = len(self._buf)
+        self._head = bytes(self._buf[:_HEAD_BYTES])
+        self._buf = bytearray()

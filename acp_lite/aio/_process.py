@@ -1,0 +1,164 @@
+"""Launching the agent process and shutting it down without leaks.
+
+Shutdown ladder (issue 4, "Process and reliability"): close stdin, wait, SIGTERM,
+wait, SIGKILL, reap. Every step is bounded, so the whole ladder is bounded by
+``Limits.shutdown_timeout`` and always reaps the child (no zombie).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+from collections import deque
+from collections.abc import Mapping, Sequence
+
+import trio
+
+from acp_lite.errors import AgentStartFailed
+from acp_lite.limits import Limits
+
+__all__ = ["AgentProcess", "build_env"]
+
+logger = logging.getLogger("acp_lite.agent")
+
+
+def build_env(env: Mapping[str, str] | None, inherit_env: bool) -> dict[str, str] | None:
+    """The child environment: ``env`` merged onto ours, or replacing it."""
+    if inherit_env:
+        if not env:
+            return None  # inherit unchanged
+        merged = dict(os.environ)
+        merged.update(env)
+        return merged
+    return dict(env or {})
+
+
+class AgentProcess:
+    """A running agent: its pipes, stderr ring buffer and shutdown ladder."""
+
+    def __init__(self, process: trio.Process, argv: Sequence[str], limits: Limits) -> None:
+        self.process = process
+        self.argv = tuple(argv)
+        self.limits = limits
+        self._stderr: deque[str] = deque(maxlen=limits.stderr_lines)
+        self.stderr_done = trio.Event()
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin: trio.abc.SendStream = process.stdin
+        self.stdout: trio.abc.ReceiveStream = process.stdout
+
+    @classmethod
+    async def start(
+        cls,
+        command: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        inherit_env: bool = True,
+        limits: Limits | None = None,
+    ) -> AgentProcess:
+        """Start ``command`` (an argv list, no shell) with piped stdio."""
+        if isinstance(command, str | bytes):
+            raise TypeError("command must be a list of arguments (no shell), not a string")
+        argv = [os.fspath(a) for a in command]
+        if not argv:
+            raise ValueError("command is empty")
+        limits = limits or Limits()
+        try:
+            process = await trio.lowlevel.open_process(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=build_env(env, inherit_env),
+                # Own process group: the ladder signals the agent's children too
+                # (e.g. `npx` -> node), and a Ctrl-C in our terminal does not race
+                # our own orderly shutdown.
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise AgentStartFailed(f"cannot start agent {argv!r}: {exc}") from exc
+        return cls(process, argv, limits)
+
+    @property
+    def pid(self) -> int:
+        """The agent's process id."""
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit status (negative: killed by that signal), ``None`` while running."""
+        return self.process.returncode
+
+    def stderr_tail(self) -> list[str]:
+        """The last lines the agent wrote to stderr (bounded ring buffer)."""
+        return list(self._stderr)
+
+    async def read_stderr(self) -> None:
+        """Copy stderr lines into the ring buffer and the ``acp_lite.agent`` logger."""
+        stream = self.process.stderr
+        assert stream is not None
+        buf = b""
+        cap = self.limits.max_stderr_line_bytes
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive_some(65536)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for raw in lines:
+                    self._add_stderr(raw[:cap])
+                if len(buf) > cap:
+                    self._add_stderr(buf[:cap])
+                    buf = b""
+            if buf:
+                self._add_stderr(buf[:cap])
+        finally:
+            self.stderr_done.set()
+
+    def _add_stderr(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        self._stderr.append(text)
+        logger.debug("agent[%d] stderr: %s", self.process.pid, text)
+
+    def _signal(self, sig: int) -> None:
+        if self.process.returncode is not None:
+            return
+        try:
+            # The leader is not reaped yet, so its pid still names its group.
+            os.killpg(self.process.pid, sig)
+        except (ProcessLookupError, PermissionError, OSError):
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(sig)
+
+    async def aclose(self) -> int | None:
+        """Run the shutdown ladder; returns the exit status. Bounded; always reaps."""
+        limits = self.limits
+        with trio.CancelScope(shield=True):
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                await self.stdin.aclose()
+            with trio.move_on_after(limits.close_grace):
+                await self.process.wait()
+            if self.process.returncode is None:
+                logger.info("agent[%d] did not exit after stdin closed: SIGTERM", self.pid)
+                self._signal(signal.SIGTERM)
+                with trio.move_on_after(limits.terminate_grace):
+                    await self.process.wait()
+            if self.process.returncode is None:
+                logger.warning("agent[%d] ignored SIGTERM: SIGKILL", self.pid)
+                self._signal(signal.SIGKILL)
+                with trio.move_on_after(limits.kill_grace):
+                    await self.process.wait()
+            # Our read ends are closed even if a grandchild still holds the pipes,
+            # so no reader of ours can hang on them.
+            for stream in (self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    await stream.aclose()
+        return self.process.returncode

@@ -1,0 +1,53 @@
+"""Resource limits and default timeouts of a connection.
+
+Every wait in acp_lite is bounded by default (developer guide: "every timeout has a
+default"), and everything that grows with what the agent sends can be bounded too.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["Limits"]
+
+_MiB = 1024 * 1024
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """Limits and default timeouts; pass one to ``connect(..., limits=Limits(...))``.
+
+    Use ``attrs.evolve(limits, field=value)`` to change a single setting.
+    """
+
+    #: Longest line accepted from the agent. A longer line is skipped up to its
+    #: newline and recorded as a protocol error; the connection survives.
+    max_line_bytes: int = 32 * _MiB
+    #: Most client -> agent requests awaiting a response at once.
+    max_pending_requests: int = 1024
+    #: Default timeout of every request and every wait (seconds).
+    default_timeout: float = 60.0
+    #: Timeout of the ``initialize`` handshake (seconds).
+    connect_timeout: float = 30.0
+    #: Shutdown ladder: after closing stdin, wait this long for the agent to exit...
+    close_grace: float = 2.0
+    #: ...then send SIGTERM and wait this long...
+    terminate_grace: float = 2.0
+    #: ...then SIGKILL and wait at most this long for the process to be reaped.
+    kill_grace: float = 1.0
+    #: Transcript entries kept (``None``: all of them).
+    max_transcript_entries: int | None = None
+    #: Events kept in the client's event log and per session (``None``: all).
+    max_events: int | None = None
+    #: Lines of agent stderr kept for error messages and ``stderr_tail()``.
+    stderr_lines: int = 200
+    #: Longest single stderr line kept (longer lines are truncated).
+    max_stderr_line_bytes: int = 64 * 1024
+    #: After the agent closed stdout, wait at most this long for its exit status
+    #: and the rest of stderr before failing every waiter (issue 4: within 1 s).
+    exit_status_wait: float = 0.5
+
+    @property
+    def shutdown_timeout(self) -> float:
+        """Upper bound of the whole shutdown ladder (seconds)."""
+        return self.close_grace + self.terminate_grace + self.kill_grace

@@ -1,0 +1,116 @@
+"""The transcript: every wire line both ways, in order, with monotonic time.
+
+Raw lines are stored as received or sent (never re-serialised), so recording costs
+one tuple per line; :class:`TranscriptEntry` objects are built only when read.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import attrs
+
+__all__ = ["Direction", "Transcript", "TranscriptEntry"]
+
+Direction = Literal["send", "recv"]
+
+
+@attrs.frozen(slots=True)
+class TranscriptEntry:
+    """One wire line: ``direction`` ("send" = client -> agent), ``time``
+    (``time.monotonic()``) and ``line`` (raw bytes without the newline)."""
+
+    direction: Direction
+    time: float
+    line: bytes
+
+    def json(self) -> Any:
+        """The line's JSON value (raises ``ValueError`` when it is not JSON)."""
+        return json.loads(self.line)
+
+    def message(self) -> Any:
+        """The decoded JSON-RPC message (``acp_lite.protocol.decode_line``)."""
+        # Imported lazily: the transcript is used before/without the wire layer.
+        protocol: Any = importlib.import_module("acp_lite.protocol")
+        return protocol.decode_line(self.line)
+
+    def to_record(self, t0: float = 0.0) -> dict[str, Any]:
+        """The NDJSON record of this entry (docs/architecture.md "Transcript")."""
+        record: dict[str, Any] = {"dir": self.direction, "t": round(self.time - t0, 6)}
+        try:
+            record["msg"] = json.loads(self.line)
+        except ValueError:
+            record["raw"] = self.line.decode("utf-8", errors="replace")
+        return record
+
+
+_Raw = tuple[Direction, float, bytes]
+
+
+class Transcript:
+    """An ordered, optionally bounded record of wire lines.
+
+    Appends happen on the connection's trio thread; reads may come from any
+    thread (``deque`` appends are atomic, reads take a snapshot first).
+    """
+
+    def __init__(self, max_entries: int | None = None) -> None:
+        self._entries: deque[_Raw] = deque(maxlen=max_entries)
+        self._t0: float | None = None
+        #: Entries dropped because of the retention bound.
+        self.dropped = 0
+
+    @property
+    def max_entries(self) -> int | None:
+        """The retention bound (``None``: unbounded)."""
+        return self._entries.maxlen
+
+    def record(self, direction: Direction, line: bytes) -> None:
+        """Append one raw line (without its newline)."""
+        now = time.monotonic()
+        if self._t0 is None:
+            self._t0 = now
+        entries = self._entries
+        if entries.maxlen is not None and len(entries) == entries.maxlen:
+            self.dropped += 1
+        entries.append((direction, now, line))
+
+    def entries(self) -> list[TranscriptEntry]:
+        """A snapshot of the retained entries, oldest first."""
+        return [TranscriptEntry(d, t, line) for d, t, line in list(self._entries)]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[TranscriptEntry]:
+        return iter(self.entries())
+
+    @overload
+    def __getitem__(self, index: int) -> TranscriptEntry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[TranscriptEntry]: ...
+    def __getitem__(self, index: int | slice) -> TranscriptEntry | list[TranscriptEntry]:
+        if isinstance(index, slice):
+            return self.entries()[index]
+        d, t, line = self._entries[index]
+        return TranscriptEntry(d, t, line)
+
+    def to_ndjson(self) -> str:
+        """The transcript as NDJSON text, times relative to the first entry."""
+        t0 = self._t0 or 0.0
+        return "".join(
+            json.dumps(e.to_record(t0), ensure_ascii=False) + "\n" for e in self.entries()
+        )
+
+    def save(self, path: str | Path) -> None:
+        """Write :meth:`to_ndjson` to ``path`` (UTF-8)."""
+        Path(path).write_text(self.to_ndjson(), encoding="utf-8")
+
+    def __repr__(self) -> str:
+        return f"<Transcript {len(self)} entries>"

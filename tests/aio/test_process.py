@@ -1,0 +1,108 @@
+"""Process launch and the shutdown ladder, with tiny inline Python children."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+import trio
+
+from acp_lite.aio._process import AgentProcess, build_env
+from acp_lite.errors import AgentStartFailed
+from acp_lite.limits import Limits
+
+FAST = Limits(close_grace=0.3, terminate_grace=0.3, kill_grace=1.0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.trio
+async def test_exits_when_stdin_closes() -> None:
+    p = await AgentProcess.start(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], limits=FAST
+    )
+    t0 = time.monotonic()
+    assert await p.aclose() == 0
+    assert time.monotonic() - t0 < 0.3
+
+
+@pytest.mark.trio
+async def test_sigterm_when_stdin_close_is_ignored() -> None:
+    code = "import time\nwhile True: time.sleep(0.05)"
+    p = await AgentProcess.start([sys.executable, "-c", code], limits=FAST)
+    rc = await p.aclose()
+    assert rc == -15
+
+
+@pytest.mark.trio
+async def test_agent_ignoring_sigterm_is_killed_within_the_bound_and_reaped() -> None:
+    code = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "sys.stderr.write('ready\\n'); sys.stderr.flush()\n"
+        "while True: time.sleep(0.05)"
+    )
+    p = await AgentProcess.start([sys.executable, "-c", code], limits=FAST)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(p.read_stderr)
+        while not p.stderr_tail():  # wait until the handler is installed
+            await trio.sleep(0.01)
+        t0 = time.monotonic()
+        rc = await p.aclose()
+        elapsed = time.monotonic() - t0
+    assert rc == -9
+    assert 0.5 <= elapsed < FAST.shutdown_timeout + 0.5
+    assert not _alive(p.pid)  # reaped: no zombie left behind
+
+
+@pytest.mark.trio
+async def test_stderr_ring_buffer_keeps_the_tail() -> None:
+    code = "import sys\nfor i in range(50): print('line', i, file=sys.stderr)"
+    limits = Limits(stderr_lines=5)
+    p = await AgentProcess.start([sys.executable, "-c", code], limits=limits)
+    await p.read_stderr()
+    assert p.stderr_tail() == [f"line {i}" for i in range(45, 50)]
+    await p.aclose()
+
+
+@pytest.mark.trio
+async def test_cwd_and_env_merge_or_replace(tmp_path: os.PathLike[str]) -> None:
+    code = "import os; print(os.getcwd(), os.environ.get('ACP_X'), 'PATH' in os.environ)"
+    for inherit, expect_path in ((True, "True"), (False, "False")):
+        p = await AgentProcess.start(
+            [sys.executable, "-c", code],
+            cwd=tmp_path,
+            env={"ACP_X": "1"},
+            inherit_env=inherit,
+            limits=FAST,
+        )
+        out = await p.stdout.receive_some(1000)
+        await p.aclose()
+        assert out.decode().split() == [os.fspath(tmp_path), "1", expect_path]
+
+
+@pytest.mark.trio
+async def test_missing_command_is_agent_start_failed() -> None:
+    with pytest.raises(AgentStartFailed, match="no-such-agent-xyz"):
+        await AgentProcess.start(["no-such-agent-xyz"])
+
+
+@pytest.mark.trio
+async def test_string_command_is_refused() -> None:
+    with pytest.raises(TypeError, match="no shell"):
+        await AgentProcess.start("echo hi")  # type: ignore[arg-type]
+
+
+def test_build_env() -> None:
+    assert build_env(None, True) is None
+    assert build_env({"A": "b"}, False) == {"A": "b"}
+    merged = build_env({"A": "b"}, True)
+    assert merged is not None and merged["A"] == "b" and "PATH" in merged
