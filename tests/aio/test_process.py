@@ -84,7 +84,9 @@ async def test_cwd_and_env_merge_or_replace(tmp_path: os.PathLike[str]) -> None:
             inherit_env=inherit,
             limits=FAST,
         )
-        out = await p.stdout.receive_some(1000)
+        out = b""
+        while chunk := await p.stdout.receive_some(1000):  # a pipe may split the line
+            out += chunk
         await p.aclose()
         assert out.decode().split() == [os.fspath(tmp_path), "1", expect_path]
 
