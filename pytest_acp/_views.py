@@ -1,0 +1,284 @@
+"""The ``merged`` and ``final`` views of :func:`pytest_acp.normalize.normalize`.
+
+Both work on update payload dicts with raw ids (placeholders are assigned later,
+over the output, so numbering follows the order of the view).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["CHUNK_ID_KEYS", "final_view", "merged_view"]
+
+#: Chunk updates and the key that names the entity they append to.
+CHUNK_ID_KEYS: dict[str, str] = {
+    "user_message_chunk": "messageId",
+    "agent_message_chunk": "messageId",
+    "agent_thought_chunk": "messageId",
+    "session_message_chunk": "messageId",
+    "tool_call_content_chunk": "toolCallId",
+    "compaction_summary_chunk": "compactionId",
+    "terminal_output_chunk": "terminalId",
+}
+
+
+# --- merged view -------------------------------------------------------------------
+
+
+def _text_block_key(block: Any) -> tuple[str, ...] | None:
+    """A merge key for a text content block (all keys but ``text``), or None."""
+    if (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ):
+        return tuple(
+            sorted(json.dumps({k: v}, sort_keys=True) for k, v in block.items() if k != "text")
+        )
+    return None
+
+
+def _content_key(tag: str, content: Any) -> tuple[str, ...] | None:
+    if tag == "tool_call_content_chunk":
+        if isinstance(content, dict) and content.get("type") == "content":
+            inner = _text_block_key(content.get("content"))
+            if inner is None:
+                return None
+            outer = (
+                json.dumps({k: v}, sort_keys=True) for k, v in content.items() if k != "content"
+            )
+            return (*sorted(outer), "|", *inner)
+        return None
+    return _text_block_key(content)
+
+
+def _content_text(tag: str, content: dict[str, Any]) -> str:
+    block = content["content"] if tag == "tool_call_content_chunk" else content
+    text: str = block["text"]
+    return text
+
+
+def _with_text(tag: str, content: dict[str, Any], text: str) -> dict[str, Any]:
+    if tag == "tool_call_content_chunk":
+        return {**content, "content": {**content["content"], "text": text}}
+    return {**content, "text": text}
+
+
+def _b64(data: Any) -> bytes | None:
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+class _Run:
+    """Consecutive chunks of one entity being merged; parts are joined once, at the
+    end, so merging n chunks is O(total size), not O(n^2)."""
+
+    __slots__ = ("base", "binary", "key", "parts", "tag")
+
+    def __init__(self, tag: str, base: dict[str, Any], key: tuple[Any, ...], binary: bool) -> None:
+        self.tag, self.base, self.key, self.binary = tag, base, key, binary
+        self.parts: list[Any] = []
+
+    def result(self) -> dict[str, Any]:
+        if len(self.parts) <= 1:
+            return self.base
+        if self.binary:
+            data = b"".join(self.parts)
+            return {**self.base, "data": base64.b64encode(data).decode("ascii")}
+        text = "".join(self.parts)
+        return {**self.base, "content": _with_text(self.tag, self.base["content"], text)}
+
+
+def _run_key(p: dict[str, Any]) -> tuple[tuple[Any, ...], Any, bool] | None:
+    """(merge key, the part to append, binary?) for a mergeable chunk, else None."""
+    tag = p.get("sessionUpdate")
+    if not isinstance(tag, str) or tag not in CHUNK_ID_KEYS:
+        return None
+    id_key = CHUNK_ID_KEYS[tag]
+    rest = tuple(
+        sorted(
+            json.dumps({k: v}, sort_keys=True) for k, v in p.items() if k not in ("content", "data")
+        )
+    )
+    if tag == "terminal_output_chunk":
+        data = _b64(p.get("data"))
+        return None if data is None else ((tag, id_key, rest), data, True)
+    ckey = _content_key(tag, p.get("content"))
+    if ckey is None:
+        return None
+    return ((tag, id_key, rest, ckey), _content_text(tag, p["content"]), False)
+
+
+def merged_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    run: _Run | None = None
+    for p in payloads:
+        k = _run_key(p)
+        if k is not None and run is not None and run.key == k[0]:
+            run.parts.append(k[1])
+            continue
+        if run is not None:
+            out.append(run.result())
+            run = None
+        if k is None:
+            out.append(p)
+        else:
+            run = _Run(p["sessionUpdate"], p, k[0], k[2])
+            run.parts.append(k[1])
+    if run is not None:
+        out.append(run.result())
+    return out
+
+
+# --- final view --------------------------------------------------------------------
+
+_MESSAGE_KINDS = {
+    "user_message": "user_message",
+    "user_message_chunk": "user_message",
+    "agent_message": "agent_message",
+    "agent_message_chunk": "agent_message",
+    "agent_thought": "agent_thought",
+    "agent_thought_chunk": "agent_thought",
+    "session_message": "session_message",
+    "session_message_chunk": "session_message",
+}
+_SINGLETONS = (
+    "available_commands_update",
+    "config_option_update",
+    "session_info_update",
+    "usage_update",
+)
+
+
+def _patch(entity: dict[str, Any], update: dict[str, Any], skip: Iterable[str] = ()) -> None:
+    """Patch semantics (spec "Entity IDs"): omitted = unchanged, a value (or ``null``)
+    replaces; ``_meta`` patches by top-level key (``null`` clears it, a key set to
+    ``null`` is removed)."""
+    skipped = set(skip)
+    for key, value in update.items():
+        if key in skipped:
+            continue
+        if key == "_meta" and isinstance(value, dict):
+            current = entity.get("_meta")
+            merged = dict(current) if isinstance(current, dict) else {}
+            for k, v in value.items():
+                if v is None:
+                    merged.pop(k, None)
+                else:
+                    merged[k] = v
+            entity["_meta"] = merged
+        else:
+            entity[key] = value
+
+
+def _append(entity: dict[str, Any], key: str, item: Any) -> None:
+    current = entity.get(key)
+    if isinstance(current, list):
+        current.append(item)
+    else:
+        entity[key] = [item]
+
+
+def _merge_text_items(items: Any, tool_content: bool = False) -> Any:
+    """Join adjacent text items so the final content does not depend on chunking."""
+    if not isinstance(items, list):
+        return items
+    tag = "tool_call_content_chunk" if tool_content else "agent_message_chunk"
+    chunks = [{"sessionUpdate": tag, "content": item} for item in items]
+    return [c["content"] for c in merged_view(chunks)]
+
+
+def final_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    order: list[dict[str, Any]] = []
+    entities: dict[tuple[str, str], dict[str, Any]] = {}
+    binary: dict[int, bytearray] = {}
+    singletons: dict[str, dict[str, Any]] = {}
+    state: dict[str, Any] | None = None
+
+    def entity(kind: str, tag: str, id_key: str, ident: Any) -> dict[str, Any]:
+        key = (kind, json.dumps(ident, sort_keys=True))
+        found = entities.get(key)
+        if found is None:
+            found = entities[key] = {"sessionUpdate": tag, id_key: ident}
+            order.append(found)
+        return found
+
+    for p in payloads:
+        tag = p.get("sessionUpdate")
+        if tag in _MESSAGE_KINDS:
+            kind = _MESSAGE_KINDS[tag]
+            e = entity(kind, kind, "messageId", p.get("messageId"))
+            if tag.endswith("_chunk"):
+                _append(e, "content", p.get("content"))  # chunk _meta is chunk-scoped
+            else:
+                _patch(e, p, skip=("sessionUpdate", "messageId"))
+        elif tag in ("tool_call_update", "tool_call_content_chunk"):
+            e = entity("tool_call", "tool_call_update", "toolCallId", p.get("toolCallId"))
+            if tag == "tool_call_content_chunk":
+                _append(e, "content", p.get("content"))
+            else:
+                _patch(e, p, skip=("sessionUpdate", "toolCallId"))
+        elif tag in ("terminal_update", "terminal_output_chunk"):
+            e = entity("terminal", "terminal_update", "terminalId", p.get("terminalId"))
+            if tag == "terminal_output_chunk":
+                buf = binary.setdefault(id(e), bytearray())
+                if not buf and isinstance(e.get("output"), dict):
+                    buf += _b64(e["output"].get("data")) or b""
+                buf += _b64(p.get("data")) or b""
+                e["output"] = {**(e.get("output") or {}), "data": ""}
+            else:
+                _patch(e, p, skip=("sessionUpdate", "terminalId"))
+                if "output" in p:  # an authoritative replacement snapshot
+                    binary.pop(id(e), None)
+        elif tag == "plan_update":
+            plan = p.get("plan")
+            ident = plan.get("planId") if isinstance(plan, dict) else None
+            e = entity("plan", "plan_update", "planId", ident)
+            e.clear()
+            e.update(p)
+        elif tag == "plan_removed":
+            e = entity("plan", "plan_removed", "planId", p.get("planId"))
+            e.clear()
+            e.update(p)
+        elif tag in ("compaction_update", "compaction_summary_chunk"):
+            e = entity("compaction", "compaction_update", "compactionId", p.get("compactionId"))
+            if tag == "compaction_summary_chunk":
+                _append(e, "summary", p.get("content"))
+            else:
+                _patch(e, p, skip=("sessionUpdate", "compactionId"))
+        elif tag == "subagent_update":
+            e = entity("subagent", "subagent_update", "sessionId", p.get("sessionId"))
+            _patch(e, p, skip=("sessionUpdate", "sessionId"))
+        elif tag in _SINGLETONS:
+            current = singletons.setdefault(tag, {"sessionUpdate": tag})
+            _patch(current, p, skip=("sessionUpdate",))
+        elif tag == "state_update":
+            state = p
+        elif tag == "notice":
+            continue  # live-only events, not session state (spec "Session notices")
+        else:
+            order.append(p)  # unknown / custom updates keep their position
+
+    for e in order:
+        tag = e.get("sessionUpdate")
+        if id(e) in binary:
+            e["output"]["data"] = base64.b64encode(bytes(binary[id(e)])).decode("ascii")
+        if tag in _MESSAGE_KINDS and "content" in e:
+            e["content"] = _merge_text_items(e["content"])
+        elif tag == "tool_call_update" and "content" in e:
+            e["content"] = _merge_text_items(e["content"], tool_content=True)
+        elif tag == "compaction_update" and "summary" in e:
+            e["summary"] = _merge_text_items(e["summary"])
+    out = list(order)
+    out.extend(singletons[t] for t in _SINGLETONS if t in singletons)
+    if state is not None:
+        out.append(state)
+    return out

@@ -1,0 +1,391 @@
+"""Normalise ACP ``session/update`` streams so that tests can compare them.
+
+Real agents are nondeterministic: ids are random, chunk boundaries depend on the
+model's tokenizer and timing, and timestamps, durations, usage and cost change on
+every run. :func:`normalize` turns an update stream into a list of plain wire
+dicts (camelCase wire field names) that only change when the agent's *behaviour*
+changes:
+
+* opaque ids become placeholders numbered by order of first appearance, per id
+  kind (``<message:1>``, ``<tool_call:2>``, ``<session:1>`` ...), consistently
+  within one call (or across calls sharing an :class:`IdMap`);
+* timestamps, durations, usage numbers and cost are redacted (``redact=True``);
+* paths under ``tmp_path`` become ``<tmp>``;
+* ``view="merged"`` (default) merges consecutive chunks of one entity, so chunk
+  boundaries don't matter; ``"raw"`` keeps every update; ``"final"`` folds the
+  stream into the final state of each entity, in timeline order, followed by the
+  session-level values and the final foreground state;
+* ``text=False`` redacts text so that only the *shape* of a turn is compared.
+
+Pure Python over dicts: no pytest, syrupy or acp_lite import is needed to use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pytest_acp._views import CHUNK_ID_KEYS, final_view, merged_view
+
+__all__ = [
+    "CHUNK_ID_KEYS",
+    "ID_KINDS",
+    "REDACTIONS",
+    "IdMap",
+    "Normalizer",
+    "View",
+    "extract_updates",
+    "normalize",
+]
+
+View = Literal["raw", "merged", "final"]
+VIEWS: tuple[str, ...] = ("raw", "merged", "final")
+
+Normalizer = Callable[[dict[str, Any]], "dict[str, Any] | bool | None"]
+"""A project normaliser: receives one update payload (a fresh copy, raw ids, built-in
+redaction already applied) and may mutate it in place or return a replacement dict;
+``False`` drops the update."""
+
+#: Wire keys whose values are opaque ids, and the placeholder kind for each. Message
+#: ids share one kind because the prompt response, the user message and session
+#: messages all name the same message ids (spec "Message IDs").
+ID_KINDS: dict[str, str] = {
+    "sessionId": "session",
+    "senderSessionId": "session",
+    "recipientSessionId": "session",
+    "messageId": "message",
+    "senderMessageId": "message",
+    "recipientMessageId": "message",
+    "toolCallId": "tool_call",
+    "terminalId": "terminal",
+    "planId": "plan",
+    "compactionId": "compaction",
+    "elicitationId": "elicitation",
+    "requestId": "request",
+}
+
+
+#: Categories of volatile values redacted by default (``redact=True``).
+REDACTIONS: frozenset[str] = frozenset({"timestamps", "durations", "usage", "cost"})
+
+_TIMESTAMP_KEY = re.compile(r"(?:^timestamp$|^time$|[a-z]At$|_at$|Timestamp$|Time$)")
+_DURATION_WORD = re.compile(r"duration|elapsed|latency", re.I)
+_DURATION_SUFFIX = re.compile(r"(?:[a-z]Ms|_ms|Millis|Seconds|Secs)$")
+
+
+class IdMap:
+    """Maps opaque ids to stable placeholders (``<kind:n>``) by order of first appearance.
+
+    Share one instance between :func:`normalize` calls to keep placeholders
+    consistent across several snapshots of the same test.
+    """
+
+    def __init__(self) -> None:
+        self._map: dict[tuple[str, str], str] = {}
+        self._counts: dict[str, int] = {}
+
+    def placeholder(self, kind: str, value: Any) -> str:
+        """The placeholder for ``value`` (a str or int id) of id kind ``kind``."""
+        key = (kind, value if isinstance(value, str) else json.dumps(value, sort_keys=True))
+        found = self._map.get(key)
+        if found is None:
+            n = self._counts.get(kind, 0) + 1
+            self._counts[kind] = n
+            found = self._map[key] = f"<{kind}:{n}>"
+        return found
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __repr__(self) -> str:
+        return f"<IdMap {len(self._map)} ids>"
+
+
+# --- extracting update payloads ----------------------------------------------------
+
+
+def _from_wire(message: Any) -> list[dict[str, Any]]:
+    """Update payloads in one wire value from a transcript: a JSON-RPC message, a batch,
+    or anything else an agent wrote (ignored: transcripts may hold garbage lines)."""
+    if isinstance(message, list):
+        return [p for m in message for p in _from_wire(m)]
+    if isinstance(message, Mapping) and message.get("method") == "session/update":
+        params = message.get("params")
+        update = params.get("update") if isinstance(params, Mapping) else None
+        if isinstance(update, Mapping) and "sessionUpdate" in update:
+            return [dict(update)]
+    return []
+
+
+def _payloads_of(item: Any) -> list[dict[str, Any]]:
+    """The update payloads (``{"sessionUpdate": ...}``) carried by ``item``."""
+    if isinstance(item, Mapping):
+        if "sessionUpdate" in item:
+            return [dict(item)]
+        update = item.get("update")
+        if isinstance(update, Mapping) and "sessionUpdate" in update:
+            return [dict(update)]  # session/update params
+        if "dir" in item and ("msg" in item or "raw" in item):  # an NDJSON transcript record
+            return _from_wire(item.get("msg")) if item.get("dir") == "recv" else []
+        if "method" in item or "result" in item or "error" in item:
+            return _from_wire(item)  # a whole JSON-RPC message
+        raise TypeError(f"not an ACP update: a mapping without 'sessionUpdate' ({item!r:.200})")
+    raw = getattr(item, "raw", None)  # model Event, Unrecognized* updates
+    if isinstance(raw, Mapping):
+        return _payloads_of(raw)
+    raw_params = getattr(item, "raw_params", None)  # decoded Notification
+    if isinstance(raw_params, Mapping):
+        return _payloads_of(raw_params)
+    line = getattr(item, "line", None)  # TranscriptEntry
+    if isinstance(line, bytes | str) and hasattr(item, "direction"):
+        if item.direction != "recv":
+            return []
+        try:
+            return _from_wire(json.loads(line))
+        except (ValueError, TypeError):
+            return []
+    if hasattr(item, "session_update"):  # a typed wire object
+        import importlib
+
+        protocol: Any = importlib.import_module("acp_lite.protocol")
+        return _payloads_of(protocol.converter.unstructure(item))
+    raise TypeError(f"cannot read an ACP update from {type(item).__name__}: {item!r:.200}")
+
+
+def _items_of(data: Any) -> Iterable[Any]:
+    if isinstance(data, Mapping):
+        return [data]
+    if isinstance(data, str | bytes):
+        raise TypeError("expected a sequence of updates, got a string")
+    # Order matters: a Session has both `model` and `updates`; the model's event log
+    # is the complete record (Turn.updates is the slice of one turn).
+    events = getattr(data, "events", None)
+    if events is not None and not callable(events):
+        return list(events)
+    model = getattr(data, "model", None)
+    if model is not None and getattr(model, "events", None) is not None:
+        return list(model.events)
+    updates = getattr(data, "updates", None)
+    if updates is not None and not callable(updates):
+        return list(updates)
+    entries = getattr(data, "entries", None)  # acp_lite.transcript.Transcript
+    if callable(entries):
+        return list(entries())
+    if isinstance(data, Iterable):
+        return list(data)
+    raise TypeError(f"cannot read ACP updates from {type(data).__name__}")
+
+
+def extract_updates(data: Any) -> list[dict[str, Any]]:
+    """Update payload dicts (deep copies) from ``data``.
+
+    Accepts a sequence of: update payloads, ``session/update`` params or whole
+    notifications, the model's events (anything with a dict ``.raw``), decoded
+    notifications (``.raw_params``), transcript entries or NDJSON records (only
+    received ``session/update`` lines are kept) or typed wire updates; or an
+    object carrying them: a ``Turn`` (``.updates``), a ``Session`` (``.model``), a
+    ``SessionModel`` (``.events``) or a ``Transcript``.
+    """
+    out: list[dict[str, Any]] = []
+    for item in _items_of(data):
+        out.extend(_copy(p) for p in _payloads_of(item))
+    return out
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy(v) for v in value]
+    return value
+
+
+# --- value redaction ---------------------------------------------------------------
+
+
+def _is_duration_key(key: str) -> bool:
+    return bool(_DURATION_WORD.search(key) or _DURATION_SUFFIX.search(key))
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is not None and isinstance(value, str | int | float)
+
+
+def _redact_walk(value: Any, cats: frozenset[str], tmp: Sequence[str]) -> Any:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "timestamps" in cats and _is_scalar(item) and _TIMESTAMP_KEY.search(key):
+                value[key] = "<timestamp>"
+            elif "durations" in cats and _is_scalar(item) and _is_duration_key(key):
+                value[key] = "<duration>"
+            else:
+                value[key] = _redact_walk(item, cats, tmp)
+        return value
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            value[i] = _redact_walk(item, cats, tmp)
+        return value
+    if isinstance(value, str) and tmp:
+        for prefix in tmp:
+            if prefix in value:
+                value = value.replace(prefix, "<tmp>")
+    return value
+
+
+def _redact_payload(p: dict[str, Any], cats: frozenset[str], tmp: Sequence[str]) -> None:
+    tag = p.get("sessionUpdate")
+    if "usage" in cats:
+        if tag == "usage_update":
+            for key in ("used", "size"):
+                if _is_scalar(p.get(key)):
+                    p[key] = "<tokens>"
+        usage = p.get("usage")
+        if tag == "state_update" and isinstance(usage, dict):
+            for key, item in usage.items():
+                if isinstance(item, int | float) and not isinstance(item, bool):
+                    usage[key] = "<tokens>"
+    if "cost" in cats:
+        cost = p.get("cost")
+        if isinstance(cost, dict) and _is_scalar(cost.get("amount")):
+            cost["amount"] = "<cost>"
+    _redact_walk(p, cats, tmp)
+
+
+def _tmp_prefixes(tmp_path: str | os.PathLike[str] | None) -> list[str]:
+    if tmp_path is None:
+        return []
+    raw = os.fspath(tmp_path)
+    found = {raw, str(Path(raw).resolve())}
+    # Longest first, so /private/tmp/x wins over /tmp/x (macOS symlinks).
+    return sorted((p.rstrip("/") for p in found if p.rstrip("/")), key=len, reverse=True)
+
+
+# --- text redaction and placeholders -----------------------------------------------
+
+
+def _redact_text(value: Any, in_plan: bool = False) -> Any:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str) and (key == "text" or (in_plan and key == "content")):
+                value[key] = "<text>"
+            elif key in ("data", "blob") and isinstance(item, str):
+                value[key] = "<data>"
+            else:
+                value[key] = _redact_text(item, in_plan or key == "plan")
+        return value
+    if isinstance(value, list):
+        return [_redact_text(v, in_plan) for v in value]
+    return value
+
+
+def _placeholders(value: Any, ids: IdMap, kind: str | None = None) -> Any:
+    if isinstance(value, dict):
+        # Sorted keys: numbering must not depend on the agent's key order.
+        for key in sorted(value):
+            item = value[key]
+            k = ID_KINDS.get(key)
+            if k is not None and isinstance(item, str | int) and not isinstance(item, bool):
+                value[key] = ids.placeholder(k, item)
+            elif k is not None and isinstance(item, list):
+                value[key] = [_placeholders(v, ids, k) for v in item]
+            else:
+                value[key] = _placeholders(item, ids)
+        return value
+    if isinstance(value, list):
+        return [_placeholders(v, ids) for v in value]
+    if kind is not None and isinstance(value, str | int) and not isinstance(value, bool):
+        return ids.placeholder(kind, value)
+    return value
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def _ordered(update: dict[str, Any]) -> dict[str, Any]:
+    """``sessionUpdate`` first, then the other keys sorted (recursively): a stable,
+    readable order that does not depend on the agent's key order."""
+    out: dict[str, Any] = {}
+    if "sessionUpdate" in update:
+        out["sessionUpdate"] = update["sessionUpdate"]
+    for key in sorted(update):
+        if key != "sessionUpdate":
+            out[key] = _sorted(update[key])
+    return out
+
+
+# --- entry point -------------------------------------------------------------------
+
+
+def normalize(
+    updates: Any,
+    view: View | str = "merged",
+    *,
+    text: bool = True,
+    tmp_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+    redact: bool | Iterable[str] = True,
+    ids: IdMap | None = None,
+    placeholders: bool = True,
+    normalizers: Iterable[Normalizer] = (),
+) -> list[dict[str, Any]]:
+    """Normalise an update stream into comparable wire dicts (see the module docstring).
+
+    Args:
+        updates: what :func:`extract_updates` accepts (a list of updates, a ``Turn``,
+            a ``Session``, a transcript ...).
+        view: ``"merged"`` (default), ``"raw"`` or ``"final"``.
+        text: ``False`` replaces text with ``<text>`` (and binary data with ``<data>``).
+        tmp_path: a directory (or several) whose paths are replaced by ``<tmp>``.
+        redact: ``True`` redacts every category in :data:`REDACTIONS`; ``False``
+            none; or an iterable of category names.
+        ids: an :class:`IdMap` to share placeholders between calls.
+        placeholders: ``False`` keeps the raw ids.
+        normalizers: project normalisers applied to each update (see :data:`Normalizer`).
+    """
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; expected one of {', '.join(VIEWS)}")
+    cats = REDACTIONS if redact is True else frozenset() if redact is False else frozenset(redact)
+    unknown = cats - REDACTIONS
+    if unknown:
+        raise ValueError(f"unknown redaction {sorted(unknown)}; known: {sorted(REDACTIONS)}")
+    paths: list[str] = []
+    if isinstance(tmp_path, str | os.PathLike):
+        paths = _tmp_prefixes(tmp_path)
+    elif tmp_path is not None:
+        for one in tmp_path:
+            paths.extend(_tmp_prefixes(one))
+        paths.sort(key=len, reverse=True)
+
+    payloads: list[dict[str, Any]] = []
+    hooks = list(normalizers)
+    for p in extract_updates(updates):
+        _redact_payload(p, cats, paths)
+        keep = True
+        for hook in hooks:
+            result = hook(p)
+            if result is False:
+                keep = False
+                break
+            if isinstance(result, dict):
+                p = result
+        if keep:
+            payloads.append(p)
+
+    if view == "merged":
+        payloads = merged_view(payloads)
+    elif view == "final":
+        payloads = final_view(payloads)
+    if not text:
+        payloads = [_redact_text(p) for p in payloads]
+    if placeholders:
+        id_map = ids if ids is not None else IdMap()
+        payloads = [_placeholders(p, id_map) for p in payloads]
+    return [_ordered(p) for p in payloads]
