@@ -1,0 +1,134 @@
+"""The terminal renderer, fed wire dicts directly (no process)."""
+
+from __future__ import annotations
+
+import io
+
+from acp_lite._cli_render import Renderer, content_text
+
+
+def _render(*updates: dict[str, object]) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    r = Renderer(out, err, color=False)
+    for u in updates:
+        r.update(u)
+    r.finish()
+    return out.getvalue(), err.getvalue()
+
+
+def _chunk(text: str, mid: str = "m1", tag: str = "agent_message_chunk") -> dict[str, object]:
+    return {"sessionUpdate": tag, "messageId": mid, "content": {"type": "text", "text": text}}
+
+
+def test_agent_text_goes_to_stdout_only() -> None:
+    out, err = _render(
+        {"sessionUpdate": "state_update", "state": "running"},
+        _chunk("Hel"),
+        _chunk("lo"),
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
+    )
+    assert out == "Hello\n"
+    assert err == "state: running\n\nstate: idle (end_turn)\n"
+
+
+def test_full_message_upsert_prints_only_the_new_part() -> None:
+    out, _ = _render(
+        _chunk("Hello"),
+        {
+            "sessionUpdate": "agent_message",
+            "messageId": "m1",
+            "content": [{"type": "text", "text": "Hello world"}],
+        },
+    )
+    assert out == "Hello world\n"
+
+
+def test_replaced_message_content_is_printed_again() -> None:
+    out, _ = _render(
+        _chunk("draft"),
+        {
+            "sessionUpdate": "agent_message",
+            "messageId": "m1",
+            "content": [{"type": "text", "text": "final"}],
+        },
+    )
+    assert out == "draft\nfinal\n"
+
+
+def test_thoughts_and_tool_status_changes() -> None:
+    out, err = _render(
+        _chunk("hmm", tag="agent_thought_chunk"),
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Read", "kind": "read"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"},
+    )
+    assert out == ""
+    assert err.splitlines() == [
+        "thinking: hmm",
+        "tool: Read (read) [pending]",
+        "tool: Read -> in_progress",
+        "tool: Read -> completed",
+    ]
+
+
+def test_same_message_id_for_thought_and_message_are_distinct_entities() -> None:
+    out, err = _render(_chunk("think", tag="agent_thought_chunk"), _chunk("say"))
+    assert out == "say\n"
+    assert "thinking: think" in err
+
+
+def test_plan_notice_usage_and_unknown_updates() -> None:
+    _, err = _render(
+        {
+            "sessionUpdate": "plan_update",
+            "plan": {
+                "type": "items",
+                "planId": "p",
+                "entries": [
+                    {"content": "a", "priority": "high", "status": "completed"},
+                    {"content": "b", "priority": "low", "status": "pending"},
+                ],
+            },
+        },
+        {
+            "sessionUpdate": "notice",
+            "severity": "warning",
+            "title": "Slow",
+            "description": "retrying",
+        },
+        {"sessionUpdate": "usage_update", "used": 10, "size": 100},
+        {"sessionUpdate": "_vendor_thing", "x": 1},
+    )
+    assert "plan:\n  [x] a\n  [ ] b\n" in err
+    assert "notice (warning): Slow - retrying" in err
+    assert "usage: 10/100 tokens" in err
+    assert '[_vendor_thing] {"x":1}' in err
+
+
+def test_repeated_state_snapshot_is_shown_once() -> None:
+    _, err = _render(
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
+    )
+    assert err.count("state: idle") == 1
+
+
+def test_malformed_updates_do_not_break_rendering() -> None:
+    out, err = _render(
+        {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": "not a block"},
+        {"sessionUpdate": "plan_update", "plan": None},
+        {"no": "tag"},
+        _chunk("ok"),
+    )
+    assert out == "ok\n"
+    assert "plan: (malformed)" in err
+
+
+def test_content_text_placeholders() -> None:
+    assert (
+        content_text({"type": "image", "mimeType": "image/png", "data": ""}) == "<image image/png>"
+    )
+    assert content_text({"type": "resource_link", "uri": "file:///a", "name": "a"}) == "<a>"
+    assert content_text({"type": "resource", "resource": {"uri": "u", "text": "body"}}) == "body"
+    assert content_text({"type": "_custom"}) == "<_custom>"
