@@ -1,0 +1,57 @@
+"""The cattrs converter for every ACP wire type (docs/architecture.md, "Wire layer").
+
+The generated module supplies one straight-line structure / unstructure function per
+class and per union; this module registers them, so ``converter`` is the single entry
+point while the hot path pays no per-field dispatch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cattrs
+
+from acp_lite.protocol import _generated as g
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter()
+    for cl, sfn in g.STRUCTURE.items():
+        if cl in g.UNIONS:
+            # Union aliases are not classes: register by equality predicate.
+            conv.register_structure_hook_func(_is(cl), sfn)
+        else:
+            conv.register_structure_hook(cl, sfn)
+    for cl, ufn in g.UNSTRUCTURE.items():
+        conv.register_unstructure_hook(cl, ufn)
+    return conv
+
+
+def _is(target: Any) -> Any:
+    def pred(t: Any) -> bool:
+        return t is target or t == target
+
+    return pred
+
+
+converter: cattrs.Converter = _make_converter()
+"""Structures JSON values into wire classes and back; round trips are exact."""
+
+
+def structure_update(update: Any) -> g.SessionUpdate:
+    """Typed shortcut for ``converter.structure(update, SessionUpdate)``.
+
+    Never raises for a JSON object: unknown or malformed variants become
+    ``UnrecognizedSessionUpdate``. Raises ``WireError`` only when ``update`` is not
+    an object. (mypy cannot type ``converter.structure`` with a union alias.)
+    """
+    return g.STRUCTURE[g.SessionUpdate](update, None)  # type: ignore[no-any-return]
+
+
+def unstructure(obj: Any) -> Any:
+    """Typed shortcut for ``converter.unstructure(obj)`` (wire object -> JSON value)."""
+    fn = g.UNSTRUCTURE.get(type(obj))
+    return converter.unstructure(obj) if fn is None else fn(obj)
+
+
+__all__ = ["converter", "structure_update", "unstructure"]
