@@ -1,0 +1,352 @@
+"""JSON-RPC 2.0 envelopes for ACP: one line in, messages out, and back (sans-IO).
+
+ACP's transport is JSON-RPC 2.0 over newline-delimited UTF-8 (seed 000, "Transport"
+in the docs-v2-draft ``transports.mdx``). :func:`decode_line` never raises: input that
+is not a valid message becomes an :class:`InvalidMessage` value carrying the JSON-RPC
+error to answer with (-32700 bad JSON, -32600 bad envelope, -32602 params that do not
+match the method's schema). :func:`encode_message` produces exactly one line.
+
+``params`` of known methods (both directions, see :data:`METHODS`) are typed wire
+objects; params of unknown methods (``_``-prefixed extensions...) stay raw. ``result``
+is left raw: only the sender of the request knows its method, so the caller structures
+it with ``METHODS[method].result``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any, Final, Literal, TypeAlias
+
+import attrs
+
+from acp_lite.protocol import _generated as g
+from acp_lite.protocol._converter import converter
+from acp_lite.protocol._errors import WireError
+from acp_lite.protocol._unset import UNSET
+
+__all__ = [
+    "JSON_BACKEND",
+    "METHODS",
+    "ErrorCode",
+    "ErrorObject",
+    "ErrorResponse",
+    "InvalidMessage",
+    "Message",
+    "MethodSpec",
+    "Notification",
+    "Request",
+    "Response",
+    "decode_line",
+    "decode_value",
+    "encode_message",
+    "to_wire",
+]
+
+
+class ErrorCode:
+    """JSON-RPC / ACP error codes (schema ``ErrorCode``)."""
+
+    PARSE_ERROR: Final = -32700
+    INVALID_REQUEST: Final = -32600
+    METHOD_NOT_FOUND: Final = -32601
+    INVALID_PARAMS: Final = -32602
+    INTERNAL_ERROR: Final = -32603
+    REQUEST_CANCELLED: Final = -32800
+    AUTH_REQUIRED: Final = -32000
+    RESOURCE_NOT_FOUND: Final = -32002
+    UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+
+
+Direction: TypeAlias = Literal["to_agent", "to_client", "both", "proxy"]
+_DIRECTIONS: Final[dict[str, Direction]] = {
+    "agent": "to_agent",  # x-side "agent": the agent handles it
+    "client": "to_client",
+    "protocol": "both",
+    "proxy": "proxy",
+}
+
+
+@attrs.frozen
+class MethodSpec:
+    """What the schema says about one method."""
+
+    method: str
+    params: Any
+    """Wire class (or union) of ``params``; ``None`` when untyped."""
+    result: Any
+    """Wire class of the success ``result``; ``None`` for notifications / untyped."""
+    direction: Direction
+    """Who receives it: ``to_agent`` (client -> agent), ``to_client``, ``both``, ``proxy``."""
+    notification: bool
+
+
+METHODS: Final[dict[str, MethodSpec]] = {
+    m: MethodSpec(
+        method=m,
+        params=e["params"],
+        result=e["result"],
+        direction=_DIRECTIONS[e["side"]],
+        notification=e["kind"] == "notification",
+    )
+    for m, e in g.METHOD_TYPES.items()
+}
+"""Every ACP method of the schema (including drafts) -> :class:`MethodSpec`."""
+
+
+@attrs.frozen
+class ErrorObject:
+    """The ``error`` member of an error response."""
+
+    code: int
+    message: str
+    data: Any = UNSET
+    """``UNSET`` when the error had no ``data`` member."""
+
+
+@attrs.frozen
+class Request:
+    """A request: expects a response with the same ``id``."""
+
+    id: int | str
+    method: str
+    params: Any = UNSET
+    """Typed wire object for known methods, else the raw JSON value; ``UNSET`` = omitted."""
+    raw_params: Any = attrs.field(default=UNSET, eq=False, repr=False)
+    """The params as decoded from the wire (``UNSET`` for locally built messages)."""
+
+
+@attrs.frozen
+class Notification:
+    """A notification: no response."""
+
+    method: str
+    params: Any = UNSET
+    """Typed wire object for known methods, else the raw JSON value; ``UNSET`` = omitted."""
+    raw_params: Any = attrs.field(default=UNSET, eq=False, repr=False)
+    """The params dict as decoded (session/update keeps raw payloads without re-encoding)."""
+
+
+@attrs.frozen
+class Response:
+    """A success response. ``result`` is raw JSON (see ``METHODS[method].result``)."""
+
+    id: int | str
+    result: Any
+
+
+@attrs.frozen
+class ErrorResponse:
+    """An error response; ``id`` is ``None`` when the request id was unknown."""
+
+    id: int | str | None
+    error: ErrorObject
+
+
+@attrs.frozen
+class InvalidMessage:
+    """A line or batch element that is not a valid message. A value, never raised.
+
+    ``error`` is what to answer with; ``id`` is the request id when one could be read
+    (reply with ``ErrorResponse(id, error)`` if it was a request); ``method`` is set for
+    -32602; ``raw`` is the undecodable text or the offending JSON value.
+    """
+
+    error: ErrorObject
+    id: int | str | None = None
+    raw: Any = None
+    method: str | None = None
+
+
+Message: TypeAlias = Request | Notification | Response | ErrorResponse | InvalidMessage
+
+
+# ------------------------------------------------------------------ JSON backend
+
+_Loads: TypeAlias = Callable[[bytes | str], Any]
+
+
+def _std_loads(line: bytes | str) -> Any:
+    return json.loads(line)
+
+
+def _std_dumps(obj: Any) -> bytes:
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:  # lone surrogates: escape them instead
+        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        return text.encode("ascii") + b"\n"
+
+
+_loads: _Loads = _std_loads
+_dumps: Callable[[Any], bytes] = _std_dumps
+JSON_BACKEND = "json"
+"""``"orjson"`` when the optional ``fast`` extra is installed (and not disabled with
+``ACP_LITE_JSON=json``), else ``"json"`` (the standard library)."""
+
+if os.environ.get("ACP_LITE_JSON", "").lower() != "json":  # pragma: no branch
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - depends on the environment
+        pass
+    else:
+
+        def _orjson_loads(line: bytes | str) -> Any:
+            try:
+                return orjson.loads(line)
+            except orjson.JSONDecodeError:
+                # orjson rejects some valid JSON (integers beyond 64 bits, lone
+                # surrogate escapes): let the stdlib decide, with its messages.
+                return json.loads(line)
+
+        def _orjson_dumps(obj: Any) -> bytes:
+            try:
+                return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+            except TypeError:
+                return _std_dumps(obj)
+
+        _loads, _dumps, JSON_BACKEND = _orjson_loads, _orjson_dumps, "orjson"
+
+
+# ------------------------------------------------------------------ decoding
+
+
+def _invalid(
+    code: int, message: str, raw: Any, id: Any = None, method: str | None = None
+) -> InvalidMessage:
+    if type(id) is not int and type(id) is not str:
+        id = None
+    return InvalidMessage(ErrorObject(code, message), id=id, raw=raw, method=method)
+
+
+def decode_line(line: bytes | str) -> Message | list[Message]:
+    """Decode one wire line (without or with its ``\\n``) into a message or a batch list.
+
+    Never raises: anything malformed comes back as :class:`InvalidMessage`.
+    """
+    try:
+        obj = _loads(line)
+    except (ValueError, TypeError, RecursionError) as exc:
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors.
+        return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
+    if type(obj) is dict:
+        return decode_value(obj)
+    if type(obj) is list:
+        if not obj:  # JSON-RPC 2.0 section 6: an empty batch is one invalid request
+            return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: empty batch", obj)
+        return [decode_value(item) for item in obj]
+    return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: not an object or array", obj)
+
+
+def decode_value(d: Any) -> Message:
+    """Classify one already-parsed JSON value (a batch element or a whole message)."""
+    if type(d) is not dict:
+        return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: not an object", d)
+    id = d.get("id", UNSET)
+    if d.get("jsonrpc") != "2.0":
+        return _invalid(
+            ErrorCode.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', d, id
+        )
+    method = d.get("method", UNSET)
+    if method is not UNSET:
+        return _decode_call(d, method, id)
+    if "result" in d:
+        if "error" in d:
+            return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Response: result and error", d, id)
+        if type(id) is not int and type(id) is not str:
+            return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Response: bad id", d, id)
+        return Response(id, d["result"])
+    if "error" in d:
+        err = d["error"]
+        if (
+            type(err) is not dict
+            or type(err.get("code")) is not int
+            or type(err.get("message")) is not str
+        ):
+            return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Response: bad error object", d, id)
+        if id is not None and type(id) is not int and type(id) is not str:
+            return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Response: bad id", d)
+        return ErrorResponse(id, ErrorObject(err["code"], err["message"], err.get("data", UNSET)))
+    return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: no method, result or error", d, id)
+
+
+def _decode_call(d: dict[str, Any], method: Any, id: Any) -> Message:
+    if type(method) is not str:
+        return _invalid(
+            ErrorCode.INVALID_REQUEST, "Invalid Request: method must be a string", d, id
+        )
+    is_request = id is not UNSET
+    # ACP: a request id is a string or an integer and MUST NOT be null (schema RequestId).
+    if is_request and type(id) is not int and type(id) is not str:
+        return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: bad id", d, None, method)
+    raw = d.get("params", UNSET)
+    params = raw
+    spec = METHODS.get(method)
+    if spec is not None and spec.params is not None:
+        if raw is UNSET:
+            raw_for_struct: Any = {}
+        else:
+            raw_for_struct = raw
+        try:
+            params = g.STRUCTURE[spec.params](raw_for_struct, None)
+        except WireError as exc:
+            return _invalid(
+                ErrorCode.INVALID_PARAMS, f"Invalid params for {method}: {exc}", d, id, method
+            )
+    elif raw is not UNSET and type(raw) is not dict and type(raw) is not list:
+        return _invalid(
+            ErrorCode.INVALID_REQUEST, "Invalid Request: params must be structured", d, id, method
+        )
+    if is_request:
+        return Request(id, method, params, raw)
+    return Notification(method, params, raw)
+
+
+# ------------------------------------------------------------------ encoding
+
+
+def _wire(value: Any) -> Any:
+    fn = g.UNSTRUCTURE.get(type(value))
+    if fn is not None:
+        return fn(value)
+    if type(value) in (dict, list, str, int, float, bool) or value is None:
+        return value if type(value) is not list else [_wire(v) for v in value]
+    return converter.unstructure(value)
+
+
+def _error_dict(err: ErrorObject) -> dict[str, Any]:
+    out: dict[str, Any] = {"code": err.code, "message": err.message}
+    if err.data is not UNSET:
+        out["data"] = _wire(err.data)
+    return out
+
+
+def to_wire(msg: Message) -> dict[str, Any]:
+    """The JSON object of one message (an ``InvalidMessage`` becomes its error response)."""
+    if isinstance(msg, Request):
+        out: dict[str, Any] = {"jsonrpc": "2.0", "id": msg.id, "method": msg.method}
+        if msg.params is not UNSET:
+            out["params"] = _wire(msg.params)
+        return out
+    if isinstance(msg, Notification):
+        out = {"jsonrpc": "2.0", "method": msg.method}
+        if msg.params is not UNSET:
+            out["params"] = _wire(msg.params)
+        return out
+    if isinstance(msg, Response):
+        return {"jsonrpc": "2.0", "id": msg.id, "result": _wire(msg.result)}
+    if isinstance(msg, ErrorResponse | InvalidMessage):
+        return {"jsonrpc": "2.0", "id": msg.id, "error": _error_dict(msg.error)}
+    raise TypeError(f"not a JSON-RPC message: {type(msg).__name__}")
+
+
+def encode_message(msg: Message | list[Message]) -> bytes:
+    """Serialise a message (or a batch list) as one UTF-8 line ending in ``\\n``.
+
+    JSON string escaping guarantees there is no other newline in the line.
+    """
+    if isinstance(msg, list):
+        return _dumps([to_wire(m) for m in msg])
+    return _dumps(to_wire(msg))
