@@ -1,0 +1,160 @@
+"""A tiny raw-pipe client for driving the reference agent in tests (no acp_lite client)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+TIMEOUT = 5.0
+
+
+class AgentProcess:
+    """The agent as a subprocess; every stdout line is recorded in order."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        self.lines: list[bytes] = []  # every stdout line, raw
+        self.messages: list[Any] = []  # the JSON-decodable ones
+        self._new: queue.Queue[Any] = queue.Queue()
+        self._next_id = 0
+        self.stderr_lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line.decode(errors="replace"))
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            self.messages.append(message)
+            self._new.put(message)
+        self._new.put(None)
+
+    def send(self, message: Any) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> int:
+        self._next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params or {}})
+        return self._next_id
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait_for(self, predicate: Callable[[Any], bool], timeout: float = TIMEOUT) -> Any:
+        """The first message (already received or future) matching ``predicate``."""
+        for message in list(self.messages):
+            if predicate(message):
+                return message
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"timed out; received: {self.messages[-10:]}")
+            try:
+                message = self._new.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if message is None:
+                raise AssertionError(f"agent exited; received: {self.messages[-10:]}")
+            if predicate(message):
+                return message
+
+    def response(self, request_id: int) -> dict[str, Any]:
+        msg: dict[str, Any] = self.wait_for(
+            lambda m: isinstance(m, dict) and m.get("id") == request_id and "method" not in m
+        )
+        return msg
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Request and return the result (fails on an error response)."""
+        reply = self.response(self.request(method, params))
+        assert "result" in reply, reply
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    def agent_request(self, method: str) -> dict[str, Any]:
+        msg: dict[str, Any] = self.wait_for(
+            lambda m: isinstance(m, dict) and m.get("method") == method and "id" in m
+        )
+        return msg
+
+    def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        return [
+            m["params"]["update"]
+            for m in self.messages
+            if isinstance(m, dict)
+            and m.get("method") == "session/update"
+            and (session_id is None or m["params"]["sessionId"] == session_id)
+        ]
+
+    def wait_idle(self, session_id: str, stop_reason: str | None = None) -> dict[str, Any]:
+        def is_idle(m: Any) -> bool:
+            if not (isinstance(m, dict) and m.get("method") == "session/update"):
+                return False
+            update = m["params"]["update"]
+            return bool(
+                m["params"]["sessionId"] == session_id
+                and update.get("sessionUpdate") == "state_update"
+                and update.get("state") == "idle"
+                and "stopReason" in update
+                and (stop_reason is None or update["stopReason"] == stop_reason)
+            )
+
+        msg: dict[str, Any] = self.wait_for(is_idle)
+        return msg["params"]["update"]  # type: ignore[no-any-return]
+
+    def start_session(self, cwd: str = "/tmp", **init: Any) -> str:
+        self.call(
+            "initialize",
+            {"protocolVersion": 2, "info": {"name": "raw-test", "version": "0"}, **init},
+        )
+        session_id: str = self.call("session/new", {"cwd": cwd})["sessionId"]
+        return session_id
+
+    def prompt(self, session_id: str, text: str) -> int:
+        prompt = [{"type": "text", "text": text}]
+        return self.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+
+    def wait_exit(self, timeout: float = TIMEOUT) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def stderr_text(self) -> str:
+        """Everything written to stderr so far (waits for EOF if the agent exited)."""
+        if self.proc.poll() is not None:
+            self._stderr_reader.join(TIMEOUT)
+        return "".join(self.stderr_lines)
+
+    def wait_stderr(self, text: str, timeout: float = TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in "".join(self.stderr_lines):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} not on stderr: {self.stderr_lines[-5:]}")
+            time.sleep(0.005)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
