@@ -1,0 +1,392 @@
+"""``AsyncClient`` and the ``connect`` / ``connect_streams`` context managers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from importlib import metadata
+from typing import Any
+
+import trio
+
+from acp_lite.aio._connection import Connection
+from acp_lite.aio._events import ConnectionEvent
+from acp_lite.aio._process import AgentProcess
+from acp_lite.aio._session import AsyncSession
+from acp_lite.errors import ProtocolError, UnsupportedProtocolVersion
+from acp_lite.hookspec import plugin_manager
+from acp_lite.limits import Limits
+from acp_lite.protocol import InitializeResponse, SessionInfo, converter
+from acp_lite.transcript import Transcript
+
+__all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
+
+PROTOCOL_VERSION = 2
+"""The ACP protocol version this client speaks."""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("acp-lite")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "0"
+
+
+DEFAULT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}}
+"""Advertised by default: form elicitation (answered by ``on_elicitation``, the
+``acp_elicitation_request`` hooks, or the default policy: decline)."""
+
+
+def _wire(value: Any) -> Any:
+    if value is None or isinstance(value, dict | list | str | int | float | bool):
+        return value
+    return converter.unstructure(value)
+
+
+class AsyncClient:
+    """A connection to one agent, after ``initialize`` (trio, async).
+
+    Get one from :func:`connect` (spawns the agent) or :func:`connect_streams`.
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self._conn = connection
+        connection.hook_client = self
+        self.initialize_response: InitializeResponse | None = None
+        #: The raw ``initialize`` result.
+        self.initialize_result: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        name = self.agent_info.name if self.agent_info is not None else "?"
+        return f"<AsyncClient agent={name!r} sessions={len(self._conn.sessions)}>"
+
+    # ------------------------------------------------------------------ handshake
+
+    async def _initialize(
+        self,
+        *,
+        client_info: Mapping[str, Any] | Any | None,
+        capabilities: Mapping[str, Any] | Any | None,
+        timeout: float | None,
+    ) -> None:
+        conn = self._conn
+        info = _wire(client_info) or {"name": "acp-lite", "version": _version()}
+        caps = DEFAULT_CAPABILITIES if capabilities is None else _wire(capabilities)
+        result = await conn.call(
+            "initialize",
+            {"protocolVersion": PROTOCOL_VERSION, "info": info, "capabilities": caps},
+            timeout=conn.limits.connect_timeout if timeout is None else timeout,
+        )
+        if not isinstance(result, dict):
+            raise ProtocolError(
+                f"initialize result is not an object: {result!r}", method="initialize"
+            )
+        version = result.get("protocolVersion")
+        if version != PROTOCOL_VERSION:
+            raise UnsupportedProtocolVersion(
+                f"the agent answered protocol version {version!r}; acp_lite speaks "
+                f"{PROTOCOL_VERSION}",
+                version=version,
+                stderr_tail=conn.stderr_tail(),
+            )
+        self.initialize_result = result
+        try:
+            self.initialize_response = converter.structure(result, InitializeResponse)
+        except Exception as exc:
+            raise ProtocolError(f"invalid initialize result: {exc}", method="initialize") from exc
+        conn._call_hook("acp_connection_opened", client=conn.hook_client)
+
+    # ------------------------------------------------------------------ reads
+
+    @property
+    def protocol_version(self) -> int | None:
+        """The protocol version the agent answered."""
+        version = self.initialize_result.get("protocolVersion")
+        return version if isinstance(version, int) else None
+
+    @property
+    def agent_info(self) -> Any:
+        """The agent's ``Implementation`` (``name``, ``version``, ``title``)."""
+        r = self.initialize_response
+        return r.info if r is not None else None
+
+    @property
+    def agent_capabilities(self) -> Any:
+        """The agent's ``AgentCapabilities`` (``UNSET`` if it sent none)."""
+        r = self.initialize_response
+        return r.capabilities if r is not None else None
+
+    @property
+    def auth_methods(self) -> list[Any]:
+        """The agent's ``authMethods`` (empty if none)."""
+        r = self.initialize_response
+        methods = r.auth_methods if r is not None else None
+        return list(methods) if isinstance(methods, list) else []
+
+    @property
+    def transcript(self) -> Transcript:
+        """Every wire line both ways, in order (see :class:`Transcript`)."""
+        return self._conn.transcript
+
+    @property
+    def events(self) -> list[ConnectionEvent]:
+        """The client event log: protocol errors, updates for unknown sessions, ..."""
+        return list(self._conn.events)
+
+    @property
+    def sessions(self) -> dict[str, AsyncSession]:
+        """Sessions opened (or resumed) on this connection, by id."""
+        return dict(self._conn.sessions)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection is closed (by us, or because the agent went away)."""
+        return self._conn.failure is not None
+
+    @property
+    def returncode(self) -> int | None:
+        """The agent's exit status once it exited (``None`` while running / no process)."""
+        process = self._conn.process
+        return process.returncode if process is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The agent's process id (``None`` for a stream connection)."""
+        process = self._conn.process
+        return process.pid if process is not None else None
+
+    @property
+    def limits(self) -> Limits:
+        """The connection's :class:`Limits`."""
+        return self._conn.limits
+
+    def stderr_tail(self) -> list[str]:
+        """The last lines the agent wrote to stderr."""
+        return self._conn.stderr_tail()
+
+    def session(self, session_id: str) -> AsyncSession:
+        """The session with this id (``KeyError`` if not opened here)."""
+        return self._conn.sessions[session_id]
+
+    # ------------------------------------------------------------------ methods
+
+    async def request(
+        self, method: str, params: Any = None, *, timeout: float | None = None
+    ) -> Any:
+        """Send any request (e.g. a ``_``-prefixed extension method); returns the raw result."""
+        return await self._conn.call(
+            method, {} if params is None else _wire(params), timeout=timeout
+        )
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send any notification (e.g. a ``_``-prefixed extension notification)."""
+        self._conn.notify(method, {} if params is None else _wire(params))
+
+    async def login(self, method_id: str, *, timeout: float | None = None, **params: Any) -> Any:
+        """``auth/login`` with ``methodId`` (and any extra params, wire-named)."""
+        return await self._conn.call(
+            "auth/login", {"methodId": method_id, **params}, timeout=timeout
+        )
+
+    async def logout(self, *, timeout: float | None = None, **params: Any) -> Any:
+        """``auth/logout``."""
+        return await self._conn.call("auth/logout", dict(params), timeout=timeout)
+
+    async def new_session(
+        self,
+        cwd: str | os.PathLike[str],
+        mcp_servers: Iterable[Any] = (),
+        additional_directories: Sequence[str | os.PathLike[str]] | None = None,
+        *,
+        timeout: float | None = None,
+        **params: Any,
+    ) -> AsyncSession:
+        """``session/new``; updates that arrive before its response are kept and applied."""
+        wire: dict[str, Any] = {
+            "cwd": os.fspath(cwd),
+            "mcpServers": [_wire(s) for s in mcp_servers],
+            **params,
+        }
+        if additional_directories is not None:
+            wire["additionalDirectories"] = [os.fspath(d) for d in additional_directories]
+        session = await self._conn.call("session/new", wire, timeout=timeout)
+        assert isinstance(session, AsyncSession)
+        return session
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        replay: bool = False,
+        *,
+        mcp_servers: Iterable[Any] = (),
+        timeout: float | None = None,
+        **params: Any,
+    ) -> AsyncSession:
+        """``session/resume``; with ``replay`` the history is replayed (events marked
+        ``replayed``). The agent's state snapshot, not the response, sets the state."""
+        conn = self._conn
+        session = conn.sessions.get(session_id)
+        if session is None:
+            session = AsyncSession(conn, session_id)
+            session._resume_pending = True
+        wire: dict[str, Any] = {
+            "sessionId": session_id,
+            "cwd": os.fspath(cwd),
+            "mcpServers": [_wire(s) for s in mcp_servers],
+            **params,
+        }
+        if replay:
+            wire["replayFrom"] = {"type": "start"}
+        session._replaying = replay
+        session.model.resume_requested()
+        conn.register_resuming(session)
+        try:
+            result = await conn.call("session/resume", wire, session_id=session_id, timeout=timeout)
+        finally:
+            session._replaying = False
+        return result if isinstance(result, AsyncSession) else session
+
+    async def list_sessions(
+        self, cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None
+    ) -> list[Any]:
+        """``session/list``, following ``nextCursor`` through every page."""
+        out: list[Any] = []
+        cursor: Any = None
+        seen: set[str] = set()
+        while True:
+            params: dict[str, Any] = {}
+            if cwd is not None:
+                params["cwd"] = os.fspath(cwd)
+            if cursor is not None:
+                params["cursor"] = cursor
+            result = await self._conn.call("session/list", params, timeout=timeout)
+            if not isinstance(result, dict):
+                raise ProtocolError(f"session/list result is not an object: {result!r}")
+            for item in result.get("sessions") or []:
+                out.append(converter.structure(item, SessionInfo))
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str):
+                return out
+            if cursor in seen:  # a looping cursor would never end
+                raise ProtocolError(f"session/list returned cursor {cursor!r} twice")
+            seen.add(cursor)
+
+    async def delete_session(self, session_id: str, *, timeout: float | None = None) -> Any:
+        """``session/delete``."""
+        return await self._conn.call(
+            "session/delete", {"sessionId": session_id}, session_id=session_id, timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection and the agent (bounded shutdown ladder)."""
+        await self._conn.aclose()
+
+
+def _unwrap_group(exc: BaseExceptionGroup[Any]) -> BaseException:
+    # The nursery wraps even a single error in an ExceptionGroup; callers should see
+    # AgentExited, Timeout, their own exception ... not a group.
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+@asynccontextmanager
+async def connect_streams(
+    send_stream: trio.abc.SendStream,
+    receive_stream: trio.abc.ReceiveStream,
+    *,
+    timeout: float | None = None,
+    client_info: Mapping[str, Any] | Any | None = None,
+    capabilities: Mapping[str, Any] | Any | None = None,
+    on_permission: Callable[[Any, Any], Any] | None = None,
+    on_elicitation: Callable[[Any, Any], Any] | None = None,
+    plugins: Iterable[Any] = (),
+    limits: Limits | None = None,
+    _process: AgentProcess | None = None,
+    _session_view: Callable[[AsyncSession], Any] | None = None,
+) -> AsyncIterator[AsyncClient]:
+    """Connect over an already-open pair of byte streams and run ``initialize``.
+
+    ``send_stream`` carries client -> agent lines, ``receive_stream`` agent -> client.
+    ``timeout`` sets the default timeout of every call (``Limits.default_timeout``).
+    """
+    limits = limits or Limits()
+    if timeout is not None:
+        import attrs
+
+        limits = attrs.evolve(limits, default_timeout=timeout, connect_timeout=timeout)
+    conn = Connection(
+        send_stream,
+        receive_stream,
+        limits=limits,
+        process=_process,
+        plugin_manager=plugin_manager(plugins),
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
+        session_view=_session_view,
+    )
+    client = AsyncClient(conn)
+    try:
+        async with trio.open_nursery() as nursery:
+            conn.start(nursery)
+            try:
+                await client._initialize(
+                    client_info=client_info, capabilities=capabilities, timeout=None
+                )
+                yield client
+            finally:
+                await conn.aclose()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        inner = _unwrap_group(group)
+        if inner is group:
+            raise
+        raise inner from inner.__cause__
+
+
+@asynccontextmanager
+async def connect(
+    command: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
+    timeout: float | None = None,
+    client_info: Mapping[str, Any] | Any | None = None,
+    capabilities: Mapping[str, Any] | Any | None = None,
+    on_permission: Callable[[Any, Any], Any] | None = None,
+    on_elicitation: Callable[[Any, Any], Any] | None = None,
+    plugins: Iterable[Any] = (),
+    limits: Limits | None = None,
+    _session_view: Callable[[AsyncSession], Any] | None = None,
+) -> AsyncIterator[AsyncClient]:
+    """Start the agent ``command`` (argv list, no shell), ``initialize``, yield the client.
+
+    ``env`` is merged onto this process's environment, or replaces it with
+    ``inherit_env=False``. Leaving the block closes the agent: close stdin, wait,
+    SIGTERM, wait, SIGKILL (bounded by ``limits.shutdown_timeout``).
+    """
+    limits = limits or Limits()
+    process = await AgentProcess.start(
+        [os.fspath(a) for a in command], cwd=cwd, env=env, inherit_env=inherit_env, limits=limits
+    )
+    try:
+        async with connect_streams(
+            process.stdin,
+            process.stdout,
+            timeout=timeout,
+            client_info=client_info,
+            capabilities=capabilities,
+            on_permission=on_permission,
+            on_elicitation=on_elicitation,
+            plugins=plugins,
+            limits=limits,
+            _process=process,
+            _session_view=_session_view,
+        ) as client:
+            yield client
+    finally:
+        with trio.CancelScope(shield=True):
+            await process.aclose()
