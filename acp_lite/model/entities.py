@@ -1,0 +1,320 @@
+"""Timeline entities: messages, tool calls, terminals, plans, compactions, subagents.
+
+An entity is keyed by its kind together with its id (spec: "Entity IDs"): the
+same id string under two kinds is two entities. Entities are mutable records that
+only :class:`~acp_lite.model.session.SessionModel` writes; treat them as read-only.
+
+Streamed content is kept as the list of received items, so appending a chunk is
+O(1); ``text`` joins the text parts lazily and caches the result, extending the
+cache with only the parts received since the last read.
+"""
+
+from __future__ import annotations
+
+import binascii
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from acp_lite.protocol import UNSET, Content, PlanItems, TextContent
+from acp_lite.protocol import Terminal as TerminalRef
+
+MESSAGE_KINDS = ("user_message", "agent_message", "agent_thought", "session_message")
+"""Kinds of message entities. They share ``messageId`` but are distinct entity types."""
+
+ENTITY_KINDS = (*MESSAGE_KINDS, "tool_call", "terminal", "plan", "compaction", "subagent")
+"""Every entity kind the model tracks."""
+
+FINAL_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+"""Tool call statuses that end a call; any other (even unknown) status is still live."""
+
+
+def patch_meta(current: dict[str, Any] | None, patch: object) -> dict[str, Any] | None:
+    """Apply a ``_meta`` patch (spec: extensibility, "Metadata Patches").
+
+    ``UNSET`` leaves ``current`` unchanged, ``None`` clears it, and an object patches
+    by top-level key: a key set to ``null`` is removed, any other value replaces the
+    stored value for that key without merging nested objects.
+    """
+    if patch is UNSET:
+        return current
+    if not isinstance(patch, Mapping):
+        return None
+    new = dict(current) if current else {}
+    for key, value in patch.items():
+        if value is None:
+            new.pop(key, None)
+        else:
+            new[key] = value
+    return new
+
+
+def _block_text(block: object) -> str | None:
+    if isinstance(block, TextContent):
+        return block.text
+    return None
+
+
+@attrs.define(eq=False)
+class Entity:
+    """Common fields of every timeline entity.
+
+    ``position`` is the index in ``SessionModel.timeline``, fixed by the first update
+    or chunk received for this (kind, id). ``first_event_index`` / ``last_event_index``
+    index ``SessionModel.events``. ``replayed`` is true when the entity was first seen
+    during a history replay. ``meta`` is the stored ``_meta`` after patches.
+    """
+
+    kind: str
+    id: str
+    position: int
+    first_event_index: int
+    last_event_index: int
+    replayed: bool = False
+    meta: dict[str, Any] | None = None
+
+
+class _TextCache:
+    """Incremental join of the text parts of a growing list of items.
+
+    Only the items appended since the last read are joined, so reading ``text``
+    after every chunk costs O(new text), and apply never touches it.
+    """
+
+    __slots__ = ("n", "text")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.text = ""
+
+    def read(self, items: list[Any], extract: Any) -> str:
+        n = len(items)
+        if n != self.n:
+            if n < self.n:  # content was replaced by a shorter list
+                self.n, self.text = 0, ""
+            parts = [t for t in map(extract, items[self.n :]) if t is not None]
+            if parts:
+                self.text = self.text + "".join(parts)
+            self.n = n
+        return self.text
+
+
+@attrs.define(eq=False)
+class MessageEntity(Entity):
+    """A user message, agent message or agent thought.
+
+    ``content`` is the current list of content blocks: chunks append one block, a
+    message update with ``content`` replaces the list, ``null`` or ``[]`` clears it.
+    """
+
+    content: list[Any] = attrs.Factory(list)
+    _cache: _TextCache = attrs.field(factory=_TextCache, init=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        """The text blocks of ``content`` joined (no separator)."""
+        return self._cache.read(self.content, _block_text)
+
+    def _replace(self, blocks: list[Any] | None) -> None:
+        self.content = list(blocks) if blocks else []
+        self._cache = _TextCache()
+
+
+@attrs.define(eq=False)
+class SessionMessageEntity(MessageEntity):
+    """A session-directed message (spec: "Session-directed messages").
+
+    Participant ids follow the patch rule: omitted = unchanged, ``null`` = cleared.
+    """
+
+    sender_session_id: str | None = None
+    recipient_session_id: str | None = None
+    sender_message_id: str | None = None
+    recipient_message_id: str | None = None
+
+
+def _tool_content_text(item: object) -> str | None:
+    if isinstance(item, Content):
+        return _block_text(item.content)
+    return None
+
+
+@attrs.define(eq=False)
+class ToolCallEntity(Entity):
+    """A tool call (schema ``ToolCallUpdate``).
+
+    ``tool_kind`` is the wire ``kind`` (``other`` by default; renamed because
+    ``kind`` is the entity kind). ``status`` is what the agent reported (``pending``
+    by default); ``cancel_hint`` is the client's local mark after ``session/cancel``
+    (spec: "Cancellation") and ``display_status`` combines the two.
+    """
+
+    name: str | None = None
+    title: str | None = None
+    tool_kind: str = "other"
+    status: str = "pending"
+    content: list[Any] = attrs.Factory(list)
+    locations: list[Any] = attrs.Factory(list)
+    raw_input: Any = None
+    raw_output: Any = None
+    capabilities: Any = None
+    cancel_hint: bool = False
+    _cache: _TextCache = attrs.field(factory=_TextCache, init=False, repr=False)
+
+    @property
+    def is_final(self) -> bool:
+        """True for ``completed``, ``failed`` and ``cancelled``; unknown statuses are live."""
+        return self.status in FINAL_TOOL_STATUSES
+
+    @property
+    def display_status(self) -> str:
+        """``cancelled`` while the local cancel hint stands, else ``status``."""
+        return "cancelled" if self.cancel_hint else self.status
+
+    @property
+    def text(self) -> str:
+        """Text of the ``content`` items that wrap text blocks, joined."""
+        return self._cache.read(self.content, _tool_content_text)
+
+    @property
+    def terminal_ids(self) -> list[str]:
+        """Ids of the terminals this tool call's content references."""
+        return [c.terminal_id for c in self.content if isinstance(c, TerminalRef)]
+
+    def _replace(self, items: list[Any] | None) -> None:
+        self.content = list(items) if items else []
+        self._cache = _TextCache()
+
+
+@attrs.define(eq=False)
+class TerminalEntity(Entity):
+    """An agent-owned terminal (schema ``TerminalUpdate``).
+
+    Fields start unknown (``None``). ``output`` is the byte output: a
+    ``terminal_update`` with ``output`` replaces it, each ``terminal_output_chunk``
+    appends its bytes. A terminal is live until ``exit_status`` is reported.
+    """
+
+    command: str | None = None
+    cwd: str | None = None
+    exit_status: Any = None
+    size: Any = None
+    capabilities: Any = None
+    _parts: list[bytes] | None = attrs.field(default=None, init=False, repr=False)
+
+    @property
+    def exited(self) -> bool:
+        """True once an ``exitStatus`` object was reported."""
+        return self.exit_status is not None
+
+    @property
+    def output(self) -> bytes | None:
+        """All output bytes received so far, or ``None`` when none was ever reported."""
+        parts = self._parts
+        if parts is None:
+            return None
+        if len(parts) != 1:
+            joined = b"".join(parts)
+            parts[:] = [joined]
+        return parts[0]
+
+    def _set_output(self, data: bytes | None) -> None:
+        self._parts = None if data is None else [data]
+
+    def _append_output(self, data: bytes) -> None:
+        if self._parts is None:
+            self._parts = [data]
+        else:
+            self._parts.append(data)
+
+
+def decode_base64(data: str) -> bytes | None:
+    """Decode standard base64, or return ``None`` when it is not valid base64."""
+    try:
+        return binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError, TypeError):
+        return None
+
+
+@attrs.define(eq=False)
+class PlanEntity(Entity):
+    """A plan (schema ``PlanUpdate``): every ``plan_update`` replaces ``plan`` as a whole.
+
+    ``removed`` is set by ``plan_removed``; the entity keeps its timeline position.
+    """
+
+    plan: Any = None
+    removed: bool = False
+
+    @property
+    def plan_type(self) -> str | None:
+        """The plan content's ``type`` (``items``, ``markdown``, ``file`` or custom)."""
+        return None if self.plan is None else str(getattr(self.plan, "type", None))
+
+    @property
+    def entries(self) -> list[Any]:
+        """The entries of an item-based plan (empty for other plan types)."""
+        if isinstance(self.plan, PlanItems):
+            return list(self.plan.entries)
+        return []
+
+
+@attrs.define(eq=False)
+class CompactionEntity(Entity):
+    """A context compaction (schema ``CompactionUpdate``).
+
+    A first-seen id starts ``in_progress``. ``summary`` follows the message content
+    rules: chunks append, a concrete ``summary`` replaces, ``null``/``[]`` clears.
+    """
+
+    status: str = "in_progress"
+    summary: list[Any] = attrs.Factory(list)
+    error: str | None = None
+    _cache: _TextCache = attrs.field(factory=_TextCache, init=False, repr=False)
+
+    @property
+    def content(self) -> list[Any]:
+        """Alias of ``summary``, so every entity with content has ``content``."""
+        return self.summary
+
+    @property
+    def text(self) -> str:
+        """The text blocks of ``summary`` joined."""
+        return self._cache.read(self.summary, _block_text)
+
+    def _replace(self, blocks: list[Any] | None) -> None:
+        self.summary = list(blocks) if blocks else []
+        self._cache = _TextCache()
+
+
+@attrs.define(eq=False)
+class SubagentEntity(Entity):
+    """A child session associated through ``subagent_update``; ``id`` is its session id.
+
+    ``state`` is the mirrored ``StateUpdate`` snapshot, ``None`` when not reported.
+    """
+
+    title: str | None = None
+    description: str | None = None
+    capabilities: Any = None
+    state: Any = None
+    cwd: str | None = None
+    additional_directories: list[str] | None = None
+
+
+__all__ = [
+    "ENTITY_KINDS",
+    "FINAL_TOOL_STATUSES",
+    "MESSAGE_KINDS",
+    "CompactionEntity",
+    "Entity",
+    "MessageEntity",
+    "PlanEntity",
+    "SessionMessageEntity",
+    "SubagentEntity",
+    "TerminalEntity",
+    "ToolCallEntity",
+    "decode_base64",
+    "patch_meta",
+]

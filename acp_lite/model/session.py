@@ -1,0 +1,748 @@
+"""``SessionModel``: a faithful, sans-IO picture of what the agent reported for one session.
+
+The connection feeds it, in receive order, every decoded ``session/update`` of the
+session (:meth:`SessionModel.apply`) and the client's own prompt traffic
+(:meth:`~SessionModel.submit`, :meth:`~SessionModel.prompt_accepted`,
+:meth:`~SessionModel.prompt_rejected`, :meth:`~SessionModel.cancel_sent`). The rules
+are those of the v2 *Prompt Lifecycle* page (``tests/data/spec/seeds/000_*.txt``);
+comments cite its sections. Nothing here raises on bad agent behaviour: it is
+recorded as a :class:`~acp_lite.model.rules.Violation`.
+
+Hot path: an ``*_chunk`` update costs a few dict lookups and list appends and
+retains no new object of its own; nothing depends on how much was received before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from time import monotonic
+from typing import Any, TypeVar
+
+from acp_lite.model.entities import (
+    ENTITY_KINDS,
+    CompactionEntity,
+    Entity,
+    MessageEntity,
+    PlanEntity,
+    SessionMessageEntity,
+    SubagentEntity,
+    TerminalEntity,
+    ToolCallEntity,
+    decode_base64,
+    patch_meta,
+)
+from acp_lite.model.events import Event, EventLog
+from acp_lite.model.foreground import Foreground
+from acp_lite.model.rules import Violation, violation
+from acp_lite.model.state import (
+    IDLE,
+    REQUIRES_ACTION,
+    RUNNING,
+    UNKNOWN,
+    ContextUsage,
+    SessionInfo,
+)
+from acp_lite.model.submissions import RequestId, Submission, SubmissionTracker
+from acp_lite.protocol import (
+    UNSET,
+    AgentMessage,
+    AgentMessageChunk,
+    AgentThought,
+    AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    CompactionSummaryChunk,
+    CompactionUpdate,
+    ConfigOptionUpdate,
+    IdleStateUpdate,
+    Notice,
+    PlanRemoved,
+    PlanUpdate,
+    RequiresActionStateUpdate,
+    RunningStateUpdate,
+    SessionInfoUpdate,
+    SessionMessage,
+    SessionMessageChunk,
+    SubagentUpdate,
+    TerminalOutputChunk,
+    TerminalUpdate,
+    ToolCallContentChunk,
+    ToolCallUpdate,
+    UnknownStateUpdate,
+    UnrecognizedSessionUpdate,
+    UnrecognizedStateUpdate,
+    UsageUpdate,
+    UserMessage,
+    UserMessageChunk,
+)
+
+E = TypeVar("E", bound=Entity)
+
+_CHUNK_TAGS = {
+    "user_message_chunk": "user_message",
+    "agent_message_chunk": "agent_message",
+    "agent_thought_chunk": "agent_thought",
+    "session_message_chunk": "session_message",
+    "user_message": "user_message",
+    "agent_message": "agent_message",
+    "agent_thought": "agent_thought",
+    "session_message": "session_message",
+}
+
+
+def _patch(entity: object, name: str, value: object) -> None:
+    # Patch rule shared by every entity field: omitted = unchanged, null = cleared,
+    # value = replaced (spec: "Entity IDs"; schema descriptions of each upsert).
+    if value is not UNSET:
+        setattr(entity, name, value)
+
+
+def _as_list(value: object) -> list[Any] | None:
+    return list(value) if isinstance(value, list | tuple) else None
+
+
+class SessionModel:
+    """What a spec-conforming client must show for one session.
+
+    Feed it with :meth:`apply` (one decoded ``SessionUpdate`` at a time, in receive
+    order); read ``timeline``, :meth:`entity`, ``state``, ``stop_reason``, ``error``,
+    ``background``, ``is_quiet``, ``usage``, ``events``, ``violations`` and
+    :meth:`text`. Pure Python: no IO, no threads, no trio.
+    """
+
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id
+        self._log = EventLog()
+        self._replaying = False
+        self._violations: list[Violation] = []
+        self._timeline: list[Entity] = []
+        self._kinds: dict[str, dict[str, Any]] = {kind: {} for kind in ENTITY_KINDS}
+        self._notices: list[int] = []
+        self._subs = SubmissionTracker()
+        self._fg = Foreground(self._kinds, self._subs, self._violate)
+        # Current values.
+        self._usage: ContextUsage | None = None
+        self._config_options: list[Any] = []
+        self._available_commands: list[Any] = []
+        self._config_reported = False
+        self._commands_reported = False
+        self._info = SessionInfo()
+        # Setup / resume.
+        self._setup_done = False
+        self._resume_state_mark: int | None = None
+        self._finished = False
+        self._handlers: dict[type, Callable[[Any, int], None]] = {
+            UserMessageChunk: self._chunk_handler("user_message", MessageEntity),
+            AgentMessageChunk: self._chunk_handler("agent_message", MessageEntity),
+            AgentThoughtChunk: self._chunk_handler("agent_thought", MessageEntity),
+            SessionMessageChunk: self._chunk_handler("session_message", SessionMessageEntity),
+            UserMessage: self._message_handler("user_message", MessageEntity),
+            AgentMessage: self._message_handler("agent_message", MessageEntity),
+            AgentThought: self._message_handler("agent_thought", MessageEntity),
+            SessionMessage: self._on_session_message,
+            ToolCallUpdate: self._on_tool_call,
+            ToolCallContentChunk: self._on_tool_call_chunk,
+            TerminalUpdate: self._on_terminal,
+            TerminalOutputChunk: self._on_terminal_chunk,
+            PlanUpdate: self._on_plan,
+            PlanRemoved: self._on_plan_removed,
+            CompactionUpdate: self._on_compaction,
+            CompactionSummaryChunk: self._on_compaction_chunk,
+            SubagentUpdate: self._on_subagent,
+            AvailableCommandsUpdate: self._on_commands,
+            ConfigOptionUpdate: self._on_config,
+            SessionInfoUpdate: self._on_info,
+            UsageUpdate: self._on_usage,
+            Notice: self._on_notice,
+            RunningStateUpdate: self._state_handler(RUNNING),
+            IdleStateUpdate: self._state_handler(IDLE),
+            RequiresActionStateUpdate: self._state_handler(REQUIRES_ACTION),
+            UnknownStateUpdate: self._state_handler(UNKNOWN),
+            UnrecognizedStateUpdate: self._on_unrecognized_state,
+            UnrecognizedSessionUpdate: self._on_unrecognized,
+        }
+
+    # ------------------------------------------------------------------ feeding
+
+    def apply(
+        self,
+        update: Any,
+        *,
+        raw: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        replayed: bool = False,
+    ) -> Event:
+        """Apply one decoded ``SessionUpdate`` and log it; return its :class:`Event`.
+
+        ``raw`` is the ``update`` dict as received (kept in the event log),
+        ``session_id`` the notification's ``sessionId`` (checked against this
+        session's), ``replayed`` marks updates received during a history replay.
+        """
+        # Hot path: the log keeps columns, not an object per update (events.py).
+        index = self._log.append(update, raw, monotonic(), replayed)
+        self._replaying = replayed
+        if session_id is not None and session_id != self.session_id:
+            if self.session_id is None:
+                self.session_id = session_id
+            else:
+                self._violate(
+                    "update-for-other-session",
+                    f"update for session {session_id!r} routed to {self.session_id!r}; "
+                    "logged, not applied",
+                    index,
+                )
+                return Event(index, update, replayed, self._log._times[index], self._log)
+        handler = self._handlers.get(update.__class__)
+        if handler is None:
+            handler = self._find_handler(update)
+        handler(update, index)
+        return Event(index, update, replayed, self._log._times[index], self._log)
+
+    def _find_handler(self, update: Any) -> Callable[[Any, int], None]:
+        for cls, handler in self._handlers.items():
+            if isinstance(update, cls):
+                return handler
+        return self._on_foreign
+
+    def submit(self, request_id: RequestId, content: Any = None) -> Submission:
+        """Record that ``session/prompt`` request ``request_id`` was sent."""
+        return self._subs.submit(request_id, content, len(self._log))
+
+    def prompt_accepted(self, request_id: RequestId, message_id: object) -> Submission:
+        """The prompt's successful response arrived, carrying the inserted ``messageId``."""
+        sub, found = self._subs.accepted(
+            request_id, message_id, len(self._log), self._kinds["user_message"]
+        )
+        self._violations.extend(found)
+        return sub
+
+    def prompt_rejected(self, request_id: RequestId, error: Any) -> Submission:
+        """The prompt was answered with a JSON-RPC error: it was not inserted."""
+        return self._subs.rejected(request_id, error, len(self._log))
+
+    def cancel_sent(self) -> list[ToolCallEntity]:
+        """The client sent ``session/cancel``: set the local cancel hint.
+
+        Marks every non-final tool call of the foreground work (spec:
+        "Cancellation"), skipping tool calls in the latest background list and
+        tool calls that reference a listed terminal. Nothing is marked while idle,
+        since no foreground work is active then. A later agent update that reports
+        the tool call's status replaces the mark. Returns the marked tool calls.
+        """
+        return self._fg.cancel_hint()
+
+    def resume_requested(self) -> None:
+        """``session/resume`` was sent: its response must follow a state snapshot."""
+        self._resume_state_mark = self._fg.updates
+
+    def setup_response(self, result: Any = None, *, resumed: bool = False) -> None:
+        """The ``session/new`` (or, with ``resumed``, ``session/resume``) response arrived.
+
+        Never touches the foreground state: a state reported before the response
+        is kept (spec: "Initial state and synchronization"). Initial
+        ``configOptions`` / ``availableCommands`` from ``result`` (decoded or a dict)
+        are used only when no update reported them already.
+        """
+        self._setup_done = True
+        config = _field(result, "config_options", "configOptions")
+        commands = _field(result, "available_commands", "availableCommands")
+        if isinstance(config, list) and not self._config_reported:
+            self._config_options = list(config)
+        if isinstance(commands, list) and not self._commands_reported:
+            self._available_commands = list(commands)
+        if resumed and self._resume_state_mark is not None:
+            if self._fg.updates == self._resume_state_mark:
+                self._violate(
+                    "resume-without-state-snapshot",
+                    "session/resume answered before any state_update snapshot",
+                    None,
+                )
+            self._resume_state_mark = None
+
+    def finish(self) -> list[Violation]:
+        """Record the violations only the end of a session can show; return them.
+
+        Idempotent. Live user messages whose ``messageId`` no prompt response
+        returned are reported, unless a submission is still pending (it might own
+        them).
+        """
+        if self._finished:
+            return []
+        self._finished = True
+        found: list[Violation] = []
+        if self._subs.pending_count():
+            return found
+        message: MessageEntity
+        for message in self._kinds["user_message"].values():
+            if message.replayed or message.id in self._subs.by_message:
+                continue
+            found.append(
+                violation(
+                    "user-message-unmatched",
+                    f"user message {message.id!r} was never returned by a session/prompt response",
+                    message.first_event_index,
+                )
+            )
+        self._violations.extend(found)
+        return found
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def events(self) -> Sequence[Event]:
+        """Every update received, in order (read-only; do not mutate)."""
+        return self._log
+
+    @property
+    def violations(self) -> Sequence[Violation]:
+        """Conformance observations, in the order they were made."""
+        return self._violations
+
+    @property
+    def timeline(self) -> list[Entity]:
+        """Entities in timeline order (each placed by its first update or chunk)."""
+        return list(self._timeline)
+
+    def entity(self, kind: str, entity_id: str) -> Any:
+        """The entity of ``kind`` with ``entity_id``; ``KeyError`` when never reported."""
+        try:
+            return self._kinds[kind][entity_id]
+        except KeyError:
+            if kind not in self._kinds:
+                raise KeyError(f"unknown entity kind {kind!r}; kinds: {ENTITY_KINDS}") from None
+            others = [k for k, ents in self._kinds.items() if entity_id in ents]
+            hint = f" (but there is a {', '.join(others)} with that id)" if others else ""
+            raise KeyError(f"no {kind} {entity_id!r} was reported{hint}") from None
+
+    def get_entity(self, kind: str, entity_id: str) -> Any:
+        """Like :meth:`entity` but ``None`` when the entity was never reported."""
+        return self._kinds.get(kind, {}).get(entity_id)
+
+    def entities(self, kind: str) -> list[Any]:
+        """All entities of one kind, in timeline order."""
+        return sorted(self._kinds[kind].values(), key=_position)
+
+    @property
+    def tool_calls(self) -> list[ToolCallEntity]:
+        """Tool calls in timeline order (each with ``status`` / ``display_status``)."""
+        return self.entities("tool_call")
+
+    @property
+    def plans(self) -> list[PlanEntity]:
+        """Plans in timeline order, removed ones included (``removed`` is set)."""
+        return self.entities("plan")
+
+    @property
+    def latest_plan(self) -> PlanEntity | None:
+        """The most recently updated plan that was not removed."""
+        best: PlanEntity | None = None
+        plan: PlanEntity
+        for plan in self._kinds["plan"].values():
+            if not plan.removed and (best is None or plan.last_event_index > best.last_event_index):
+                best = plan
+        return best
+
+    @property
+    def state(self) -> str:
+        """``idle`` (initially), ``running``, ``requires_action``, ``unknown`` or a
+        custom/future state string as given (which counts as busy)."""
+        return self._fg.state
+
+    @property
+    def last_known_state(self) -> str:
+        """The last standard state other than ``unknown`` (context while unobservable)."""
+        return self._fg.last_known_state
+
+    @property
+    def is_idle(self) -> bool:
+        """True when the foreground state is ``idle``; unrecognised states are busy."""
+        return self._fg.state == IDLE
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Stop reason of the idle that ended the last foreground work; ``None`` while
+        busy or when the agent reported none (``None`` does not mean still running)."""
+        return self._fg.stop_reason
+
+    @property
+    def error(self) -> Any:
+        """The ``error`` beside an ``error`` stop reason, else ``None``."""
+        return self._fg.error
+
+    @property
+    def token_usage(self) -> Any:
+        """Token ``usage`` of the idle that ended the last foreground work, if reported."""
+        return self._fg.token_usage
+
+    @property
+    def completions(self) -> int:
+        """How many times foreground work ended (repeated idle snapshots do not count)."""
+        return self._fg.completions
+
+    @property
+    def state_reported(self) -> bool:
+        """True once any state_update was received."""
+        return self._fg.updates > 0
+
+    @property
+    def background(self) -> list[Any] | None:
+        """The latest background list; ``None`` when unknown (omitted, null, malformed)."""
+        items = self._fg.background
+        return None if items is None else list(items)
+
+    @property
+    def is_quiet(self) -> bool:
+        """Nothing is running: idle and the background list is known to be empty."""
+        return self._fg.is_quiet
+
+    def live_entities(self) -> list[Entity]:
+        """Entities the latest background list keeps live, plus tool calls that
+        reference a listed terminal. Empty when background is unknown."""
+        return self._fg.live_entities()
+
+    def abandoned(self) -> list[Entity]:
+        """Unfinished tool calls and terminals a client MAY treat as abandoned.
+
+        Only when idle and background is reported (spec: "Background work"): a
+        non-final tool call or a terminal without ``exitStatus`` that is not in the
+        latest list and, for a tool call, references no listed terminal.
+        """
+        return self._fg.abandoned()
+
+    @property
+    def usage(self) -> ContextUsage | None:
+        """Current context usage from ``usage_update``, ``None`` until reported."""
+        return self._usage
+
+    @property
+    def config_options(self) -> list[Any]:
+        """Current session config options (latest ``config_option_update`` or setup)."""
+        return list(self._config_options)
+
+    @property
+    def available_commands(self) -> list[Any]:
+        """Current available commands (latest ``available_commands_update`` or setup)."""
+        return list(self._available_commands)
+
+    @property
+    def session_info(self) -> SessionInfo:
+        """Session title / updatedAt / _meta after ``session_info_update`` patches."""
+        return self._info
+
+    @property
+    def title(self) -> str | None:
+        """The session title, if reported."""
+        return self._info.title
+
+    @property
+    def notices(self) -> list[Event]:
+        """Notice events (live-only; kept in the event log, never timeline entities)."""
+        return [self._log[i] for i in self._notices]
+
+    @property
+    def submissions(self) -> list[Submission]:
+        """Every submission, in the order they were sent."""
+        return list(self._subs.by_request.values())
+
+    def submission(self, request_id: RequestId) -> Submission:
+        """The submission of ``session/prompt`` request ``request_id`` (``KeyError``)."""
+        try:
+            return self._subs.by_request[request_id]
+        except KeyError:
+            raise KeyError(f"no session/prompt request {request_id!r} was submitted") from None
+
+    def text(self, submission: Submission | RequestId | None = None, *, sep: str = "\n") -> str:
+        """All agent message text in timeline order, messages joined with ``sep``.
+
+        With ``submission`` (a :class:`Submission` or its request id), only the
+        messages first reported after its user message and, once done, before the
+        idle that ended its work.
+        """
+        return sep.join(m.text for m in self._agent_messages(submission))
+
+    def _agent_messages(self, submission: Submission | RequestId | None) -> Iterator[Any]:
+        if submission is None:
+            lo, hi = 0, None
+        else:
+            sub = submission if isinstance(submission, Submission) else self.submission(submission)
+            if sub.first_event_index is None:
+                return
+            lo, hi = sub.first_event_index, sub.end_event_index
+        for ent in self._timeline:
+            if ent.kind != "agent_message" or ent.first_event_index < lo:
+                continue
+            if hi is not None and ent.first_event_index > hi:
+                break
+            yield ent
+
+    def __repr__(self) -> str:
+        return (
+            f"<SessionModel {self.session_id!r} state={self._fg.state!r} "
+            f"stop_reason={self._fg.stop_reason!r} entities={len(self._timeline)} "
+            f"events={len(self._log)} violations={len(self._violations)}>"
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    def _violate(self, rule: str, message: str, event_index: int | None) -> None:
+        self._violations.append(violation(rule, message, event_index))
+
+    def _create(self, kind: str, entity_id: str, cls: type[E], index: int) -> E:
+        # The first update or chunk fixes the position (spec: "Entity IDs").
+        ent = cls(kind, entity_id, len(self._timeline), index, index, self._replaying)
+        self._timeline.append(ent)
+        self._kinds[kind][entity_id] = ent
+        if kind == "user_message":
+            self._subs.on_user_message(ent)  # type: ignore[arg-type]
+        return ent
+
+    def _upsert(self, kind: str, entity_id: object, cls: type[E], index: int) -> E | None:
+        ent = self._kinds[kind].get(entity_id)  # type: ignore[call-overload]
+        if ent is None:
+            if not isinstance(entity_id, str):
+                return None
+            ent = self._create(kind, entity_id, cls, index)
+        else:
+            ent.last_event_index = index
+        return ent  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ messages
+
+    def _chunk_handler(self, kind: str, cls: type[MessageEntity]) -> Callable[[Any, int], None]:
+        entities: dict[str, MessageEntity] = self._kinds[kind]
+        create = self._create
+        violate = self._violate
+
+        def on_chunk(update: Any, index: int) -> None:
+            # Hot path. A chunk appends one block to whatever content is current,
+            # and a chunk for an unseen id creates the message first (spec: "Message
+            # IDs"). Chunk _meta is chunk-scoped: it never patches the message.
+            ent = entities.get(update.message_id)
+            if ent is None:
+                if not isinstance(update.message_id, str):
+                    violate("chunk-without-message-id", f"{kind} chunk without a messageId", index)
+                    return
+                ent = create(kind, update.message_id, cls, index)
+            else:
+                ent.last_event_index = index
+            ent.content.append(update.content)
+
+        return on_chunk
+
+    def _message_handler(self, kind: str, cls: type[MessageEntity]) -> Callable[[Any, int], None]:
+        def on_message(update: Any, index: int) -> None:
+            self._upsert_message(kind, cls, update, index)
+
+        return on_message
+
+    def _upsert_message(
+        self, kind: str, cls: type[MessageEntity], update: Any, index: int
+    ) -> MessageEntity | None:
+        ent = self._upsert(kind, update.message_id, cls, index)
+        if ent is None:
+            self._violate("chunk-without-message-id", f"{kind} update without a messageId", index)
+            return None
+        # Omitted content = unchanged; null or [] clears; an array replaces everything
+        # accumulated so far, chunks included (spec: "Message IDs").
+        if update.content is not UNSET:
+            ent._replace(update.content)
+        ent.meta = patch_meta(ent.meta, update.meta)
+        return ent
+
+    def _on_session_message(self, update: Any, index: int) -> None:
+        ent = self._upsert_message("session_message", SessionMessageEntity, update, index)
+        if isinstance(ent, SessionMessageEntity):
+            # Participant ids follow the content patch rule (spec: "Session-directed
+            # messages").
+            _patch(ent, "sender_session_id", update.sender_session_id)
+            _patch(ent, "recipient_session_id", update.recipient_session_id)
+            _patch(ent, "sender_message_id", update.sender_message_id)
+            _patch(ent, "recipient_message_id", update.recipient_message_id)
+
+    # ------------------------------------------------------------------ tools, terminals
+
+    def _on_tool_call(self, update: Any, index: int) -> None:
+        ent = self._upsert("tool_call", update.tool_call_id, ToolCallEntity, index)
+        if ent is None:
+            self._violate("malformed-update", "tool_call_update without a toolCallId", index)
+            return
+        _patch(ent, "name", update.name)
+        _patch(ent, "title", update.title)
+        if update.kind is not UNSET:
+            ent.tool_kind = "other" if update.kind is None else update.kind  # null resets
+        status = update.status
+        if status is not UNSET:
+            new_status = "pending" if status is None else status  # null resets to pending
+            if ent.is_final and new_status not in ("completed", "failed", "cancelled"):
+                self._violate(
+                    "tool-call-reopened",
+                    f"tool call {ent.id!r} went from final {ent.status!r} to {new_status!r}",
+                    index,
+                )
+            ent.status = new_status
+            ent.cancel_hint = False  # the agent's status replaces the local mark
+        if update.content is not UNSET:
+            ent._replace(update.content)  # replaces accumulated chunks; null/[] clear
+        if update.locations is not UNSET:
+            ent.locations = list(update.locations) if update.locations else []
+        _patch(ent, "raw_input", update.raw_input)
+        _patch(ent, "raw_output", update.raw_output)
+        _patch(ent, "capabilities", update.capabilities)
+        ent.meta = patch_meta(ent.meta, update.meta)
+
+    def _on_tool_call_chunk(self, update: Any, index: int) -> None:
+        ent = self._upsert("tool_call", update.tool_call_id, ToolCallEntity, index)
+        if ent is not None:
+            ent.content.append(update.content)
+
+    def _on_terminal(self, update: Any, index: int) -> None:
+        ent = self._upsert("terminal", update.terminal_id, TerminalEntity, index)
+        if ent is None:
+            return
+        _patch(ent, "command", update.command)
+        _patch(ent, "cwd", update.cwd)
+        _patch(ent, "exit_status", update.exit_status)
+        _patch(ent, "size", update.size)
+        _patch(ent, "capabilities", update.capabilities)
+        output = update.output
+        if output is None:
+            ent._set_output(None)
+        elif output is not UNSET:
+            data = self._decode(output.data, ent, index)
+            if data is not None:
+                ent._set_output(data)  # an authoritative replacement snapshot
+        ent.meta = patch_meta(ent.meta, update.meta)
+
+    def _on_terminal_chunk(self, update: Any, index: int) -> None:
+        ent = self._upsert("terminal", update.terminal_id, TerminalEntity, index)
+        if ent is None:
+            return
+        data = self._decode(update.data, ent, index)
+        if data is not None:
+            ent._append_output(data)
+
+    def _decode(self, data: object, ent: Entity, index: int) -> bytes | None:
+        decoded = decode_base64(data) if isinstance(data, str) else None
+        if decoded is None:
+            self._violate(
+                "terminal-output-not-base64",
+                f"output of terminal {ent.id!r} is not base64; kept only in the event log",
+                index,
+            )
+        return decoded
+
+    # ------------------------------------------------------------------ plans, compactions
+
+    def _on_plan(self, update: Any, index: int) -> None:
+        plan = update.plan
+        plan_id = getattr(plan, "plan_id", UNSET)
+        if plan_id is UNSET:  # unrecognised plan content: the id is in its raw payload
+            plan_id = (getattr(plan, "raw", None) or {}).get("planId")
+        ent = self._upsert("plan", plan_id, PlanEntity, index)
+        if ent is None:
+            self._violate("malformed-update", "plan_update without a planId", index)
+            return
+        ent.plan = plan  # a plan update replaces the whole plan (agent-plan.mdx)
+        ent.removed = False
+
+    def _on_plan_removed(self, update: Any, index: int) -> None:
+        ent = self._kinds["plan"].get(update.plan_id)
+        if ent is not None:
+            ent.removed = True
+            ent.last_event_index = index
+
+    def _on_compaction(self, update: Any, index: int) -> None:
+        ent = self._upsert("compaction", update.compaction_id, CompactionEntity, index)
+        if ent is None:
+            return
+        if isinstance(update.status, str):
+            ent.status = update.status
+        if update.summary is not UNSET:
+            ent._replace(update.summary)  # null or [] clears (spec: "Session compaction")
+        _patch(ent, "error", update.error)
+        ent.meta = patch_meta(ent.meta, update.meta)
+
+    def _on_compaction_chunk(self, update: Any, index: int) -> None:
+        ent = self._upsert("compaction", update.compaction_id, CompactionEntity, index)
+        if ent is not None:
+            ent.summary.append(update.content)
+
+    def _on_subagent(self, update: Any, index: int) -> None:
+        ent = self._upsert("subagent", update.session_id, SubagentEntity, index)
+        if ent is None:
+            return
+        _patch(ent, "title", update.title)
+        _patch(ent, "description", update.description)
+        _patch(ent, "capabilities", update.capabilities)
+        _patch(ent, "state", update.state)  # null: activity unconfirmed, not idle
+        _patch(ent, "cwd", update.cwd)
+        if update.additional_directories is not UNSET:
+            ent.additional_directories = _as_list(update.additional_directories)
+        ent.meta = patch_meta(ent.meta, update.meta)
+
+    # ------------------------------------------------------------------ current values
+
+    def _on_commands(self, update: Any, index: int) -> None:
+        self._available_commands = list(update.available_commands)
+        self._commands_reported = True
+
+    def _on_config(self, update: Any, index: int) -> None:
+        self._config_options = list(update.config_options)
+        self._config_reported = True
+
+    def _on_info(self, update: Any, index: int) -> None:
+        _patch(self._info, "title", update.title)
+        _patch(self._info, "updated_at", update.updated_at)
+        self._info.meta = patch_meta(self._info.meta, update.meta)
+
+    def _on_usage(self, update: Any, index: int) -> None:
+        cost = self._usage.cost if self._usage is not None else None
+        if update.cost is not UNSET:
+            cost = update.cost  # cost is a patch field; used/size are replaced
+        self._usage = ContextUsage(update.used, update.size, cost)
+
+    def _on_notice(self, update: Any, index: int) -> None:
+        self._notices.append(index)
+        if self._replaying:
+            self._violate("notice-replayed", "a live-only notice was replayed", index)
+
+    def _on_unrecognized(self, update: Any, index: int) -> None:
+        if self._log.kept_raw(index) is None:
+            self._log.set_raw(index, update.raw)  # the whole payload, kept unchanged
+        if update.error is None:
+            return  # a custom or future update: logged, otherwise ignored
+        tag = update.session_update
+        if tag in _CHUNK_TAGS and "messageId" not in (update.raw or {}):
+            self._violate("chunk-without-message-id", f"{tag} without a messageId", index)
+        else:
+            self._violate("malformed-update", f"{tag}: {update.error}", index)
+
+    def _state_handler(self, state: str) -> Callable[[Any, int], None]:
+        fg, log = self._fg, self._log
+
+        def on_state(update: Any, index: int) -> None:
+            fg.apply(state, update, index, log.kept_raw(index))
+
+        return on_state
+
+    def _on_unrecognized_state(self, update: Any, index: int) -> None:
+        # Kept as given and treated as busy, never idle (spec: "Session states").
+        self._fg.apply(str(update.state), update, index, self._log.kept_raw(index))
+
+    def _on_foreign(self, update: Any, index: int) -> None:
+        self._violate("malformed-update", f"not a SessionUpdate: {type(update).__name__}", index)
+
+
+def _position(entity: Entity) -> int:
+    return entity.position
+
+
+def _field(result: Any, attr: str, key: str) -> Any:
+    if result is None:
+        return None
+    if isinstance(result, Mapping):
+        return result.get(key)
+    value = getattr(result, attr, None)
+    return None if value is UNSET else value
+
+
+__all__ = ["Event", "SessionModel"]

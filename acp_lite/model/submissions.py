@@ -1,0 +1,193 @@
+"""Prompt submissions and their reconciliation with user messages and idle states.
+
+A submission is known by its JSON-RPC request id. A successful ``session/prompt``
+response carries the inserted user message's ``messageId`` (spec: "Prompt
+accepted"). The ``user_message`` update, the agent's output and even the idle that
+ends the resulting work may arrive before or after that response, so nothing here
+depends on the order of the response relative to updates, and nothing links by
+content or arrival order.
+
+``done`` means: the foreground work that followed the insertion has ended, i.e. an
+idle that ends foreground work was received *after* the first update of the user
+message carrying the submission's ``messageId``. Both may precede the response, so
+when the response lands the already-received events decide. Only when the agent
+has not echoed the user message does the first such idle after the response count
+(and ``user-message-not-echoed`` is recorded).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from acp_lite.model.entities import MessageEntity
+from acp_lite.model.rules import Violation, violation
+
+SubmissionStatus = Literal["pending", "inserted", "rejected"]
+RequestId = int | str
+
+
+@attrs.define(eq=False)
+class Submission:
+    """One ``session/prompt`` request as the client knows it.
+
+    ``status``: ``pending`` (no response yet), ``inserted`` (the response carried
+    ``message_id``) or ``rejected`` (JSON-RPC error: not inserted, ``error`` holds it).
+    ``done`` / ``stop_reason`` / ``error`` / ``end_event_index`` describe the idle that
+    ended the work following the insertion. ``first_event_index`` is the index of the
+    user message's first update (or, for an agent that never echoes it, the number
+    of events received when the prompt was sent). ``user_message`` is the linked entity.
+    """
+
+    request_id: RequestId
+    content: Any
+    sent_event_count: int
+    status: SubmissionStatus = "pending"
+    message_id: str | None = None
+    error: Any = None
+    stop_reason: str | None = None
+    usage: Any = None
+    done: bool = False
+    first_event_index: int | None = None
+    end_event_index: int | None = None
+    response_event_count: int | None = None
+    user_message: MessageEntity | None = None
+
+
+@attrs.frozen
+class _EndingIdle:
+    event_index: int
+    stop_reason: str | None
+    error: Any
+    usage: Any
+
+
+class SubmissionTracker:
+    """Holds submissions and the ending idles they are judged against."""
+
+    def __init__(self) -> None:
+        self.by_request: dict[RequestId, Submission] = {}
+        self.by_message: dict[str, Submission] = {}
+        self._open: list[Submission] = []  # inserted, not yet done
+        self._idles: list[_EndingIdle] = []
+        self._idle_indices: list[int] = []
+
+    def submit(self, request_id: RequestId, content: Any, event_count: int) -> Submission:
+        sub = Submission(request_id, content, event_count)
+        self.by_request[request_id] = sub
+        return sub
+
+    def _get(self, request_id: RequestId, event_count: int) -> Submission:
+        sub = self.by_request.get(request_id)
+        if sub is None:  # response for a request the model was not told about
+            sub = self.submit(request_id, None, event_count)
+        return sub
+
+    def accepted(
+        self,
+        request_id: RequestId,
+        message_id: object,
+        event_count: int,
+        user_messages: Mapping[str, MessageEntity],
+    ) -> tuple[Submission, list[Violation]]:
+        sub = self._get(request_id, event_count)
+        found: list[Violation] = []
+        if not isinstance(message_id, str):
+            found.append(
+                violation(
+                    "prompt-response-without-message-id",
+                    f"session/prompt request {request_id!r} succeeded without a messageId",
+                    None,
+                )
+            )
+            # Inserted, but unlinkable: only the fallback can tell when its work ended.
+            sub.status = "inserted"
+            sub.response_event_count = event_count
+            self._open.append(sub)
+            return sub, found
+        other = self.by_message.get(message_id)
+        if other is not None and other is not sub:
+            found.append(
+                violation(
+                    "duplicate-submission-message-id",
+                    f"requests {other.request_id!r} and {request_id!r} were both inserted "
+                    f"as user message {message_id!r}",
+                    None,
+                )
+            )
+        self.by_message[message_id] = sub
+        sub.status = "inserted"
+        sub.message_id = message_id
+        sub.response_event_count = event_count
+        entity = user_messages.get(message_id)
+        if entity is not None:
+            self._link(sub, entity)
+            # The message and even the idle ending its work may precede the response.
+            i = bisect_right(self._idle_indices, entity.first_event_index)
+            if i < len(self._idles):
+                self._finish(sub, self._idles[i])
+                return sub, found
+        self._open.append(sub)
+        return sub, found
+
+    def rejected(self, request_id: RequestId, error: Any, event_count: int) -> Submission:
+        sub = self._get(request_id, event_count)
+        sub.status = "rejected"
+        sub.error = error
+        sub.response_event_count = event_count
+        return sub
+
+    def on_user_message(self, entity: MessageEntity) -> None:
+        """A user message entity was created: link it to its submission, if known."""
+        sub = self.by_message.get(entity.id)
+        if sub is not None and sub.user_message is None:
+            self._link(sub, entity)
+
+    def on_ending_idle(
+        self, event_index: int, stop_reason: str | None, error: Any, usage: Any
+    ) -> list[Violation]:
+        """An idle ended foreground work: every open submission's work has ended."""
+        idle = _EndingIdle(event_index, stop_reason, error, usage)
+        self._idles.append(idle)
+        self._idle_indices.append(event_index)
+        found: list[Violation] = []
+        if self._open:
+            for sub in self._open:
+                if sub.user_message is None:
+                    # Fallback for an agent that did not echo the user message: the
+                    # first ending idle after the response (which came before this).
+                    found.append(
+                        violation(
+                            "user-message-not-echoed",
+                            f"user message {sub.message_id!r} of request {sub.request_id!r} "
+                            "was not reported before the idle that ended its work",
+                            event_index,
+                        )
+                    )
+                    sub.first_event_index = sub.sent_event_count
+                self._finish(sub, idle)
+            self._open.clear()
+        return found
+
+    def pending_count(self) -> int:
+        return sum(1 for s in self.by_request.values() if s.status == "pending")
+
+    @staticmethod
+    def _link(sub: Submission, entity: MessageEntity) -> None:
+        sub.user_message = entity
+        if sub.first_event_index is None or not sub.done:
+            sub.first_event_index = entity.first_event_index
+
+    @staticmethod
+    def _finish(sub: Submission, idle: _EndingIdle) -> None:
+        sub.done = True
+        sub.stop_reason = idle.stop_reason
+        sub.error = idle.error
+        sub.usage = idle.usage
+        sub.end_event_index = idle.event_index
+
+
+__all__ = ["RequestId", "Submission", "SubmissionStatus", "SubmissionTracker"]
