@@ -40,6 +40,7 @@ __all__ = [
     "View",
     "extract_updates",
     "normalize",
+    "order_keys",
 ]
 
 View = Literal["raw", "merged", "final"]
@@ -310,7 +311,7 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def _ordered(update: dict[str, Any]) -> dict[str, Any]:
+def order_keys(update: dict[str, Any]) -> dict[str, Any]:
     """``sessionUpdate`` first, then the other keys sorted (recursively): a stable,
     readable order that does not depend on the agent's key order."""
     out: dict[str, Any] = {}
@@ -388,4 +389,4 @@ def normalize(
     if placeholders:
         id_map = ids if ids is not None else IdMap()
         payloads = [_placeholders(p, id_map) for p in payloads]
-    return [_ordered(p) for p in payloads]
+    return [order_keys(p) for p in payloads]

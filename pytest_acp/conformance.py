@@ -1,0 +1,514 @@
+"""Conformance checks over the wire traffic of a connection.
+
+Two sources of findings, each a :class:`Violation` with a rule id, a one-line
+message and the spec section it comes from:
+
+* connection-level rules (:data:`RULES`), checked here over a transcript: they
+  need both directions (requests, responses, notifications), which the session
+  model does not see;
+* the session model's own observations (``acp_lite.model.rules``), obtained by
+  replaying the transcript's session traffic into fresh ``SessionModel``\\ s.
+  Where both see the same thing (e.g. ``unknown-stop-reason``) the rule has one
+  id and is reported once, by the connection checker.
+
+Everything is sans-IO: :class:`ConnectionChecker` is fed lines in wire order, so it
+works on a live client's transcript and on a saved NDJSON file alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "KNOWN_STATES",
+    "KNOWN_STOP_REASONS",
+    "RULES",
+    "ConnectionChecker",
+    "Rule",
+    "Violation",
+    "check_transcript",
+    "format_violations",
+    "rule_info",
+]
+
+
+@attrs.frozen
+class Rule:
+    """A conformance rule: stable ``id``, one-line ``summary``, ``spec`` section."""
+
+    id: str
+    summary: str
+    spec: str
+
+
+@attrs.frozen
+class Violation:
+    """One observed breach of a rule.
+
+    ``entry_index`` is the position of the offending line in the transcript (None
+    when the finding is about something missing at the end), ``source`` is
+    ``"connection"`` or ``"model"``.
+    """
+
+    rule: str
+    message: str
+    spec: str = ""
+    entry_index: int | None = None
+    session_id: str | None = None
+    source: str = "connection"
+
+    def __str__(self) -> str:
+        where = f" [{self.spec}]" if self.spec else ""
+        return f"{self.rule}: {self.message}{where}"
+
+
+_PL = "prompt-lifecycle"
+RULES: dict[str, Rule] = {
+    r.id: r
+    for r in (
+        Rule(
+            "prompt-response-without-message-id",
+            "a successful session/prompt response carries a non-empty string messageId",
+            f"{_PL}#2-prompt-accepted",
+        ),
+        Rule(
+            "user-message-not-echoed",
+            "each inserted prompt is reported by a user_message update with its messageId",
+            f"{_PL}#2-prompt-accepted",
+        ),
+        Rule(
+            "rejected-prompt-echoed",
+            "a prompt answered with an error was not inserted: no user message is reported for it",
+            f"{_PL}#prompts-that-are-never-inserted",
+        ),
+        Rule(
+            "idle-without-running",
+            "foreground work started by a prompt is reported running before the idle ending it",
+            f"{_PL}#3-agent-reports-output",
+        ),
+        Rule(
+            "output-while-idle",
+            "agent messages and thoughts are foreground work: running is reported before them",
+            f"{_PL}#foreground-and-background-work",
+        ),
+        Rule(
+            "work-not-ended",
+            "foreground work reported running ends with an idle state_update",
+            f"{_PL}#foreground-and-background-work",
+        ),
+        Rule(
+            "cancel-not-cancelled",
+            "after session/cancel during foreground work, the ending idle has stopReason cancelled",
+            f"{_PL}#cancellation",
+        ),
+        Rule(
+            "unknown-stop-reason",
+            "stop reasons outside the spec's list start with '_' (others are reserved)",
+            f"{_PL}#stop-reasons",
+        ),
+        Rule(
+            "reserved-state",
+            "session states outside the spec's list start with '_' (others are reserved)",
+            "extensibility#enum-and-tagged-union-variants",
+        ),
+        Rule(
+            "update-unknown-session",
+            "session/update names a session opened on this connection or announced as a subagent",
+            "session-setup#session-id",
+        ),
+        Rule(
+            "stdout-not-jsonrpc",
+            "the agent writes nothing to stdout but JSON-RPC 2.0 messages, one per line",
+            "transports#stdio",
+        ),
+        Rule(
+            "response-without-request",
+            "every response answers a request the client sent (matched by id)",
+            "transports#stdio",
+        ),
+    )
+}
+
+KNOWN_STOP_REASONS = frozenset(
+    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
+)
+KNOWN_STATES = frozenset({"running", "idle", "requires_action", "unknown"})
+_BUSY = frozenset({"running", "requires_action"})
+_OUTPUT = frozenset(
+    {"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk"}
+)
+_OPENING = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+_REPLAYING = frozenset({"session/load", "session/resume"})
+
+
+def rule_info(rule_id: str) -> Rule | None:
+    """The :class:`Rule` for ``rule_id``: a connection rule, or one of the session
+    model's rules (``acp_lite.model.rules``) when that module is available."""
+    found = RULES.get(rule_id)
+    if found is not None:
+        return found
+    for rule in _model_rules():
+        if rule.id == rule_id:
+            return rule
+    return None
+
+
+def _model_rules() -> list[Rule]:
+    try:
+        from acp_lite.model import rules as model_rules
+    except ImportError:
+        return []
+    out: list[Rule] = []
+    registry: Any = getattr(model_rules, "RULES", None)
+    items = registry.values() if isinstance(registry, Mapping) else registry or ()
+    for item in items:
+        rid = getattr(item, "id", None) or getattr(item, "rule", None)
+        if isinstance(rid, str):
+            summary = getattr(item, "summary", None) or getattr(item, "description", "")
+            out.append(Rule(rid, str(summary), str(getattr(item, "spec", ""))))
+    return out
+
+
+@attrs.define
+class _Session:
+    state: str = "idle"
+    needs_running: bool = False
+    cancel_pending: bool = False
+    idle_since: int = -1  # entry index of the latest idle
+    accepted: dict[str, int] = attrs.Factory(dict)  # messageId -> response entry index
+    user_messages: dict[str, int] = attrs.Factory(dict)  # live user messages
+    rejected: int = 0
+    replaying: int = 0  # session/load or session/resume requests in flight
+    output_flagged: bool = False
+    busy_since: int = -1
+
+
+@attrs.define
+class _Pending:
+    method: str
+    params: Any
+    index: int
+
+
+class ConnectionChecker:
+    """Checks the connection-level :data:`RULES`; feed lines in wire order, then
+    call :meth:`finish` once."""
+
+    def __init__(self) -> None:
+        self.violations: list[Violation] = []
+        self._sessions: dict[str, _Session] = {}
+        self._known: set[str] = set()
+        self._pending: dict[str, _Pending] = {}  # our requests by JSON id
+        self._unknown_updates: dict[str, int] = {}
+        self._finished = False
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _add(self, rule: str, message: str, index: int | None, session: str | None) -> None:
+        self.violations.append(Violation(rule, message, RULES[rule].spec, index, session))
+
+    def _session(self, sid: str) -> _Session:
+        found = self._sessions.get(sid)
+        if found is None:
+            found = self._sessions[sid] = _Session()
+        return found
+
+    # -- feeding ------------------------------------------------------------------
+
+    def feed(self, direction: str, line: bytes | str, index: int) -> None:
+        """One wire line (``direction`` "send" = client -> agent) at transcript ``index``."""
+        try:
+            value = json.loads(line)
+        except ValueError:
+            if direction == "recv":
+                text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+                self._add("stdout-not-jsonrpc", f"line is not JSON: {text[:80]!r}", index, None)
+            return
+        self.feed_json(direction, value, index)
+
+    def feed_json(self, direction: str, value: Any, index: int) -> None:
+        """One decoded wire value (a message or a batch)."""
+        messages = value if isinstance(value, list) and value else [value]
+        for msg in messages:
+            if not _is_jsonrpc(msg):
+                if direction == "recv":
+                    self._add(
+                        "stdout-not-jsonrpc",
+                        f"not a JSON-RPC 2.0 message: {json.dumps(msg)[:80]}",
+                        index,
+                        None,
+                    )
+                continue
+            if direction == "send":
+                self._sent(msg, index)
+            else:
+                self._received(msg, index)
+
+    def _sent(self, msg: Mapping[str, Any], index: int) -> None:
+        method = msg.get("method")
+        params = msg.get("params")
+        sid = params.get("sessionId") if isinstance(params, Mapping) else None
+        if isinstance(method, str) and "id" in msg:
+            self._pending[json.dumps(msg["id"])] = _Pending(method, params, index)
+            if method in _REPLAYING and isinstance(sid, str):
+                self._session(sid).replaying += 1
+        elif method == "session/cancel" and isinstance(sid, str):
+            session = self._session(sid)
+            if session.state in _BUSY:
+                session.cancel_pending = True
+
+    def _received(self, msg: Mapping[str, Any], index: int) -> None:
+        if "method" in msg:
+            if msg.get("method") == "session/update":
+                self._update(msg.get("params"), index)
+            return
+        pending = self._pending.pop(json.dumps(msg.get("id")), None)
+        if pending is None:
+            self._add(
+                "response-without-request",
+                f"response to id {msg.get('id')!r}, which the client never sent (or already got)",
+                index,
+                None,
+            )
+            return
+        params = pending.params if isinstance(pending.params, Mapping) else {}
+        sid = params.get("sessionId")
+        result = msg.get("result")
+        if pending.method in _REPLAYING and isinstance(sid, str):
+            self._session(sid).replaying = max(0, self._session(sid).replaying - 1)
+        if pending.method in _OPENING and "result" in msg:
+            opened = result.get("sessionId") if isinstance(result, Mapping) else None
+            for s in (opened, sid if pending.method in _REPLAYING else None):
+                if isinstance(s, str):
+                    self._known.add(s)
+        if pending.method == "session/prompt" and isinstance(sid, str):
+            self._prompt_answered(sid, msg, index)
+
+    def _prompt_answered(self, sid: str, msg: Mapping[str, Any], index: int) -> None:
+        session = self._session(sid)
+        if "error" in msg:
+            session.rejected += 1
+            return
+        result = msg.get("result")
+        mid = result.get("messageId") if isinstance(result, Mapping) else None
+        if not isinstance(mid, str) or not mid:
+            self._add(
+                "prompt-response-without-message-id",
+                f"session/prompt result has messageId {mid!r}",
+                index,
+                sid,
+            )
+            return
+        session.accepted[mid] = index
+        if mid not in session.user_messages and session.state == "idle":
+            # The echo has not arrived: the work this prompt starts is still ahead.
+            session.needs_running = True
+
+    def _update(self, params: Any, index: int) -> None:
+        if not isinstance(params, Mapping):
+            return
+        sid = params.get("sessionId")
+        update = params.get("update")
+        if not isinstance(sid, str) or not isinstance(update, Mapping):
+            return
+        if sid not in self._known:
+            self._unknown_updates.setdefault(sid, index)
+        session = self._session(sid)
+        tag = update.get("sessionUpdate")
+        if tag == "subagent_update" and isinstance(update.get("sessionId"), str):
+            self._known.add(update["sessionId"])
+        elif tag in ("user_message", "user_message_chunk") and not session.replaying:
+            mid = update.get("messageId")
+            if isinstance(mid, str) and mid not in session.user_messages:
+                session.user_messages[mid] = index
+                if session.state == "idle" and mid not in session.accepted:
+                    session.needs_running = True
+        elif tag == "state_update":
+            self._state(sid, session, update, index)
+        elif (
+            tag in _OUTPUT
+            and session.state == "idle"
+            and not session.replaying
+            and sid in self._known  # an unknown session is reported as such, once
+            and not session.output_flagged  # once per idle period, not once per chunk
+        ):
+            session.output_flagged = True
+            self._add(
+                "output-while-idle",
+                f"{tag} received while the session is idle (no running reported)",
+                index,
+                sid,
+            )
+
+    def _state(self, sid: str, session: _Session, update: Mapping[str, Any], index: int) -> None:
+        state = update.get("state")
+        if not isinstance(state, str):
+            return
+        if state not in KNOWN_STATES and not state.startswith("_"):
+            self._add(
+                "reserved-state",
+                f"state {state!r} is not a spec state and does not start with '_'",
+                index,
+                sid,
+            )
+        if state != "idle":
+            if state in _BUSY:
+                session.needs_running = False
+                if session.state not in _BUSY:
+                    session.busy_since = index
+            session.state = state
+            return
+        reason = update.get("stopReason")
+        known = reason in KNOWN_STOP_REASONS
+        if isinstance(reason, str) and not known and not reason.startswith("_"):
+            self._add(
+                "unknown-stop-reason",
+                f"stopReason {reason!r} is not a spec stop reason and does not start with '_'",
+                index,
+                sid,
+            )
+        if session.needs_running and not session.replaying:
+            self._add(
+                "idle-without-running",
+                "idle ended a prompt's work but no running/requires_action was reported before it",
+                index,
+                sid,
+            )
+        if session.cancel_pending and session.state in _BUSY and reason != "cancelled":
+            self._add(
+                "cancel-not-cancelled",
+                f"session/cancel was sent while {session.state}; the ending idle has "
+                f"stopReason {reason!r}, not 'cancelled'",
+                index,
+                sid,
+            )
+        session.needs_running = False
+        session.cancel_pending = False
+        session.output_flagged = False
+        session.state = "idle"
+        session.idle_since = index
+
+    # -- end of traffic -----------------------------------------------------------
+
+    def finish(self, *, ended: bool = False) -> list[Violation]:
+        """Checks that need the whole transcript; returns all violations, in order.
+
+        ``ended=True`` says the traffic is over (the connection closed, or the test
+        gave up waiting): a session still running is then reported as
+        ``work-not-ended``. A live test may simply not have waited, so by default
+        it is not.
+        """
+        if self._finished:
+            return self.violations
+        self._finished = True
+        for sid, session in self._sessions.items():
+            if ended and session.state in _BUSY:
+                self._add(
+                    "work-not-ended",
+                    f"the session is still {session.state} at the end of the traffic: "
+                    "no idle was reported",
+                    session.busy_since if session.busy_since >= 0 else None,
+                    sid,
+                )
+        for sid, index in self._unknown_updates.items():
+            if sid not in self._known:
+                self._add(
+                    "update-unknown-session",
+                    f"session/update for session {sid!r}, never opened on this connection",
+                    index,
+                    sid,
+                )
+        prompts_open = {
+            p.params.get("sessionId")
+            for p in self._pending.values()
+            if p.method == "session/prompt" and isinstance(p.params, Mapping)
+        }
+        for sid, session in self._sessions.items():
+            for mid, index in session.accepted.items():
+                # Only once the agent had its chance: an idle arrived after the
+                # response (the echo may come after the response, spec "Prompt accepted").
+                if mid not in session.user_messages and session.idle_since > index:
+                    self._add(
+                        "user-message-not-echoed",
+                        f"prompt accepted as message {mid!r}, but no user_message update "
+                        "carries that id",
+                        index,
+                        sid,
+                    )
+            if session.rejected and sid not in prompts_open:
+                for mid, index in session.user_messages.items():
+                    if mid not in session.accepted:
+                        self._add(
+                            "rejected-prompt-echoed",
+                            f"user message {mid!r} matches no accepted prompt, and a prompt "
+                            "on this session was rejected",
+                            index,
+                            sid,
+                        )
+        self.violations.sort(key=lambda v: -1 if v.entry_index is None else v.entry_index)
+        return self.violations
+
+
+def _is_jsonrpc(msg: Any) -> bool:
+    if not isinstance(msg, Mapping) or msg.get("jsonrpc") != "2.0":
+        return False
+    if isinstance(msg.get("method"), str):
+        return True
+    return "id" in msg and (("result" in msg) != ("error" in msg))
+
+
+def _entries(transcript: Any) -> list[tuple[str, Any, bool]]:
+    """(direction, line bytes or JSON value, is_json) for each entry of ``transcript``:
+    ``TranscriptEntry`` objects, NDJSON records or a ``Transcript``."""
+    entries = getattr(transcript, "entries", None)
+    items: Iterable[Any] = entries() if callable(entries) else transcript
+    out: list[tuple[str, Any, bool]] = []
+    for item in items:
+        if isinstance(item, Mapping):
+            if "msg" in item:
+                out.append((str(item.get("dir")), item["msg"], True))
+            else:
+                out.append((str(item.get("dir")), str(item.get("raw", "")), False))
+        else:
+            out.append((item.direction, item.line, False))
+    return out
+
+
+def check_transcript(
+    transcript: Any, *, model: bool = True, start: int = 0, ended: bool = False
+) -> list[Violation]:
+    """All violations in ``transcript`` (a ``Transcript``, ``TranscriptEntry`` list, or
+    NDJSON records). ``model=False`` skips the session model's rules; ``start``
+    drops violations located before that entry (traffic of an earlier test on a
+    shared connection is still replayed, so state carries over); ``ended``: see
+    :meth:`ConnectionChecker.finish`."""
+    entries = _entries(transcript)
+    checker = ConnectionChecker()
+    for i, (direction, line, decoded) in enumerate(entries):
+        if decoded:
+            checker.feed_json(direction, line, i)
+        else:
+            checker.feed(direction, line, i)
+    found = list(checker.finish(ended=ended))
+    if model:
+        from pytest_acp._model_replay import drop_duplicates, replay_violations
+
+        found = drop_duplicates(found + replay_violations(entries))
+    return [v for v in found if v.entry_index is None or v.entry_index >= start]
+
+
+def format_violations(violations: Iterable[Violation], limit: int = 20) -> str:
+    """A readable multi-line summary: ``rule-id (n): message [spec]`` per violation."""
+    lines: list[str] = []
+    items = list(violations)
+    for v in items[:limit]:
+        where = f" (line {v.entry_index})" if v.entry_index is not None else ""
+        sid = f" session {v.session_id}" if v.session_id else ""
+        lines.append(f"  {v.rule}{where}{sid}: {v.message} [spec: {v.spec}]")
+    if len(items) > limit:
+        lines.append(f"  ... and {len(items) - limit} more")
+    return "\n".join(lines)
