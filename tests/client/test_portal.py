@@ -99,7 +99,7 @@ def test_on_timeout_builds_the_error_on_the_trio_thread(portal: Portal) -> None:
     def describe(timeout: float) -> BaseException:
         return Timeout(f"waited {timeout}s in {threading.current_thread().name}", awaited="idle")
 
-    with pytest.raises(Timeout, match="waited 0.05s in test-portal"):
+    with pytest.raises(Timeout, match=r"waited 0\.05s in test-portal"):
         portal.call(trio.sleep, 5, timeout=0.05, on_timeout=describe)
 
 
