@@ -1034,6 +1034,15 @@ def _is_any(v: Any) -> bool:
         w("UNIONS: Final[tuple[Any, ...]] = (" + "".join(f"{u}, " for u in sorted(g.unions)) + ")")
         w('"""Every union alias (registered on the converter as a whole)."""')
         w("")
+        w("DEFINITIONS: Final[dict[str, Any]] = {")
+        for name in g.defs:
+            if g.kind_of(name) in ("class", "flat", "tagged") or (
+                g.kind_of(name) == "untagged" and name in g.unions
+            ):
+                w(f"    {name!r}: {g.ref_type(name).name},")
+        w("}")
+        w('"""Schema definition name -> wire class or union alias (for tests and tools)."""')
+        w("")
         w("PATCH_FIELDS: Final[dict[str, tuple[str, ...]]] = {")
         for n, fs in patch.items():
             w(f"    {n!r}: ({''.join(repr(f) + ', ' for f in fs)}),")
@@ -1062,7 +1071,15 @@ def _is_any(v: Any) -> bool:
         w("")
         exported = sorted({*g.classes, *g.unions, *g.aliases} | set(g.literals))
         w("__all__ = [")
-        for n in [*exported, "METHOD_TYPES", "PATCH_FIELDS", "STRUCTURE", "UNIONS", "UNSTRUCTURE"]:
+        for n in [
+            *exported,
+            "DEFINITIONS",
+            "METHOD_TYPES",
+            "PATCH_FIELDS",
+            "STRUCTURE",
+            "UNIONS",
+            "UNSTRUCTURE",
+        ]:
             w(f"    {n!r},")
         w("]")
 
