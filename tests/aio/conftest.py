@@ -1,0 +1,33 @@
+"""Helpers for the trio-layer tests: real reference-agent subprocesses over pipes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from acp_lite.limits import Limits
+
+#: Short timeouts keep failing tests fast; the ladder stays bounded.
+FAST = Limits(default_timeout=10.0, close_grace=1.0, terminate_grace=0.5, kill_grace=1.0)
+
+
+def agent(scenario: str = "echo", *args: str) -> list[str]:
+    """argv of the reference agent running ``scenario``."""
+    return [sys.executable, "-m", "acp_lite.testing.agent", "--scenario", scenario, *args]
+
+
+def scripted(script: dict[str, Any]) -> list[str]:
+    """argv of the reference agent running an inline JSON script."""
+    return [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
+
+
+def wire(client: Any) -> list[tuple[str, Any]]:
+    """(direction, JSON value) of every transcript line that is JSON."""
+    out = []
+    for entry in client.transcript:
+        try:
+            out.append((entry.direction, entry.json()))
+        except ValueError:
+            out.append((entry.direction, entry.line))
+    return out

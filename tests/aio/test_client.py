@@ -1,0 +1,455 @@
+"""AsyncClient / AsyncSession against real reference-agent subprocesses."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+import trio
+
+from acp_lite import aio, permissions
+from acp_lite.errors import (
+    AgentExited,
+    MethodNotFound,
+    PromptRejected,
+    RequestCancelled,
+    Timeout,
+    UnsupportedProtocolVersion,
+)
+from acp_lite.hookspec import hookimpl
+from acp_lite.protocol import IdleStateUpdate
+
+from .conftest import FAST, agent, scripted, wire
+
+pytestmark = pytest.mark.trio
+
+
+async def test_initialize_and_run_echo() -> None:
+    async with aio.connect(agent("echo"), limits=FAST) as client:
+        assert client.protocol_version == 2
+        assert client.agent_info.name == "acp-lite-reference-agent"
+        sent_init = wire(client)[0][1]
+        assert sent_init["method"] == "initialize"
+        assert sent_init["params"]["protocolVersion"] == 2
+        assert sent_init["params"]["info"]["name"] == "acp-lite"
+        assert "capabilities" in sent_init["params"]
+        session = await client.new_session(cwd="/tmp")
+        turn = await session.run("hello world")
+        assert turn.stop_reason == "end_turn" and turn.text == "hello world"
+        assert turn.message_id is not None and turn.submission.status == "inserted"
+        assert isinstance(turn.updates[-1].update, IdleStateUpdate)
+        pid = client.pid
+    assert client.returncode == 0 and client.closed
+    assert pid is not None
+
+
+async def test_full_method_surface(tmp_path: Any) -> None:
+    async with aio.connect(agent("many_sessions"), limits=FAST) as client:
+        listed = await client.list_sessions()  # 12 stored sessions, 5 per page
+        assert [s.session_id for s in listed] == [f"stored-{i}" for i in range(1, 13)]
+        assert len(await client.list_sessions(cwd="/nowhere")) == 0
+        resumed = await client.resume_session("stored-3", "/tmp", replay=True)
+        assert resumed.model.text() == "answer 3"
+        assert all(e.replayed for e in resumed.updates if e.tag != "state_update")
+        assert any(e.replayed for e in resumed.updates)
+        session = await client.new_session(cwd=str(tmp_path), additional_directories=["/tmp"])
+        assert (await session.run("one")).text == "one"
+        await session.cancel()  # idle: nothing to confirm
+        await session.close()
+        await client.delete_session("stored-4")
+        assert "stored-4" not in [s.session_id for s in await client.list_sessions()]
+        assert await client.request("_acp_lite_test/echo", {"a": 1}) == {"echo": {"a": 1}}
+        with pytest.raises(MethodNotFound) as info:
+            await client.request("x/unknown", {"a": 1})
+        assert info.value.method == "x/unknown" and info.value.code == -32601
+        await client.notify("_acp_lite_test/hello", {"b": 2})
+        methods = [m["method"] for d, m in wire(client) if d == "send" and "method" in m]
+        for method in (
+            "initialize",
+            "session/list",
+            "session/resume",
+            "session/new",
+            "session/prompt",
+            "session/cancel",
+            "session/close",
+            "session/delete",
+            "_acp_lite_test/echo",
+            "_acp_lite_test/hello",
+        ):
+            assert method in methods
+
+
+async def test_login_logout_and_session_methods() -> None:
+    async with aio.connect(agent("auth_required"), limits=FAST) as client:
+        assert client.auth_methods, "the agent advertises an auth method"
+        method_id = client.auth_methods[0].method_id
+        await client.login(method_id)
+        session = await client.new_session(cwd="/tmp")
+        for call in (
+            session.set_config_option("mode", "fast"),
+            session.cancel_tool_call("call-1"),
+            session.cancel_terminal("term-1"),
+        ):
+            try:
+                await call
+            except Exception as exc:  # the agent may not implement these: a RequestError
+                assert getattr(exc, "code", None) is not None, exc
+        await client.logout()
+        sent = [m.get("method") for d, m in wire(client) if d == "send"]
+        assert {"auth/login", "auth/logout", "session/set_config_option"} <= set(sent)
+        assert {"tool_call/cancel", "terminal/cancel"} <= set(sent)
+
+
+async def test_prompt_message_id_with_updates_before_the_response() -> None:
+    async with aio.connect(agent("updates_before_response"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        turn = await session.run("hi")
+        assert turn.text == "Output before the response."
+        assert turn.message_id is not None
+        recv = [m for d, m in wire(client) if d == "recv"]
+        i_resp = next(i for i, m in enumerate(recv) if m.get("result", {}).get("messageId"))
+        before = [m["params"]["update"]["sessionUpdate"] for m in recv[:i_resp] if "params" in m]
+        assert "agent_message_chunk" in before and "user_message" in before
+
+
+async def test_prompt_with_updates_after_the_response() -> None:
+    async with aio.connect(agent("streaming"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        sub = await session.prompt("hi")
+        assert sub.status == "inserted" and sub.message_id
+        turn_events_at_response = len(session.updates)
+        await session.wait_idle()
+        await session._wait_until(lambda: sub.done, timeout=5, awaited="done")
+        assert len(session.updates) > turn_events_at_response
+        assert "chunks" in session.text(sub)
+
+
+async def test_session_updates_before_session_new_response_are_kept() -> None:
+    async with aio.connect(agent("updates_before_session_response"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        assert [e.tag for e in session.updates] == ["available_commands_update", "state_update"]
+        assert session.model.is_quiet  # the early idle + background [] was applied
+        assert [c.name for c in session.model.available_commands] == ["help"]
+        assert not [e for e in client.events if e.kind == "unknown_session_update"]
+
+
+async def test_update_for_a_never_opened_session_goes_to_the_client_log() -> None:
+    async with aio.connect(agent("broken_wrong_session_id"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        await session.run("x")
+        (event,) = [e for e in client.events if e.kind == "unknown_session_update"]
+        assert event.session_id == "sess-does-not-exist"
+
+
+async def test_prompt_while_running_is_sent_and_held_by_the_agent() -> None:
+    async with aio.connect(agent("queueing"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        first = await session.prompt("first")
+        second = await session.submit("second")  # during active work: never refused locally
+        assert second.status == "pending"
+        await session.wait_inserted(second)
+        assert second.status == "inserted"
+        await session._wait_until(lambda: second.done, timeout=5, awaited="second done")
+        assert first.done and session.text(first) == "first"
+        assert session.text(second) == "second"
+
+
+async def test_cancel_request_withdraws_a_held_prompt() -> None:
+    async with aio.connect(agent("queueing"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        await session.prompt("first")
+        held = await session.submit("held")
+        assert session.withdraw(held)
+        with pytest.raises(PromptRejected) as info:
+            await session.wait_inserted(held)
+        assert info.value.code == -32800
+        assert held.status == "rejected"
+        await session.wait_idle()
+        sent = [m for d, m in wire(client) if d == "send"]
+        withdraw = {"requestId": held.request_id}
+        assert {"jsonrpc": "2.0", "method": "$/cancel_request", "params": withdraw} in sent
+
+
+async def test_timeout_on_prompt_withdraws_it() -> None:
+    async with aio.connect(agent("hang"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        t0 = time.monotonic()
+        with pytest.raises(Timeout) as info:
+            await session.run("anything", timeout=0.3)
+        assert time.monotonic() - t0 < 2
+        msg = str(info.value)
+        assert "session/prompt" in msg and "0.3s" in msg
+        assert info.value.state == "running" and info.value.session_id == session.id
+        sent = [m.get("method") for d, m in wire(client) if d == "send"]
+        assert "$/cancel_request" in sent
+
+
+async def test_agent_that_never_answers_initialize() -> None:
+    limits = FAST.__class__(connect_timeout=0.3, close_grace=0.2, terminate_grace=0.5)
+    with pytest.raises(Timeout) as info:
+        async with aio.connect(agent("unresponsive"), limits=limits):
+            pass
+    assert "initialize" in str(info.value)
+    assert "[agent] ready" in "\n".join(info.value.stderr_tail)
+
+
+async def test_unsupported_protocol_version_closes() -> None:
+    with pytest.raises(UnsupportedProtocolVersion) as info:
+        async with aio.connect(agent("wrong_protocol_version"), limits=FAST):
+            pass
+    assert info.value.version == 1
+
+
+async def test_crash_mid_turn_fails_every_waiter_at_once() -> None:
+    async with aio.connect(agent("crash"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        other = await client.new_session(cwd="/tmp")
+        t0 = time.monotonic()
+        errors: list[BaseException] = []
+
+        async def wait_other() -> None:
+            try:
+                await other.wait_quiet(timeout=5)
+            except AgentExited as exc:
+                errors.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(wait_other)
+            with pytest.raises(AgentExited) as info:
+                await session.run("boom")
+        assert time.monotonic() - t0 < 1.0
+        assert info.value.returncode == 3
+        assert any("simulated crash" in line for line in info.value.stderr_tail)
+        assert "simulated crash" in str(info.value) and info.value.session_id == session.id
+        assert len(errors) == 1
+        with pytest.raises(AgentExited):
+            await client.new_session(cwd="/tmp")
+
+
+async def test_garbage_lines_are_recorded_and_the_connection_survives() -> None:
+    async with aio.connect(agent("broken_stdout_garbage"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        turn = await session.run("x")
+        assert turn.text == "before garbage\nafter garbage"
+        errors = [e for e in client.events if e.kind == "protocol_error"]
+        assert len(errors) == 2
+        assert b"this is not JSON {" in [e.line for e in client.transcript]
+
+
+async def test_oversize_line_is_skipped_and_recorded() -> None:
+    limits = FAST.__class__(max_line_bytes=256 * 1024)
+    async with aio.connect(agent("oversize_line", "--count", "1000000"), limits=limits) as client:
+        session = await client.new_session(cwd="/tmp")
+        turn = await session.run("x")
+        assert turn.text == "Still here after the big line."
+        (event,) = [e for e in client.events if e.kind == "oversize_line"]
+        assert event.data.size > 1_000_000 and "max_line_bytes" in str(event.error)
+
+
+async def test_agent_ignoring_sigterm_is_killed_within_the_bound() -> None:
+    limits = FAST.__class__(close_grace=0.2, terminate_grace=0.2, kill_grace=1.0)
+    async with aio.connect(agent("ignore_sigterm"), limits=limits) as client:
+        session = await client.new_session(cwd="/tmp")
+        await session.run("x")
+        pid = client.pid
+        t0 = time.monotonic()
+    assert time.monotonic() - t0 < limits.shutdown_timeout + 0.5
+    assert client.returncode == -9
+    assert pid is not None
+    with pytest.raises(ProcessLookupError):  # reaped: not even a zombie is left
+        import os
+
+        os.kill(pid, 0)
+
+
+@pytest.mark.parametrize(
+    ("policy", "outcome", "text"),
+    [
+        (permissions.allow_once, {"outcome": "selected", "optionId": "allow"}, "Done"),
+        (permissions.allow_always, {"outcome": "selected", "optionId": "allow_always"}, "Done"),
+        (permissions.reject, {"outcome": "selected", "optionId": "reject"}, "did not"),
+        (permissions.cancelled, {"outcome": "cancelled"}, ""),
+    ],
+)
+async def test_permission_answered_by_policies(policy: Any, outcome: Any, text: str) -> None:
+    async with aio.connect(agent("tool_call_permission"), limits=FAST, on_permission=policy) as c:
+        session = await c.new_session(cwd="/tmp")
+        turn = await session.run("go")
+        answers = [m for d, m in wire(c) if d == "send" and "result" in m]
+        assert answers == [
+            {"jsonrpc": "2.0", "id": answers[0]["id"], "result": {"outcome": outcome}}
+        ]
+        assert text in turn.text
+        # The permission's tool call was applied to the model like a tool_call_update.
+        assert session.model.entity("tool_call", "call-1") is not None
+
+
+async def test_permission_default_policy_and_plugin_hooks() -> None:
+    calls: list[str] = []
+
+    class Plugin:
+        @hookimpl
+        def acp_permission_request(self, request: Any, session: Any) -> Any:
+            calls.append(request.title)
+            return permissions.option_of_kind(request, "allow_once")
+
+        @hookimpl
+        def acp_session_update(self, session: Any, event: Any) -> None:
+            calls.append(event.tag)
+
+    async with aio.connect(agent("tool_call_permission"), limits=FAST, plugins=[Plugin()]) as c:
+        turn = await (await c.new_session(cwd="/tmp")).run("go")
+        assert "Done" in turn.text and "Allow writing notes.txt?" in calls
+        assert "state_update" in calls
+    async with aio.connect(agent("tool_call_permission"), limits=FAST) as c:
+        turn = await (await c.new_session(cwd="/tmp")).run("go")
+        assert "did not" in turn.text  # the default policy rejects
+
+
+async def test_blocking_permission_callable_runs_off_the_trio_thread() -> None:
+    trio_thread = threading.get_ident()
+    seen: list[int] = []
+
+    def ask_slowly(request: Any, session: Any) -> str | None:
+        seen.append(threading.get_ident())
+        time.sleep(0.2)  # blocks: must not stall the connection
+        return permissions.allow_once(request, session)
+
+    async with aio.connect(
+        agent("tool_call_permission"), limits=FAST, on_permission=ask_slowly
+    ) as c:
+        session = await c.new_session(cwd="/tmp")
+        turn = await session.run("go")
+        assert "Done" in turn.text
+        assert seen and seen[0] != trio_thread
+        assert "requires_action" in [getattr(e.update, "state", None) for e in turn.updates]
+
+
+async def test_cancel_answers_a_pending_permission_cancelled() -> None:
+    release = threading.Event()
+    try:
+        async with aio.connect(
+            agent("tool_call_permission"),
+            limits=FAST,
+            on_permission=lambda r, s: release.wait(10) and None,
+        ) as client:
+            session = await client.new_session(cwd="/tmp")
+            sub = await session.prompt("go")
+            await session._wait_until(
+                lambda: session.state == "requires_action", timeout=5, awaited="requires_action"
+            )
+            await session.cancel(wait=True, timeout=5)
+            assert session.stop_reason == "cancelled" and sub.done
+            sent = [m for d, m in wire(client) if d == "send"]
+            cancel_at = sent.index(
+                {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session.id}}
+            )
+            assert sent[cancel_at + 1]["result"] == {"outcome": {"outcome": "cancelled"}}
+    finally:
+        release.set()
+
+
+async def test_elicitation_default_decline_and_accept_callable() -> None:
+    async with aio.connect(agent("elicitation"), limits=FAST) as client:
+        turn = await (await client.new_session(cwd="/tmp")).run("x")
+        assert turn.text == "No problem."
+    accept = permissions.accept({"name": "Ada"})
+    async with aio.connect(agent("elicitation"), limits=FAST, on_elicitation=accept) as client:
+        turn = await (await client.new_session(cwd="/tmp")).run("x")
+        assert turn.text == "Thanks!"
+
+
+async def test_callback_error_is_answered_and_logged() -> None:
+    def broken(request: Any, session: Any) -> str:
+        raise RuntimeError("oops")
+
+    async with aio.connect(agent("tool_call_permission"), limits=FAST, on_permission=broken) as c:
+        session = await c.new_session(cwd="/tmp")
+        await session.prompt("go")
+        with trio.fail_after(5):
+            while not [e for e in c.events if e.kind == "callback_error"]:
+                await trio.sleep(0.01)
+        errors = [m for d, m in wire(c) if d == "send" and "error" in m]
+        assert errors and "oops" in errors[0]["error"]["message"]
+
+
+async def test_twenty_sessions_on_one_connection_lose_no_update() -> None:
+    n_chunks = 300
+    async with aio.connect(agent("flood", "--count", str(n_chunks)), limits=FAST) as client:
+        sessions = [await client.new_session(cwd="/tmp") for _ in range(20)]
+        turns: dict[str, Any] = {}
+
+        async def run(session: Any) -> None:
+            turns[session.id] = await session.run("go")
+
+        async with trio.open_nursery() as nursery:
+            for session in sessions:
+                nursery.start_soon(run, session)
+        for session in sessions:
+            chunks = [e for e in session.updates if e.tag == "agent_message_chunk"]
+            assert len(chunks) == n_chunks, session.id
+            assert turns[session.id].stop_reason == "end_turn"
+        assert not client.events
+
+
+async def test_iteration_and_on_update_callbacks() -> None:
+    async with aio.connect(agent("streaming"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        trio_thread = threading.get_ident()
+        seen: list[tuple[str, int]] = []
+        unsubscribe = session.on_update(lambda e: seen.append((e.tag, threading.get_ident())))
+        iterated: list[str] = []
+
+        async def iterate() -> None:
+            async for event in session:
+                iterated.append(event.tag)
+                if isinstance(event.update, IdleStateUpdate):
+                    return
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(iterate)
+            turn = await session.run("x")
+        with trio.fail_after(5):
+            while len(seen) < len(turn.updates):
+                await trio.sleep(0.01)
+        unsubscribe()
+        tags = [e.tag for e in turn.updates]
+        assert iterated == tags and [t for t, _ in seen] == tags
+        assert all(thread != trio_thread for _, thread in seen)
+
+
+async def test_extension_notification_reaches_hooks_and_log() -> None:
+    got: list[Any] = []
+
+    class Plugin:
+        @hookimpl
+        def acp_extension_notification(self, client: Any, method: str, params: Any) -> None:
+            got.append((method, params))
+
+    line = '{"jsonrpc":"2.0","method":"_acme/ping","params":{"n":1}}'
+    script = {"turns": [{"steps": [{"type": "raw", "text": line}, {"type": "text", "text": "ok"}]}]}
+    async with aio.connect(scripted(script), limits=FAST, plugins=[Plugin()]) as client:
+        await (await client.new_session(cwd="/tmp")).run("x")
+        assert got == [("_acme/ping", {"n": 1})]
+        assert [e.method for e in client.events if e.kind == "extension_notification"] == [
+            "_acme/ping"
+        ]
+
+
+async def test_connect_streams_over_an_open_pair_of_streams() -> None:
+    process = await aio.AgentProcess.start(agent("echo"), limits=FAST)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(process.read_stderr)
+        async with aio.connect_streams(process.stdin, process.stdout, limits=FAST) as client:
+            turn = await (await client.new_session(cwd="/tmp")).run("over streams")
+            assert turn.text == "over streams" and client.pid is None
+        assert await process.aclose() == 0
+
+
+async def test_requests_cancelled_by_the_agent_raise_request_cancelled_type() -> None:
+    # -32800 on a non-prompt request maps to RequestCancelled.
+    from acp_lite.errors import request_error_from
+
+    assert isinstance(request_error_from(-32800, "c", method="session/new"), RequestCancelled)
