@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
-from acp_lite.testing import scenarios
+from acp_lite.testing import __version__, scenarios
 from acp_lite.testing._state import (
     NOT_REPLAYED,
     BackgroundItem,
@@ -353,8 +353,6 @@ class Agent:
             version = PROTOCOL_VERSION
         capabilities = params.get("capabilities")
         self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        from acp_lite.testing import __version__
-
         return {
             "protocolVersion": version,
             "info": {**AGENT_INFO, "version": __version__},
@@ -454,11 +452,8 @@ class Agent:
         if cwd != session.cwd:
             raise RpcError(INVALID_PARAMS, f"cwd {cwd!r} is not the session's cwd {session.cwd!r}")
         replay_from = params.get("replayFrom")
-        if (
-            replay_from is not None
-            and replay_from != {"type": "start"}
-            and not (isinstance(replay_from, dict) and replay_from.get("type") == "start")
-        ):
+        replay = isinstance(replay_from, dict) and replay_from.get("type") == "start"
+        if replay_from is not None and not replay:
             # Schema: reject unsupported cursors with -32602, never resume without replay.
             raise RpcError(INVALID_PARAMS, f"Unsupported replayFrom {replay_from!r}")
         session.additional_directories = [
@@ -466,7 +461,7 @@ class Agent:
             for p in _list(params, "additionalDirectories")
         ]
         session.open = True
-        if replay_from is not None:
+        if replay:
             for update in list(session.history):
                 params_out = {"sessionId": session.id, "update": update}
                 self.wire.send(notification("session/update", params_out))
@@ -557,26 +552,26 @@ class Agent:
 
     # -- methods: background work ---------------------------------------------
 
-    def cancel_tool_call(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+    def cancel_tool_call(self, request_id: Any, params: dict[str, Any]) -> Any:
         """``tool_call/cancel`` for a cancellable background tool call."""
-        return self._cancel_item(params, "tool_call", params.get("toolCallId"))
+        return self._cancel_item(request_id, params, "tool_call", params.get("toolCallId"))
 
-    def cancel_terminal(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+    def cancel_terminal(self, request_id: Any, params: dict[str, Any]) -> Any:
         """``terminal/cancel`` for a cancellable background terminal."""
-        return self._cancel_item(params, "terminal", params.get("terminalId"))
+        return self._cancel_item(request_id, params, "terminal", params.get("terminalId"))
 
-    def _cancel_item(self, params: dict[str, Any], kind: str, item_id: Any) -> dict[str, Any]:
-        # Schema CancelToolCallRequest: respond once accepted, then confirm with a
-        # final update; unknown, final or not cancellable -> -32602.
+    def _cancel_item(self, request_id: Any, params: dict[str, Any], kind: str, item_id: Any) -> Any:
+        # Schema CancelToolCallRequest / CancelTerminalRequest: respond once the
+        # cancellation is accepted, then confirm it with the final update;
+        # unknown, already final or not cancellable -> -32602.
         session = self.session_for(params)
         with self.cond:
             item: BackgroundItem | None = session.background.get(str(item_id))
         if item is None or item.kind != kind or not item.cancellable or item.stop.is_set():
             raise RpcError(INVALID_PARAMS, f"{kind} {item_id!r} is not cancellable")
-        # The response goes out before the final update: set the stop flag only
-        # once this handler returned (the reader sends the reply right after).
-        threading.Timer(0.01, item.stop.set).start()
-        return {}
+        self.reply(request_id, {})
+        item.stop.set()  # its thread now sends the final update and a new snapshot
+        return DEFERRED
 
 
 def _absolute_path(value: Any, name: str) -> str:

@@ -60,9 +60,11 @@ class AgentProcess:
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def wait_for(self, predicate: Callable[[Any], bool], timeout: float = TIMEOUT) -> Any:
-        """The first message (already received or future) matching ``predicate``."""
-        for message in list(self.messages):
+    def wait_for(
+        self, predicate: Callable[[Any], bool], timeout: float = TIMEOUT, since: int = 0
+    ) -> Any:
+        """The first message (already received or future, from index ``since``) matching."""
+        for message in self.messages[since:]:
             if predicate(message):
                 return message
         deadline = time.monotonic() + timeout
@@ -158,3 +160,32 @@ class AgentProcess:
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def drive_turn(agent: AgentProcess, session_id: str, text: str) -> int:
+    """Prompt and run to idle, answering permission (first option) and
+    elicitation (accept) requests; returns the prompt's request id."""
+    answered: set[Any] = set()
+    request_id = agent.prompt(session_id, text)
+
+    def step(message: Any) -> bool:
+        if not isinstance(message, dict):
+            return False
+        method = message.get("method")
+        if "id" in message and message["id"] not in answered:
+            if method == "session/request_permission":
+                option = message["params"]["options"][0]["optionId"]
+                outcome = {"outcome": "selected", "optionId": option}
+                answered.add(message["id"])
+                agent.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
+            elif method == "elicitation/create":
+                result = {"action": "accept", "content": {"name": "Ada"}}
+                answered.add(message["id"])
+                agent.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        if method != "session/update" or message["params"]["sessionId"] != session_id:
+            return False
+        update = message["params"]["update"]
+        return bool(update.get("sessionUpdate") == "state_update" and "stopReason" in update)
+
+    agent.wait_for(step)
+    return request_id

@@ -1,0 +1,186 @@
+"""Scripts: loading from JSON and TOML, errors, and running them in the agent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from acp_lite.testing import (
+    Fail,
+    Insert,
+    Permission,
+    Reject,
+    Script,
+    ScriptError,
+    Stop,
+    Text,
+    Turn,
+    Update,
+    agent_command,
+    load_script,
+)
+
+from ._agentproc import AgentProcess, drive_turn
+
+Spawn = Callable[..., AgentProcess]
+
+TOML_SCRIPT = """
+name = "toml-demo"
+page_size = 2
+
+[[turns]]
+steps = [
+  { type = "text", chunks = ["Hello", " from TOML"] },
+  { type = "permission", title = "Run it?", branches.reject_once = [
+      { type = "stop", stop_reason = "refusal" } ] },
+]
+
+[[turns]]
+running = true
+steps = [{ type = "fail", code = -32000, message = "login needed" }]
+"""
+
+JSON_SCRIPT = {
+    "name": "json-demo",
+    "turns": [
+        [
+            {"type": "update", "update": {"sessionUpdate": "notice", "severity": "info",
+                                          "title": "turn {{turn}} of {{session_id}}"}},
+            {"type": "echo", "prefix": "you said: "},
+        ],
+        {"steps": [{"type": "reject", "code": -32602, "message": "no more"}]},
+    ],
+}  # fmt: skip
+
+
+def test_toml_script_loads_to_objects(tmp_path: Path) -> None:
+    path = tmp_path / "demo.toml"
+    path.write_text(TOML_SCRIPT)
+    script = load_script(path)
+    assert script.name == "toml-demo"
+    assert script.page_size == 2
+    first = script.turns[0].steps
+    assert first[0] == Text(chunks=["Hello", " from TOML"])
+    assert isinstance(first[1], Permission)
+    assert first[1].branches == {"reject_once": [Stop(stop_reason="refusal")]}
+    assert script.turns[1] == Turn(steps=[Fail(code=-32000, message="login needed")])
+
+
+def test_toml_script_runs_in_the_agent(spawn: Spawn, tmp_path: Path) -> None:
+    path = tmp_path / "demo.toml"
+    path.write_text(TOML_SCRIPT)
+    agent = spawn(script=path)
+    sid = agent.start_session()
+    agent.prompt(sid, "hi")
+    request = agent.agent_request("session/request_permission")
+    agent.send({"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {
+        "outcome": "selected", "optionId": "reject"}}})  # fmt: skip
+    assert agent.wait_idle(sid)["stopReason"] == "refusal"
+    texts = [u["content"]["text"] for u in agent.updates(sid)
+             if u["sessionUpdate"] == "agent_message_chunk"]  # fmt: skip
+    assert texts == ["Hello", " from TOML"]
+    since = len(agent.messages)
+    agent.prompt(sid, "again")
+    idle = agent.wait_for(
+        lambda m: (
+            m.get("method") == "session/update"
+            and m["params"]["update"].get("stopReason") == "error"
+        ),
+        since=since,
+    )
+    assert idle["params"]["update"]["error"] == {"code": -32000, "message": "login needed"}
+
+
+def test_json_script_runs_with_placeholders_and_rejects(spawn: Spawn, tmp_path: Path) -> None:
+    path = tmp_path / "demo.json"
+    path.write_text(json.dumps(JSON_SCRIPT))
+    agent = spawn(script=path)
+    sid = agent.start_session()
+    drive_turn(agent, sid, "ping pong")
+    updates = agent.updates(sid)
+    assert updates[2]["title"] == f"turn 1 of {sid}"
+    texts = [u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert texts == ["you said: ", "ping ", "pong"]
+    before = len(agent.updates(sid))
+    rejected = agent.response(agent.prompt(sid, "again"))
+    assert rejected["error"] == {"code": -32602, "message": "no more"}
+    assert agent.call("_sync") == {"echo": {}}
+    assert len(agent.updates(sid)) == before  # rejected first: no work, no state change
+
+
+def test_script_object_passed_inline(spawn: Spawn) -> None:
+    script = Script(
+        turns=[
+            Turn(
+                steps=[
+                    Insert(respond=False),
+                    Update(update={"sessionUpdate": "usage_update", "used": 1, "size": 10}),
+                    Reject(),  # after insertion this cannot reject: the work fails instead
+                ]
+            )
+        ]
+    )
+    agent = spawn(script=script)
+    sid = agent.start_session()
+    rid = drive_turn(agent, sid, "x")
+    assert agent.response(rid)["result"] == {"messageId": "user-1"}
+    assert agent.updates(sid)[-1]["stopReason"] == "error"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"turns": [[{"type": "dance"}]]}, "unknown step type 'dance'"),
+        (
+            {"turns": [[{"type": "text", "txt": "x"}]]},
+            r"turns\[0\]\.steps\[0\] \(text\): unknown key\(s\) txt",
+        ),
+        ({"turns": [[{"type": "sleep"}]]}, "seconds"),
+        ({"turns": [{"steps": [{"type": "permission", "branches": {"a": [{}]}}]}]}, "branches.a"),
+        ({"turns": "x"}, "'turns' must be a list"),
+        ({"while_busy": "later"}, "while_busy"),
+        ({"colour": "red"}, "unknown key"),
+    ],
+)
+def test_script_errors_say_where(data: dict[str, object], message: str) -> None:
+    with pytest.raises(ScriptError, match=message):
+        Script.from_dict(data)
+
+
+def test_bad_script_file_exits_2_with_a_message(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("turns = [[{ type = 'nope' }]]")
+    argv = agent_command(script=path)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    assert done.returncode == 2
+    assert "bad.toml" in done.stderr
+    assert "unknown step type 'nope'" in done.stderr
+    assert done.stdout == ""
+
+
+def test_unknown_scenario_exits_2_and_list_scenarios_lists_them() -> None:
+    done = subprocess.run(
+        agent_command("nope"), capture_output=True, text=True, timeout=10, check=False
+    )
+    assert done.returncode == 2
+    assert "unknown scenario 'nope'" in done.stderr
+    listing = subprocess.run(
+        [sys.executable, "-m", "acp_lite.testing.agent", "--list-scenarios"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
+    names = [line.split()[0] for line in listing.stdout.splitlines()]
+    assert "echo" in names
+    assert "broken_no_running" in names
+
+
+def test_agent_command_rejects_two_sources() -> None:
+    with pytest.raises(ValueError, match="either"):
+        agent_command("echo", script=Script())
