@@ -711,7 +711,8 @@ class Emitter:
             if cls.lenient:
                 self.w("    error: str | None = None")
                 self.w(
-                    '    """Why a *known* tag failed to structure; ``None`` for an unknown tag."""'
+                    '    """Why a known tag failed to structure, or why the tag is missing (then'
+                    ' the tag reads ``\'\'``); ``None`` for a well-formed unknown tag."""'
                 )
         elif cls.base is None:
             self.w("    extra: dict[str, Any] = attrs.field(factory=dict)")
@@ -927,6 +928,10 @@ def _is_any(v: Any) -> bool:
             w(f"    tag: Any = d.get({u.tag!r})")
             w(f"    fn = _T_{u.name}.get(tag) if type(tag) is str else None")
             w("    if fn is None:")
+            if u.lenient:
+                w("        if type(tag) is not str:")
+                w(f"            msg = {'missing or non-string ' + repr(u.tag)!r}")
+                w(f"            return {u.fallback}({snake(u.tag)}='', raw=d, error=msg)")
             if u.untagged:
                 w("        if tag is None:")
                 for t in u.untagged:

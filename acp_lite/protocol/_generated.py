@@ -5965,7 +5965,7 @@ class UnrecognizedSessionUpdate:
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
     error: str | None = None
-    """Why a *known* tag failed to structure; ``None`` for an unknown tag."""
+    """Why a known tag failed to structure, or why the tag is missing (then the tag reads ``''``); ``None`` for a well-formed unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -12295,6 +12295,9 @@ def _s_SessionUpdate(d: Any, _: Any = None) -> SessionUpdate:
     tag: Any = d.get("sessionUpdate")
     fn = _T_SessionUpdate.get(tag) if type(tag) is str else None
     if fn is None:
+        if type(tag) is not str:
+            msg = "missing or non-string 'sessionUpdate'"
+            return UnrecognizedSessionUpdate(session_update="", raw=d, error=msg)
         return _s_UnrecognizedSessionUpdate(d)
     try:
         return fn(d)  # type: ignore[no-any-return]

@@ -43,7 +43,7 @@ UPDATES: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize("wire", UPDATES)
 def test_converter_round_trips_updates(wire: dict[str, Any]) -> None:
-    obj = converter.structure(wire, SessionUpdate)  # type: ignore[arg-type]
+    obj: SessionUpdate = converter.structure(wire, SessionUpdate)  # type: ignore[arg-type]
     assert converter.unstructure(obj) == wire
     assert unstructure(structure_update(wire)) == wire
 
@@ -78,6 +78,13 @@ def test_malformed_known_update_is_kept_with_error() -> None:
     assert isinstance(got, UnrecognizedSessionUpdate)
     assert got.error is not None and "messageId" in got.error
     assert unstructure(got) == wire
+
+
+def test_update_without_tag_is_kept_with_error() -> None:
+    got = structure_update({"messageId": "m"})
+    assert isinstance(got, UnrecognizedSessionUpdate)
+    assert got.session_update == "" and got.error is not None
+    assert unstructure(got) == {"messageId": "m"}
 
 
 def test_non_object_raises_wire_error() -> None:
