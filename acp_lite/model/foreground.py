@@ -48,6 +48,9 @@ class Foreground:
         # see removals against the last list that was actually reported.
         self.listed: set[tuple[str, str]] = set()
         self._background_reported = False
+        # Between session/resume and its response, state updates are the resume
+        # snapshot: they report the current state without implying a transition.
+        self.resyncing = False
 
     # ---------------------------------------------------------------- applying
 
@@ -83,10 +86,15 @@ class Foreground:
             )
         # `unknown` after a known idle restores idle without implying work ended.
         was_busy = prev != IDLE and not (prev == UNKNOWN and self.last_known_state == IDLE)
-        # A repeated idle without a new stop reason is not a new completion.
+        # A repeated idle without a new stop reason is not a new completion; one with
+        # a new stop reason ends work that was never reported busy.
         ends = was_busy or (reason is not None and reason != self.stop_reason)
         self.state = IDLE
         self.last_known_state = IDLE
+        if self.resyncing:
+            self.stop_reason = reason
+            self.error = update.error if reason == "error" and update.error is not UNSET else None
+            return
         if not ends:
             return
         error = update.error if reason == "error" else None

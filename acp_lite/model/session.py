@@ -231,8 +231,10 @@ class SessionModel:
         return self._fg.cancel_hint()
 
     def resume_requested(self) -> None:
-        """``session/resume`` was sent: its response must follow a state snapshot."""
+        """``session/resume`` was sent: until its response, state updates are the resume
+        snapshot (no transition, no completion), and one must arrive before it."""
         self._resume_state_mark = self._fg.updates
+        self._fg.resyncing = True
 
     def setup_response(self, result: Any = None, *, resumed: bool = False) -> None:
         """The ``session/new`` (or, with ``resumed``, ``session/resume``) response arrived.
@@ -249,6 +251,8 @@ class SessionModel:
             self._config_options = list(config)
         if isinstance(commands, list) and not self._commands_reported:
             self._available_commands = list(commands)
+        if resumed:
+            self._fg.resyncing = False
         if resumed and self._resume_state_mark is not None:
             if self._fg.updates == self._resume_state_mark:
                 self._violate(

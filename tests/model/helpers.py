@@ -12,7 +12,7 @@ _OMIT: Any = object()
 
 def decode(d: dict[str, Any]) -> Any:
     """Structure one ``update`` dict exactly as the connection would."""
-    return converter.structure(d, SessionUpdate)
+    return converter.structure(d, SessionUpdate)  # type: ignore[arg-type]
 
 
 def feed(model: SessionModel, *updates: dict[str, Any], replayed: bool = False) -> None:

@@ -324,6 +324,7 @@ def test_usage_used_size_replaced_cost_patched() -> None:
     assert m.usage is None
     base = {"sessionUpdate": "usage_update"}
     feed(m, {**base, "used": 10, "size": 100, "cost": {"amount": 0.5, "currency": "USD"}})
+    assert m.usage is not None
     assert (m.usage.used, m.usage.size, m.usage.cost.amount) == (10, 100, 0.5)
     feed(m, {**base, "used": 20, "size": 100})  # cost omitted: unchanged
     assert (m.usage.used, m.usage.cost.amount) == (20, 0.5)
