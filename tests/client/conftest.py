@@ -1,0 +1,60 @@
+"""Helpers for the blocking-client tests: real reference-agent subprocesses over pipes."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from acp_lite.limits import Limits
+
+#: Short timeouts keep failing tests fast; the shutdown ladder stays bounded.
+FAST = Limits(default_timeout=10.0, close_grace=1.0, terminate_grace=0.5, kill_grace=1.0)
+
+
+def portal_threads() -> list[threading.Thread]:
+    """Live client event-loop threads (named ``acp-lite-<agent>``)."""
+    return [t for t in threading.enumerate() if t.name.startswith("acp-lite-")]
+
+
+def foreign_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    """Threads started since ``before`` other than trio's worker-thread cache.
+
+    trio keeps idle ``to_thread`` workers ("Trio thread N") for a few seconds; they
+    are shared by the whole process and exit on their own.
+    """
+    return [
+        t
+        for t in threading.enumerate()
+        if t not in before and t.is_alive() and not t.name.startswith("Trio thread")
+    ]
+
+
+def process_gone(pid: int) -> bool:
+    """``True`` when ``pid`` no longer exists (exited *and* reaped: no zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def wait_for(predicate: object, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    assert callable(predicate)
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return bool(predicate())
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads() -> Iterator[None]:
+    """Every test must leave no client thread behind."""
+    before = set(threading.enumerate())
+    yield
+    assert wait_for(lambda: not foreign_threads(before), 5.0), foreign_threads(before)

@@ -1,0 +1,263 @@
+"""The blocking Client / Session against real reference-agent subprocesses."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import time
+
+import pytest
+
+import acp_lite.client as blocking
+from acp_lite._portal import PortalClosed
+from acp_lite.aio import AsyncClient, AsyncSession
+from acp_lite.errors import AgentExited, AgentStartFailed, Timeout, UnsupportedProtocolVersion
+from acp_lite.hookspec import hookimpl
+from acp_lite.testing import agent_command
+from acp_lite.turn import Turn
+
+from .conftest import FAST, portal_threads, process_gone, wait_for
+
+
+def _public(cls: type) -> set[str]:
+    return {name for name in dir(cls) if not name.startswith("_")}
+
+
+def test_sync_names_mirror_async_names() -> None:
+    """httpx style: every public AsyncClient/AsyncSession name exists on the sync side."""
+    assert _public(AsyncClient) - {"aclose"} <= _public(blocking.Client)
+    assert "close" in _public(blocking.Client)
+    assert _public(AsyncSession) <= _public(blocking.Session)
+    for name in _public(AsyncSession):
+        amember = getattr(AsyncSession, name)
+        member = getattr(blocking.Session, name)
+        if inspect.iscoroutinefunction(amember):
+            # Same parameters, not async.
+            assert not inspect.iscoroutinefunction(member), name
+            aparams = list(inspect.signature(amember).parameters)
+            params = list(inspect.signature(member).parameters)
+            assert aparams == params[: len(aparams)], (name, aparams, params)
+
+
+def test_echo_round_trip_and_reads() -> None:
+    with blocking.connect(agent_command("echo"), limits=FAST) as client:
+        assert client.protocol_version == 2
+        assert client.agent_info.name == "acp-lite-reference-agent"
+        session = client.new_session(cwd="/tmp")
+        assert client.sessions == {session.id: session}
+        assert client.session(session.id) is session
+        turn = session.run("hello blocking world")
+        assert isinstance(turn, Turn)
+        assert turn.stop_reason == "end_turn" and turn.error is None
+        assert turn.text == "hello blocking world"
+        assert turn.message_id == turn.submission.message_id is not None
+        tags = [event.tag for event in turn.updates]
+        assert "agent_message_chunk" in tags and tags[-1] == "state_update"
+        assert session.state == "idle" and session.stop_reason == "end_turn"
+        assert session.text() == "hello blocking world"
+        assert session.text(turn.submission) == "hello blocking world"
+        assert len(session.updates) >= len(turn.updates)
+        assert [e.kind for e in session.timeline][:2] == ["user_message", "agent_message"]
+        assert client.request("_acp_lite/ping", {"n": 1}) == {"echo": {"n": 1}}
+        client.notify("_acp_lite/hello", {"x": 1})
+        assert any("ready" in line for line in client.stderr_tail())
+        sent = [e.json().get("method") for e in client.transcript if e.direction == "send"]
+        assert sent[:2] == ["initialize", "session/new"] and "_acp_lite/hello" in sent
+        pid = client.pid
+        assert pid is not None
+    assert client.closed
+    assert client.returncode is not None and process_gone(pid)
+    assert not portal_threads()
+    with pytest.raises(PortalClosed):
+        session.run("after close")
+    # Reads still work after close (nothing mutates the state any more).
+    assert session.text() == "hello blocking world"
+    assert len(client.transcript) > 0
+
+
+def test_prompt_then_wait_idle_and_submit() -> None:
+    with blocking.connect(agent_command("streaming"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        submission = session.prompt("one two three")
+        assert submission.status == "inserted" and submission.message_id
+        session.wait_idle()
+        assert submission.done and submission.stop_reason == "end_turn"
+        pending = session.submit("again")
+        assert session.wait_inserted(pending) is pending
+        session.wait_quiet(grace=0.05)
+        assert pending.done
+        assert session.withdraw(pending) is False  # already answered
+
+
+def test_list_resume_delete_sessions() -> None:
+    with blocking.connect(agent_command("many_sessions", count=7), limits=FAST) as client:
+        infos = client.list_sessions()
+        assert sorted(i.session_id for i in infos) == sorted(f"stored-{i}" for i in range(1, 8))
+        session = client.resume_session("stored-3", "/tmp", replay=True)
+        assert session.id == "stored-3"
+        assert session.updates and all(e.replayed for e in session.updates[:2])
+        assert "answer 3" in session.text()
+        client.delete_session("stored-4")
+        assert "stored-4" not in [i.session_id for i in client.list_sessions()]
+
+
+def test_login_when_auth_required() -> None:
+    with blocking.connect(agent_command("auth_required"), limits=FAST) as client:
+        assert client.auth_methods
+        client.login(client.auth_methods[0].method_id)
+        assert client.new_session(cwd="/tmp").id
+
+
+def test_failure_after_insertion_is_on_the_turn() -> None:
+    with blocking.connect(agent_command("failure"), limits=FAST) as client:
+        turn = client.new_session(cwd="/tmp").run("go")
+        assert turn.stop_reason == "error"
+        assert turn.error is not None
+        with pytest.raises(Exception, match="Model provider unavailable"):
+            turn.raise_for_stop()
+
+
+def test_timeout_names_what_was_awaited_and_the_state() -> None:
+    with blocking.connect(agent_command("hang"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        start = time.monotonic()
+        with pytest.raises(Timeout) as info:
+            session.run("are you there?", timeout=0.5)
+        assert time.monotonic() - start < 3
+        text = str(info.value)
+        assert "session/prompt" in text and "0.5s" in text
+        assert f"session={session.id}" in text
+        assert info.value.state == "running"
+        assert info.value.stderr_tail  # the agent's stderr is in the error
+
+
+def test_unresponsive_agent_times_out_at_connect_and_leaves_nothing() -> None:
+    start = time.monotonic()
+    with pytest.raises(Timeout, match="initialize"):
+        blocking.connect(agent_command("unresponsive"), timeout=0.5, limits=FAST)
+    assert time.monotonic() - start < 5
+    assert wait_for(lambda: not portal_threads())
+
+
+def test_unsupported_protocol_version() -> None:
+    with pytest.raises(UnsupportedProtocolVersion) as info:
+        blocking.connect(agent_command("wrong_protocol_version"), limits=FAST)
+    assert info.value.version == 1
+    assert wait_for(lambda: not portal_threads())
+
+
+def test_start_failure() -> None:
+    with pytest.raises(AgentStartFailed):
+        blocking.connect(["/nonexistent/agent-binary"], limits=FAST)
+    assert wait_for(lambda: not portal_threads())
+
+
+def test_crash_mid_turn_fails_the_waiter_quickly() -> None:
+    with blocking.connect(agent_command("crash"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        start = time.monotonic()
+        with pytest.raises(AgentExited) as info:
+            session.run("go")
+        assert time.monotonic() - start < 2
+        assert info.value.returncode == 3
+        assert any("simulated crash" in line for line in info.value.stderr_tail)
+        with pytest.raises(AgentExited):
+            session.run("again")
+        assert client.closed
+
+
+def test_cancel_with_wait_confirms() -> None:
+    with blocking.connect(agent_command("slow_cancel"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        submission = session.prompt("work")
+        session.cancel(wait=True, timeout=5)
+        assert session.state == "idle" and session.stop_reason == "cancelled"
+        assert submission.done
+
+
+def test_cancel_wait_says_so_when_never_confirmed() -> None:
+    with blocking.connect(agent_command("broken_no_idle"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        session.prompt("work")
+        with pytest.raises(Timeout, match="confirms cancellation"):
+            session.cancel(wait=True, timeout=0.3)
+
+
+def test_hook_calling_the_blocking_api_on_the_trio_thread_gets_a_clear_error() -> None:
+    errors: list[BaseException] = []
+
+    class Reentrant:
+        @hookimpl
+        def acp_session_update(self, session: blocking.Session, event: object) -> None:
+            assert isinstance(session, blocking.Session)
+            if not errors:
+                try:
+                    session.wait_idle()
+                except RuntimeError as exc:
+                    errors.append(exc)
+
+    with blocking.connect(agent_command("echo"), limits=FAST, plugins=[Reentrant()]) as client:
+        client.new_session(cwd="/tmp").run("hi")
+    assert len(errors) == 1 and "own trio thread" in str(errors[0])
+
+
+def test_connection_hooks_see_the_blocking_client() -> None:
+    seen: list[tuple[str, object]] = []
+
+    class Watcher:
+        @hookimpl
+        def acp_connection_closed(self, client: object) -> None:
+            seen.append(("closed", client))
+
+        @hookimpl
+        def acp_extension_notification(self, client: object, method: str, params: object) -> None:
+            seen.append((method, client))
+
+    with blocking.connect(agent_command("echo"), limits=FAST, plugins=[Watcher()]) as client:
+        client.new_session(cwd="/tmp")
+    assert ("closed", client) in seen
+
+
+def test_iter_updates_batches_until_close() -> None:
+    with blocking.connect(agent_command("streaming"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        session.submit("a b c d e f")
+        tags = []
+        for event in session.iter_updates(from_start=True):
+            tags.append(event.tag)
+            if event.tag == "state_update" and session.state == "idle" and len(tags) > 2:
+                break
+        assert tags.count("agent_message_chunk") >= 1
+        assert [e.index for e in session.updates][: len(tags)] == list(range(len(tags)))
+
+
+def test_iter_updates_ends_when_the_agent_exits() -> None:
+    with blocking.connect(agent_command("crash"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        session.submit("go")
+        # Ends (instead of waiting for more) once the connection is gone.
+        events = list(session.iter_updates(from_start=True))
+        assert "agent_message_chunk" in [e.tag for e in events]
+        assert client.closed
+
+
+def test_on_update_runs_off_the_trio_thread_in_order() -> None:
+    seen: list[int] = []
+    threads: set[str] = set()
+    with blocking.connect(agent_command("flood", count=3000), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        done = threading.Event()
+
+        def callback(event: object) -> None:
+            seen.append(event.index)  # type: ignore[attr-defined]
+            threads.add(threading.current_thread().name)
+            if len(seen) == len(session.updates) and session.state == "idle":
+                done.set()
+
+        unsubscribe = session.on_update(callback)
+        turn = session.run("go")
+        assert wait_for(lambda: len(seen) == len(session.updates), 5)
+        unsubscribe()
+    assert seen == list(range(len(seen)))
+    assert len(seen) == len(session.updates) >= 3000 and len(turn.updates) == len(seen)
+    assert not any(name.startswith("acp-lite-") for name in threads)
