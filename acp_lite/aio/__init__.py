@@ -12,6 +12,41 @@
             print(turn.stop_reason, turn.text)
 
     trio.run(main)
+
+Contract for the blocking facade (``acp_lite.client`` mirrors these names):
+
+* ``connect(command, *, cwd, env, inherit_env=True, timeout, client_info,
+  capabilities, on_permission, on_elicitation, plugins, limits)`` and
+  ``connect_streams(send_stream, receive_stream, **same)`` are async context
+  managers yielding an :class:`AsyncClient` after ``initialize``. ``env`` is merged
+  onto ``os.environ`` unless ``inherit_env=False``. ``timeout`` becomes
+  ``Limits.default_timeout``. The private ``_session_view`` maps an
+  :class:`AsyncSession` to what callbacks and hooks receive as ``session`` (the
+  facade passes its blocking ``Session``); ``connection.hook_client`` likewise.
+* :class:`AsyncClient`: ``protocol_version``, ``agent_info``,
+  ``agent_capabilities``, ``auth_methods``, ``transcript``, ``events`` (client
+  event log of :class:`ConnectionEvent`), ``sessions``, ``closed``, ``pid``,
+  ``returncode``, ``stderr_tail()``, ``session(id)``; async ``login``, ``logout``,
+  ``new_session``, ``resume_session``, ``list_sessions``, ``delete_session``,
+  ``request``, ``notify``, ``aclose``.
+* :class:`AsyncSession`: ``id``, ``model``, ``state``, ``stop_reason``,
+  ``updates``, ``timeline``, ``text(submission=None)``; async ``submit(content)``
+  (sent, returns the pending ``Submission``), ``wait_inserted(submission)``,
+  ``prompt(content)`` (= submit + wait_inserted), ``run(content) -> Turn``,
+  ``wait_idle``, ``wait_quiet(grace=0.5)``, ``cancel(wait=False)``,
+  ``set_config_option``, ``cancel_tool_call``, ``cancel_terminal``, ``close``,
+  ``delete``; sync ``withdraw(submission)`` (``$/cancel_request`` for a held
+  prompt), ``on_update(callback) -> unsubscribe`` (callbacks in a worker thread,
+  batched); ``async for event in session`` / ``iter_updates(from_start=False)``.
+* Every wait takes ``timeout=None`` (= ``Limits.default_timeout``). Cancelling or
+  timing out a request sends ``$/cancel_request``; its late response is still
+  applied to the model.
+* Behaviour where the issue was silent: a ``$/cancel_request`` from the agent for
+  a ``session/request_permission`` is answered with the ``cancelled`` outcome (the
+  schema says so), other withdrawn agent requests with -32800. An oversize line is
+  recorded in the transcript as its first 200 bytes + ``...<truncated>``. Lines
+  that are not JSON are not answered (usually stray logs); invalid requests with
+  an id are answered with their JSON-RPC error.
 """
 
 from acp_lite.aio._client import PROTOCOL_VERSION, AsyncClient, connect, connect_streams

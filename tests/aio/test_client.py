@@ -453,3 +453,19 @@ async def test_requests_cancelled_by_the_agent_raise_request_cancelled_type() ->
     from acp_lite.errors import request_error_from
 
     assert isinstance(request_error_from(-32800, "c", method="session/new"), RequestCancelled)
+
+
+async def test_eight_clients_at_once_lose_no_update() -> None:
+    n_chunks = 500
+    counts: list[int] = []
+
+    async def one() -> None:
+        async with aio.connect(agent("flood", "--count", str(n_chunks)), limits=FAST) as client:
+            session = await client.new_session(cwd="/tmp")
+            turn = await session.run("go")
+            counts.append(sum(1 for e in turn.updates if e.tag == "agent_message_chunk"))
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(8):
+            nursery.start_soon(one)
+    assert counts == [n_chunks] * 8
