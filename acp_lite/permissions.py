@@ -20,9 +20,10 @@ thread. Use them as ``connect(..., on_permission=permissions.allow_once)``.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeAlias
+
+from acp_lite.protocol import CreateElicitationResponse, converter
 
 __all__ = [
     "CANCELLED",
@@ -169,19 +170,16 @@ def ask(question: Callable[[Any, Any], object]) -> PermissionPolicy:
 # --- elicitation ------------------------------------------------------------------------
 
 
-def _elicitation_response(payload: dict[str, Any]) -> Any:
-    # Imported lazily: the wire layer is generated and heavy; structuring the wire
-    # dict keeps these policies correct whatever shape the generated class has.
-    protocol: Any = importlib.import_module("acp_lite.protocol")
-    return protocol.converter.structure(payload, protocol.CreateElicitationResponse)
+def _elicitation_response(payload: dict[str, Any]) -> CreateElicitationResponse:
+    return converter.structure(payload, CreateElicitationResponse)
 
 
-def decline(request: Any, session: Any) -> Any:
+def decline(request: Any, session: Any) -> CreateElicitationResponse:
     """Answer ``{"action": "decline"}``: the user said no. The default elicitation policy."""
     return _elicitation_response({"action": "decline"})
 
 
-def cancel(request: Any, session: Any) -> Any:
+def cancel(request: Any, session: Any) -> CreateElicitationResponse:
     """Answer ``{"action": "cancel"}``: dismissed without a choice."""
     return _elicitation_response({"action": "cancel"})
 
@@ -196,7 +194,7 @@ def accept(content: Mapping[str, Any] | None = None) -> ElicitationPolicy:
     if content is not None:
         payload["content"] = dict(content)
 
-    def policy(request: Any, session: Any) -> Any:
+    def policy(request: Any, session: Any) -> CreateElicitationResponse:
         return _elicitation_response(dict(payload))
 
     policy.__name__ = policy.__qualname__ = f"accept({content!r})"
