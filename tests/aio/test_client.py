@@ -469,3 +469,53 @@ async def test_eight_clients_at_once_lose_no_update() -> None:
         for _ in range(8):
             nursery.start_soon(one)
     assert counts == [n_chunks] * 8
+
+
+async def test_cancel_wait_says_so_when_the_agent_never_confirms() -> None:
+    async with aio.connect(agent("hang"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        await session.submit("x")
+        await session._wait_until(lambda: session.state == "running", timeout=5, awaited="run")
+        with pytest.raises(Timeout) as info:
+            await session.cancel(wait=True, timeout=0.2)
+        assert "confirms cancellation" in str(info.value) and info.value.state == "running"
+
+
+async def test_errors_leave_connect_unwrapped_and_close_the_agent() -> None:
+    class Boom(Exception):
+        pass
+
+    pids: list[int | None] = []
+    with pytest.raises(Boom):
+        async with aio.connect(agent("echo"), limits=FAST) as client:
+            pids.append(client.pid)
+            raise Boom
+    assert client.closed and client.returncode == 0
+
+
+CLOSES_STDOUT = r"""
+import json, os, sys, time
+req = json.loads(sys.stdin.readline())
+result = {"protocolVersion": 2, "info": {"name": "closer", "version": "0"}}
+sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}) + "\n")
+sys.stdout.flush()
+sys.stdin.readline()  # session/new: never answered
+sys.stderr.write("closing stdout now\n"); sys.stderr.flush()
+os.close(1)
+time.sleep(30)
+"""
+
+
+async def test_agent_closing_stdout_fails_waiters_within_a_second() -> None:
+    import sys
+
+    limits = FAST.__class__(close_grace=0.2, terminate_grace=0.5)
+    async with aio.connect([sys.executable, "-c", CLOSES_STDOUT], limits=limits) as client:
+        t0 = time.monotonic()
+        with pytest.raises(AgentExited) as info:
+            await client.new_session(cwd="/tmp")
+        assert time.monotonic() - t0 < 1.0
+        assert info.value.returncode is None and "closed its stdout" in str(info.value)
+        assert info.value.method == "session/new"
+        assert "closing stdout now" in info.value.stderr_tail
+    assert client.returncode == -15  # the ladder's SIGTERM
