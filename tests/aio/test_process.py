@@ -100,7 +100,7 @@ async def test_missing_command_is_agent_start_failed() -> None:
 @pytest.mark.trio
 async def test_string_command_is_refused() -> None:
     with pytest.raises(TypeError, match="no shell"):
-        await AgentProcess.start("echo hi")  # type: ignore[arg-type]
+        await AgentProcess.start("echo hi")
 
 
 def test_build_env() -> None:
