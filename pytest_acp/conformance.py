@@ -506,7 +506,7 @@ def format_violations(violations: Iterable[Violation], limit: int = 20) -> str:
     lines: list[str] = []
     items = list(violations)
     for v in items[:limit]:
-        where = f" (line {v.entry_index})" if v.entry_index is not None else ""
+        where = f" (transcript line {v.entry_index})" if v.entry_index is not None else ""
         sid = f" session {v.session_id}" if v.session_id else ""
         lines.append(f"  {v.rule}{where}{sid}: {v.message} [spec: {v.spec}]")
     if len(items) > limit:

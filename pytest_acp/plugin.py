@@ -1,1 +1,598 @@
-"""The pytest plugin module (entry point ``pytest11: acp``)."""
+"""The pytest plugin (entry point ``pytest11: acp``; disable with ``-p no:acp``).
+
+Fixtures: ``acp_agent_command``, ``acp_timeout``, ``acp_permission_policy``,
+``acp_elicitation_policy`` (configuration, overridable), ``acp_client``,
+``acp_session``, ``acp_async_client``, ``acp_async_session`` (trio, with
+pytest-trio), ``acp_snapshot``, ``acp_normalize`` and ``acp_transcript``.
+
+Options (``pytest --help``, group "acp") and ini keys share names: ``--acp-agent`` /
+``acp_agent`` ... A marker beats the command line, which beats the ini file.
+After each test that used an ACP client, its traffic is checked for conformance
+(``--acp-conformance=off|warn|strict``); when such a test fails, its report shows
+the wire transcript and the agent's stderr tail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from pytest_acp import _settings as settings
+from pytest_acp._diagnostics import (
+    render_stderr,
+    render_transcript,
+    save_transcript,
+    transcript_file,
+)
+from pytest_acp.conformance import Violation, check_transcript, format_violations
+from pytest_acp.hooks import AcpHookSpecs
+from pytest_acp.normalize import Normalizer, normalize
+from pytest_acp.snapshot import AcpSnapshotAssertion, SnapshotOptions
+
+__all__ = ["AcpConformanceError", "AcpConformanceWarning", "AgentCommand", "TestTranscript"]
+
+AgentCommand = settings.AgentCommand
+
+MARKERS = (
+    "acp_agent(argv, *, env=None, cwd=None): the ACP agent command for this test (an argv "
+    "list or a command string), extra environment variables and its working directory.",
+    "acp_timeout(seconds): default timeout of every ACP call in this test.",
+    "acp_scope(scope): share one agent process per 'module' or 'session' (default "
+    "'function': a fresh agent per test).",
+    "acp_conformance(mode): conformance checking for this test: 'off', 'warn' or 'strict'.",
+    "acp_waive(*rule_ids, reason=None): do not report these ACP conformance rules here.",
+    "acp_permission(policy): answer permission requests with 'reject' (default), "
+    "'allow_once', 'allow_always', 'cancelled' or a callable (request, session) -> option id "
+    "(pass a callable with @pytest.mark.acp_permission.with_args(fn)).",
+    "acp_elicitation(policy): answer elicitations with 'decline' (default), 'cancel' or a "
+    "callable (request, session) -> response.",
+)
+
+
+class AcpConformanceWarning(UserWarning):
+    """The agent broke ACP rules during a test (``--acp-conformance=warn``)."""
+
+
+class AcpConformanceError(AssertionError):
+    """The agent broke ACP rules during a test (``--acp-conformance=strict``)."""
+
+    def __init__(self, message: str, violations: list[Violation]) -> None:
+        super().__init__(message)
+        self.violations = violations
+
+
+# --- registration ------------------------------------------------------------------
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(AcpHookSpecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("acp", "Agent Client Protocol agents (pytest_acp)")
+    strings = {
+        "acp_agent": "agent command line (default: the acp_lite reference agent)",
+        "acp_scope": "agent process per 'function' (default), 'module' or 'session'",
+        "acp_timeout": "default timeout of ACP calls in seconds (30)",
+        "acp_conformance": "conformance checks: off, warn (default), strict",
+        "acp_permission": "permission policy: reject (default), allow_once, allow_always, "
+        "cancelled",
+        "acp_elicitation": "elicitation policy: decline (default), cancel",
+        "acp_transcripts": "directory to save every test's wire transcript (NDJSON)",
+        "acp_snapshot_view": "default acp_snapshot view: merged (default), raw, final",
+    }
+    for name, help_text in strings.items():
+        parser.addini(name, help_text, type="string", default="")
+    parser.addini("acp_env", "KEY=VALUE environment variables for the agent", type="linelist")
+    parser.addini("acp_waive", "conformance rule ids never reported", type="linelist")
+    group.addoption(
+        "--acp-agent", dest="acp_agent", metavar="CMD", help="agent command line (shell-quoted)"
+    )
+    group.addoption(
+        "--acp-env",
+        dest="acp_env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment variable for the agent (repeatable)",
+    )
+    group.addoption(
+        "--acp-scope",
+        dest="acp_scope",
+        choices=settings.SCOPES,
+        help="share one agent process per module or session (default: one per test)",
+    )
+    group.addoption(
+        "--acp-timeout", dest="acp_timeout", type=float, metavar="SECONDS", help="ACP call timeout"
+    )
+    group.addoption(
+        "--acp-conformance",
+        dest="acp_conformance",
+        choices=settings.CONFORMANCE_MODES,
+        help="check ACP conformance of each test's traffic: off, warn (default), strict",
+    )
+    group.addoption(
+        "--acp-permission",
+        dest="acp_permission",
+        choices=settings.PERMISSION_POLICIES,
+        help="answer permission requests with this policy (default: reject)",
+    )
+    group.addoption(
+        "--acp-elicitation",
+        dest="acp_elicitation",
+        choices=settings.ELICITATION_POLICIES,
+        help="answer elicitation requests with this policy (default: decline)",
+    )
+    group.addoption(
+        "--acp-transcripts",
+        dest="acp_transcripts",
+        metavar="DIR",
+        help="save every test's wire transcript as NDJSON in DIR",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    config.stash[_POOLS] = {}
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # A safety net: module/session pools close through their fixtures' teardown.
+    for pool in config.stash.get(_POOLS, {}).values():
+        pool.close()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    configured = config.getoption("acp_agent", None) or config.getini("acp_agent")
+    agent = configured or "reference agent (acp_lite.testing.agent)"
+    mode = config.getoption("acp_conformance", None) or config.getini("acp_conformance") or "warn"
+    return f"acp: agent={agent}, conformance={mode}"
+
+
+# --- per-test state ----------------------------------------------------------------
+
+
+@attrs.define
+class _Tracked:
+    """A client used by a test and where the test's traffic starts in its transcript."""
+
+    client: Any
+    start: int  # absolute index (entries dropped by a retention bound included)
+
+
+_TRACKED = pytest.StashKey[list[_Tracked]]()
+_VIOLATIONS = pytest.StashKey[list[Violation]]()
+_POOLS = pytest.StashKey[dict[str, "_Pool"]]()
+
+
+def _absolute_len(client: Any) -> int:
+    transcript = client.transcript
+    return len(transcript) + int(getattr(transcript, "dropped", 0))
+
+
+def _track(node: pytest.Item, client: Any, *, fresh: bool = False) -> None:
+    # A fresh client's traffic is all the test's, handshake included.
+    start = 0 if fresh else _absolute_len(client)
+    node.stash.setdefault(_TRACKED, []).append(_Tracked(client, start))
+
+
+def _test_entries(tracked: _Tracked) -> tuple[list[Any], int]:
+    """All retained entries of the client, and the index where the test's traffic starts."""
+    transcript = tracked.client.transcript
+    entries = list(transcript.entries() if hasattr(transcript, "entries") else transcript)
+    dropped = int(getattr(transcript, "dropped", 0))
+    return entries, max(0, tracked.start - dropped)
+
+
+class TestTranscript:
+    """The wire transcript of the current test so far (the ``acp_transcript`` fixture):
+    every line sent and received by the test's ACP clients, in time order."""
+
+    __test__ = False  # not a test class, despite the name
+
+    def __init__(self, node: pytest.Item) -> None:
+        self._node = node
+
+    def entries(self) -> list[Any]:
+        """``TranscriptEntry`` objects (``direction``, ``time``, ``line``)."""
+        out: list[Any] = []
+        for tracked in self._node.stash.get(_TRACKED, []):
+            entries, start = _test_entries(tracked)
+            out.extend(entries[start:])
+        out.sort(key=lambda e: e.time)
+        return out
+
+    def messages(self, direction: str | None = None) -> list[Any]:
+        """Decoded JSON values (a non-JSON line is kept as its text)."""
+        import json
+
+        out: list[Any] = []
+        for e in self.entries():
+            if direction is None or e.direction == direction:
+                try:
+                    out.append(json.loads(e.line))
+                except ValueError:
+                    out.append(e.line.decode("utf-8", "replace"))
+        return out
+
+    def violations(self) -> list[Violation]:
+        """Conformance violations in the test's traffic so far (waivers not applied)."""
+        found: list[Violation] = []
+        for tracked in self._node.stash.get(_TRACKED, []):
+            entries, start = _test_entries(tracked)
+            found.extend(check_transcript(entries, start=start))
+        return found
+
+    def to_ndjson(self) -> str:
+        """NDJSON records (docs/architecture.md "Transcript")."""
+        import json
+
+        entries = self.entries()
+        t0 = entries[0].time if entries else 0.0
+        lines = []
+        for e in entries:
+            record: dict[str, Any] = {"dir": e.direction, "t": round(e.time - t0, 6)}
+            try:
+                record["msg"] = json.loads(e.line)
+            except ValueError:
+                record["raw"] = e.line.decode("utf-8", "replace")
+            lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+        return "".join(lines)
+
+    def __len__(self) -> int:
+        return len(self.entries())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.entries())
+
+    def __getitem__(self, index: int) -> Any:
+        return self.entries()[index]
+
+    def __repr__(self) -> str:
+        return f"<TestTranscript {len(self)} entries>"
+
+
+# --- clients -----------------------------------------------------------------------
+
+
+class _Policies:
+    """The permission/elicitation answers of a shared client, switched per test."""
+
+    def __init__(
+        self, permission: Callable[[Any, Any], Any], elicitation: Callable[[Any, Any], Any]
+    ) -> None:
+        self.current_permission = permission
+        self.current_elicitation = elicitation
+
+    def permission(self, request: Any, session: Any) -> Any:
+        return self.current_permission(request, session)
+
+    def elicitation(self, request: Any, session: Any) -> Any:
+        return self.current_elicitation(request, session)
+
+
+def _connect(command: AgentCommand, timeout: float, policies: _Policies) -> Any:
+    from acp_lite.client import connect
+
+    return connect(
+        list(command.argv),
+        cwd=command.cwd,
+        env=dict(command.env) or None,
+        timeout=timeout,
+        on_permission=policies.permission,
+        on_elicitation=policies.elicitation,
+    )
+
+
+def _close_quietly(client: Any) -> None:
+    # Closing a dead agent must not mask the test's own outcome.
+    with contextlib.suppress(Exception):
+        client.close()
+
+
+class _Pool:
+    """Agent processes shared by the tests of one module or of the whole session."""
+
+    def __init__(self) -> None:
+        self.clients: dict[tuple[Any, ...], tuple[Any, _Policies]] = {}
+
+    def get(
+        self, command: AgentCommand, timeout: float, policies: _Policies
+    ) -> tuple[Any, _Policies]:
+        key = (*command.key(), timeout)
+        found = self.clients.get(key)
+        if found is not None and (
+            getattr(found[0], "closed", False) or getattr(found[0], "returncode", None) is not None
+        ):
+            _close_quietly(found[0])  # the agent died in an earlier test: start a new one
+            found = None
+        if found is None:
+            found = self.clients[key] = (_connect(command, timeout, policies), policies)
+        return found
+
+    def close(self) -> None:
+        clients, self.clients = self.clients, {}
+        for client, _ in clients.values():
+            _close_quietly(client)
+
+
+def _pool_fixture(scope: str) -> Callable[[pytest.FixtureRequest], Iterator[_Pool]]:
+    def fixture(request: pytest.FixtureRequest) -> Iterator[_Pool]:
+        pool = _Pool()
+        pools = request.config.stash[_POOLS]
+        pools[f"{scope}:{id(pool)}"] = pool
+        try:
+            yield pool
+        finally:
+            pool.close()
+            pools.pop(f"{scope}:{id(pool)}", None)
+
+    fixture.__name__ = f"_acp_{scope}_pool"
+    return fixture
+
+
+_acp_module_pool = pytest.fixture(scope="module", name="_acp_module_pool")(_pool_fixture("module"))
+_acp_session_pool = pytest.fixture(scope="session", name="_acp_session_pool")(
+    _pool_fixture("session")
+)
+
+
+# --- configuration fixtures ----------------------------------------------------------
+
+
+@pytest.fixture
+def acp_agent_command(request: pytest.FixtureRequest) -> AgentCommand:
+    """The agent under test (``acp_agent`` marker > ``--acp-agent`` > ini ``acp_agent`` >
+    the reference agent). Override it to compute the command; an argv list or a
+    command string is accepted too."""
+    return settings.agent_command(request.node, request.config)
+
+
+@pytest.fixture
+def acp_timeout(request: pytest.FixtureRequest) -> float:
+    """Default timeout of every ACP call (marker > ``--acp-timeout`` > ini > 30 s)."""
+    return settings.timeout_of(request.node, request.config)
+
+
+@pytest.fixture
+def acp_permission_policy(request: pytest.FixtureRequest) -> Callable[[Any, Any], Any]:
+    """How permission requests are answered (default: reject). Override to customise."""
+    return settings.permission_policy(request.node, request.config)
+
+
+@pytest.fixture
+def acp_elicitation_policy(request: pytest.FixtureRequest) -> Callable[[Any, Any], Any]:
+    """How elicitation requests are answered (default: decline). Override to customise."""
+    return settings.elicitation_policy(request.node, request.config)
+
+
+# --- client fixtures -----------------------------------------------------------------
+
+
+@pytest.fixture
+def acp_client(
+    request: pytest.FixtureRequest,
+    acp_agent_command: Any,
+    acp_timeout: float,
+    acp_permission_policy: Callable[[Any, Any], Any],
+    acp_elicitation_policy: Callable[[Any, Any], Any],
+) -> Iterator[Any]:
+    """A connected blocking ``acp_lite.Client``: a fresh agent process per test, or a
+    shared one with ``--acp-scope`` / ``@pytest.mark.acp_scope``."""
+    command = settings.as_agent_command(acp_agent_command)
+    node: pytest.Item = request.node
+    scope = settings.scope_of(node, request.config)
+    if scope == "function":
+        client = _connect(
+            command, acp_timeout, _Policies(acp_permission_policy, acp_elicitation_policy)
+        )
+        _track(node, client, fresh=True)
+        try:
+            yield client
+        finally:
+            _close_quietly(client)
+        return
+    pool: _Pool = request.getfixturevalue(f"_acp_{scope}_pool")
+    client, policies = pool.get(
+        command, acp_timeout, _Policies(acp_permission_policy, acp_elicitation_policy)
+    )
+    policies.current_permission = acp_permission_policy
+    policies.current_elicitation = acp_elicitation_policy
+    _track(node, client)
+    yield client
+
+
+@pytest.fixture
+def acp_session(request: pytest.FixtureRequest, acp_client: Any, tmp_path: Path) -> Iterator[Any]:
+    """A new session on ``acp_client`` whose ``cwd`` is the test's ``tmp_path``."""
+    session = acp_client.new_session(cwd=tmp_path)
+    yield session
+    if settings.scope_of(request.node, request.config) != "function":
+        # A shared agent outlives the test: release the session (best effort).
+        with contextlib.suppress(Exception):
+            session.close()
+
+
+@pytest.fixture
+async def acp_async_client(
+    request: pytest.FixtureRequest,
+    acp_agent_command: Any,
+    acp_timeout: float,
+    acp_permission_policy: Callable[[Any, Any], Any],
+    acp_elicitation_policy: Callable[[Any, Any], Any],
+) -> AsyncIterator[Any]:
+    """A connected ``acp_lite.aio.AsyncClient`` for trio tests (needs pytest-trio: mark
+    the test ``@pytest.mark.trio`` or set ``trio_mode = true``). One agent per test."""
+    from acp_lite import aio
+
+    command = settings.as_agent_command(acp_agent_command)
+    async with aio.connect(
+        list(command.argv),
+        cwd=command.cwd,
+        env=dict(command.env) or None,
+        timeout=acp_timeout,
+        on_permission=acp_permission_policy,
+        on_elicitation=acp_elicitation_policy,
+    ) as client:
+        _track(request.node, client, fresh=True)
+        yield client
+
+
+@pytest.fixture
+async def acp_async_session(acp_async_client: Any, tmp_path: Path) -> Any:
+    """A new session on ``acp_async_client`` whose ``cwd`` is the test's ``tmp_path``."""
+    return await acp_async_client.new_session(cwd=tmp_path)
+
+
+# --- snapshots and normalisation -----------------------------------------------------
+
+
+def _hook_normalizer(config: pytest.Config, view: str) -> Normalizer:
+    def run(update: dict[str, Any]) -> bool | None:
+        results = config.hook.pytest_acp_normalize(update=update, view=view, config=config)
+        return False if any(r is False for r in results) else None
+
+    return run
+
+
+@pytest.fixture
+def acp_snapshot(
+    snapshot: Any, request: pytest.FixtureRequest, tmp_path: Path
+) -> AcpSnapshotAssertion:
+    """syrupy's ``snapshot`` for ACP update streams: ``assert turn.updates == acp_snapshot``.
+
+    Per assertion: ``acp_snapshot(view="final", text=False, name="second")``.
+    """
+    view = request.config.getini("acp_snapshot_view") or "merged"
+    options = SnapshotOptions(view=view, tmp_path=(str(tmp_path),))
+    assertion = AcpSnapshotAssertion.from_snapshot(snapshot, options)
+    config = request.config
+    assertion.acp_hook = lambda v: _hook_normalizer(config, v)
+    return assertion
+
+
+@pytest.fixture
+def acp_normalize(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[..., list[dict[str, Any]]]:
+    """:func:`pytest_acp.normalize.normalize` with this test's ``tmp_path`` and the
+    project's ``pytest_acp_normalize`` hooks applied."""
+    config = request.config
+
+    def run(updates: Any, view: str = "merged", **kwargs: Any) -> list[dict[str, Any]]:
+        kwargs.setdefault("tmp_path", tmp_path)
+        extra = list(kwargs.pop("normalizers", ()))
+        return normalize(
+            updates, view, normalizers=[*extra, _hook_normalizer(config, view)], **kwargs
+        )
+
+    return run
+
+
+@pytest.fixture
+def acp_transcript(request: pytest.FixtureRequest) -> TestTranscript:
+    """The wire transcript of this test so far (all its ACP clients, both directions)."""
+    return TestTranscript(request.node)
+
+
+# --- conformance, report sections, saved transcripts -------------------------------
+
+
+def _violations(item: pytest.Item, error: BaseException | None) -> list[Violation]:
+    waived = settings.waived_rules(item, item.config)
+    found: list[Violation] = []
+    for tracked in item.stash.get(_TRACKED, []):
+        entries, start = _test_entries(tracked)
+        # A test that gave up waiting (a timeout) or a closed connection ends the
+        # traffic: work still running then never ended.
+        ended = isinstance(error, TimeoutError) or bool(getattr(tracked.client, "closed", False))
+        found.extend(
+            v for v in check_transcript(entries, start=start, ended=ended) if v.rule not in waived
+        )
+    return found
+
+
+def _summary(violations: list[Violation]) -> str:
+    rules = sorted({v.rule for v in violations})
+    return (
+        f"ACP conformance: {len(violations)} violation(s) of {', '.join(rules)}\n"
+        f"{format_violations(violations)}\n"
+        "(waive a rule with @pytest.mark.acp_waive('rule-id'); see --acp-conformance)"
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    try:
+        result = yield
+    except BaseException as error:
+        if item.stash.get(_TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
+            item.stash[_VIOLATIONS] = _violations(item, error)
+        raise
+    if not item.stash.get(_TRACKED, None):
+        return result
+    mode = settings.conformance_mode(item, item.config)
+    if mode == "off":
+        return result
+    found = _violations(item, None)
+    item.stash[_VIOLATIONS] = found
+    if found:
+        if mode == "strict":
+            __tracebackhide__ = True
+            raise AcpConformanceError(_summary(found), found)
+        path, lineno, _ = item.location
+        warnings.warn_explicit(
+            AcpConformanceWarning(_summary(found)),
+            AcpConformanceWarning,
+            filename=str(item.config.rootpath / path),
+            lineno=(lineno or 0) + 1,
+        )
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    tracked = item.stash.get(_TRACKED, [])
+    if tracked and report.failed:
+        many = len(tracked) > 1
+        for n, t in enumerate(tracked, 1):
+            label = f" (client {n})" if many else ""
+            entries, start = _test_entries(t)
+            report.sections.append(
+                (f"ACP transcript{label}", render_transcript(entries[start:], start=start))
+            )
+            try:
+                tail = list(t.client.stderr_tail())
+            except Exception as exc:  # a diagnostic must never hide the real failure
+                tail = [f"(stderr unavailable: {exc!r})"]
+            report.sections.append((f"ACP agent stderr{label}", render_stderr(tail)))
+        found = item.stash.get(_VIOLATIONS, [])
+        if found and call.when == "call":
+            report.sections.append(("ACP conformance", format_violations(found)))
+    if call.when == "teardown":
+        _save_transcripts(item, tracked)
+        if _TRACKED in item.stash:
+            del item.stash[_TRACKED]  # release the clients
+    return report
+
+
+def _save_transcripts(item: pytest.Item, tracked: list[_Tracked]) -> None:
+    value = item.config.getoption("acp_transcripts", None) or item.config.getini("acp_transcripts")
+    if not value or not tracked:
+        return
+    directory = Path(value)
+    if not directory.is_absolute():
+        directory = Path(item.config.invocation_params.dir) / directory
+    for n, t in enumerate(tracked):
+        entries, start = _test_entries(t)
+        save_transcript(transcript_file(directory, item.nodeid, n), entries[start:])

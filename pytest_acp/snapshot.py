@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +143,8 @@ class AcpSnapshotAssertion(SnapshotAssertion):
     """
 
     acp_options: SnapshotOptions = field(default_factory=SnapshotOptions)
+    #: Builds the project's normaliser (the ``pytest_acp_normalize`` hooks) for a view.
+    acp_hook: Callable[[str], Normalizer] | None = None
 
     def __call__(
         self,
@@ -182,12 +184,17 @@ class AcpSnapshotAssertion(SnapshotAssertion):
         )
         if isinstance(new, AcpSnapshotAssertion):
             new.acp_options = self.acp_options
+            new.acp_hook = self.acp_hook
         return new
 
     def _serialize(self, data: SerializableData) -> SerializedData:
         extension = self.extension
         if not isinstance(extension, AcpSnapshotExtension):
             return super()._serialize(data)
+        options = self.acp_options
+        if self.acp_hook is not None:
+            hook = self.acp_hook(options.view)
+            options = attrs.evolve(options, normalizers=(*options.normalizers, hook))
         # Only a user's matcher is applied: syrupy's wrapper matcher would force the
         # slower filter path on every assertion for nothing.
         return extension.serialize(
@@ -195,7 +202,7 @@ class AcpSnapshotAssertion(SnapshotAssertion):
             exclude=self._exclude,
             include=self._include,
             matcher=self._matcher,
-            options=self.acp_options,
+            options=options,
         )
 
     @classmethod

@@ -225,4 +225,4 @@ def test_model_rules_are_known_and_violations_format_readably() -> None:
     assert rule_info("no-such-rule") is None
     w = Wire().open().recv("junk")
     text = format_violations(check_transcript(w.t))
-    assert "stdout-not-jsonrpc (line 2)" in text and "transports#stdio" in text
+    assert "stdout-not-jsonrpc (transcript line 2)" in text and "transports#stdio" in text

@@ -1,0 +1,205 @@
+"""Resolving pytest_acp settings: marker > command line > ini > default.
+
+Kept apart from the fixtures so that the precedence rules live in one place.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+import pytest
+
+__all__ = [
+    "CONFORMANCE_MODES",
+    "DEFAULT_TIMEOUT",
+    "ELICITATION_POLICIES",
+    "PERMISSION_POLICIES",
+    "SCOPES",
+    "AgentCommand",
+    "as_agent_command",
+    "conformance_mode",
+    "default_agent_argv",
+    "elicitation_policy",
+    "permission_policy",
+    "scope_of",
+    "timeout_of",
+    "waived_rules",
+]
+
+SCOPES = ("function", "module", "session")
+CONFORMANCE_MODES = ("off", "warn", "strict")
+DEFAULT_TIMEOUT = 30.0
+PERMISSION_POLICIES = ("reject", "allow_once", "allow_always", "cancelled")
+ELICITATION_POLICIES = ("decline", "cancel")
+
+
+@attrs.frozen
+class AgentCommand:
+    """How to launch the agent under test: ``argv`` (no shell), extra ``env`` merged
+    onto this process's environment, and the process ``cwd`` (None: inherit)."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    cwd: str | None = None
+
+    def key(self) -> tuple[Any, ...]:
+        """Identity used to share one agent process between tests."""
+        return (self.argv, tuple(sorted(self.env.items())), self.cwd)
+
+    def __str__(self) -> str:
+        return shlex.join(self.argv)
+
+
+def default_agent_argv() -> tuple[str, ...]:
+    """The reference agent (``acp_lite.testing.agent``), run by this interpreter."""
+    return (sys.executable, "-m", "acp_lite.testing.agent")
+
+
+def _split(command: str | Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:
+    if isinstance(command, str):
+        return tuple(shlex.split(command))
+    return tuple(os.fspath(a) for a in command)
+
+
+def parse_env(items: Sequence[str], where: str) -> dict[str, str]:
+    """``KEY=VALUE`` strings to a dict; a clear error names ``where`` they came from."""
+    env: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise pytest.UsageError(f"{where}: expected KEY=VALUE, got {item!r}")
+        env[key] = value
+    return env
+
+
+def _option(config: pytest.Config, name: str) -> Any:
+    """A command-line value, else the ini value (None/empty when neither is set)."""
+    value = config.getoption(name, None)
+    if value not in (None, [], ""):
+        return value
+    return config.getini(name)
+
+
+def as_agent_command(value: Any) -> AgentCommand:
+    """Accept what an overridden ``acp_agent_command`` fixture may return: an
+    :class:`AgentCommand`, an argv list or a command string."""
+    if isinstance(value, AgentCommand):
+        return value
+    if isinstance(value, str | list | tuple):
+        argv = _split(value)
+        if argv:
+            return AgentCommand(argv)
+    raise TypeError(
+        f"acp_agent_command must be an AgentCommand, an argv list or a command string, "
+        f"not {value!r}"
+    )
+
+
+def agent_command(node: pytest.Item, config: pytest.Config) -> AgentCommand:
+    """The agent for ``node``: ``acp_agent`` marker, ``--acp-agent``, ini, reference agent.
+
+    ``--acp-env`` / ini ``acp_env`` are merged under the marker's ``env``.
+    """
+    env = parse_env(config.getini("acp_env") or [], "ini acp_env")
+    env.update(parse_env(config.getoption("acp_env", None) or [], "--acp-env"))
+    cwd: str | None = None
+    argv: tuple[str, ...] = ()
+    marker = node.get_closest_marker("acp_agent")
+    if marker is not None:
+        if marker.args:
+            argv = _split(marker.args[0] if len(marker.args) == 1 else marker.args)
+        env.update({str(k): str(v) for k, v in (marker.kwargs.get("env") or {}).items()})
+        if marker.kwargs.get("cwd") is not None:
+            cwd = os.fspath(marker.kwargs["cwd"])
+    if not argv:
+        configured = _option(config, "acp_agent")
+        argv = _split(configured) if configured else default_agent_argv()
+    if not argv:
+        raise pytest.UsageError("the ACP agent command is empty")
+    return AgentCommand(argv, env, cwd)
+
+
+def _marker_arg(node: pytest.Item, name: str) -> Any:
+    marker = node.get_closest_marker(name)
+    if marker is None:
+        return None
+    if not marker.args:
+        raise pytest.UsageError(f"@pytest.mark.{name} needs an argument ({node.nodeid})")
+    return marker.args[0]
+
+
+def timeout_of(node: pytest.Item, config: pytest.Config) -> float:
+    """Default timeout of every ACP call in the test (seconds)."""
+    value = _marker_arg(node, "acp_timeout")
+    if value is None:
+        value = _option(config, "acp_timeout")
+    try:
+        timeout = float(value) if value not in (None, "") else DEFAULT_TIMEOUT
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"acp timeout must be a number of seconds, not {value!r}") from None
+    if timeout <= 0:
+        raise pytest.UsageError(f"acp timeout must be positive, not {timeout}")
+    return timeout
+
+
+def _choice(value: Any, choices: Sequence[str], what: str) -> str:
+    if value not in choices:
+        raise pytest.UsageError(f"{what} must be one of {', '.join(choices)}, not {value!r}")
+    return str(value)
+
+
+def scope_of(node: pytest.Item, config: pytest.Config) -> str:
+    """How long one agent process lives: ``function`` (default), ``module``, ``session``."""
+    value = _marker_arg(node, "acp_scope") or _option(config, "acp_scope") or "function"
+    return _choice(value, SCOPES, "acp scope")
+
+
+def conformance_mode(node: pytest.Item, config: pytest.Config) -> str:
+    """``off``, ``warn`` (default) or ``strict``."""
+    value = _marker_arg(node, "acp_conformance") or _option(config, "acp_conformance") or "warn"
+    return _choice(value, CONFORMANCE_MODES, "acp conformance")
+
+
+def waived_rules(node: pytest.Item, config: pytest.Config) -> set[str]:
+    """Rule ids waived for this test: every ``acp_waive`` marker plus ini ``acp_waive``."""
+    waived = {str(r) for r in config.getini("acp_waive") or []}
+    for marker in node.iter_markers("acp_waive"):
+        if not marker.args:
+            raise pytest.UsageError(f"@pytest.mark.acp_waive needs rule ids ({node.nodeid})")
+        waived.update(str(r) for r in marker.args)
+    return waived
+
+
+def _policy(
+    node: pytest.Item,
+    config: pytest.Config,
+    name: str,
+    choices: Sequence[str],
+    default: str,
+) -> Callable[[Any, Any], Any]:
+    from acp_lite import permissions
+
+    value = _marker_arg(node, name)
+    if value is None:
+        value = _option(config, name) or default
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    chosen = _choice(value, choices, name.replace("_", " "))
+    policy: Callable[[Any, Any], Any] = getattr(permissions, chosen)
+    return policy
+
+
+def permission_policy(node: pytest.Item, config: pytest.Config) -> Callable[[Any, Any], Any]:
+    """The answer to ``session/request_permission`` (default ``reject``: a test never
+    hangs on a question it did not expect)."""
+    return _policy(node, config, "acp_permission", PERMISSION_POLICIES, "reject")
+
+
+def elicitation_policy(node: pytest.Item, config: pytest.Config) -> Callable[[Any, Any], Any]:
+    """The answer to ``elicitation/create`` (default ``decline``)."""
+    return _policy(node, config, "acp_elicitation", ELICITATION_POLICIES, "decline")

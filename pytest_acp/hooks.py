@@ -1,0 +1,34 @@
+"""pytest hooks added by pytest_acp (registered through ``pytest_addhooks``).
+
+Implement them in a ``conftest.py`` or a plugin, like any pytest hook::
+
+    def pytest_acp_normalize(update, view, config):
+        # Our agent stamps a random trace id into _meta: not behaviour, drop it.
+        (update.get("_meta") or {}).pop("traceId", None)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+__all__ = ["AcpHookSpecs"]
+
+
+class AcpHookSpecs:
+    """The hook specifications of pytest_acp."""
+
+    @pytest.hookspec
+    def pytest_acp_normalize(
+        self, update: dict[str, Any], view: str, config: pytest.Config
+    ) -> bool | None:
+        """Normalise one update payload before it is snapshotted (``acp_snapshot``) or
+        returned by the ``acp_normalize`` fixture.
+
+        ``update`` is a private copy with wire field names and raw ids (placeholders
+        are assigned afterwards, so ids you rewrite are numbered too); built-in
+        redaction has already run. Mutate it in place; return ``False`` to drop it
+        from the snapshot. ``view`` is ``"raw"``, ``"merged"`` or ``"final"``.
+        """
+        return None

@@ -1,0 +1,194 @@
+"""Options, ini keys, markers and configuration fixtures (no agent is started here, so
+these pytester runs are in-process)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+
+def test_help_lists_the_acp_group_and_ini_keys(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(
+        [
+            "*Agent Client Protocol agents (pytest_acp)*",
+            "*--acp-agent=CMD*",
+            "*--acp-env=KEY=VALUE*",
+            "*--acp-scope=*",
+            "*--acp-timeout=SECONDS*",
+            "*--acp-conformance=*",
+            "*--acp-permission=*",
+            "*--acp-elicitation=*",
+            "*--acp-transcripts=DIR*",
+        ]
+    )
+    for key in ("acp_agent", "acp_env", "acp_scope", "acp_timeout", "acp_conformance",
+                "acp_waive", "acp_permission", "acp_elicitation", "acp_transcripts",
+                "acp_snapshot_view"):  # fmt: skip
+        result.stdout.fnmatch_lines([f"  {key} (*"])
+
+
+def test_markers_are_registered(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.acp_agent(["agent"], env={"A": "1"}, cwd="/")
+        @pytest.mark.acp_timeout(3)
+        @pytest.mark.acp_scope("module")
+        @pytest.mark.acp_conformance("strict")
+        @pytest.mark.acp_waive("unknown-stop-reason", reason="known bug")
+        @pytest.mark.acp_permission("allow_once")
+        @pytest.mark.acp_elicitation("cancel")
+        def test_nothing():
+            pass
+        """
+    )
+    pytester.runpytest("--strict-markers", "-W", "error").assert_outcomes(passed=1)
+    markers = pytester.runpytest("--markers")
+    for name in ("acp_agent(argv", "acp_timeout(", "acp_scope(", "acp_conformance(",
+                 "acp_waive(", "acp_permission(", "acp_elicitation("):  # fmt: skip
+        markers.stdout.fnmatch_lines([f"@pytest.mark.{name}*"])
+
+
+def test_defaults_without_configuration(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        f"""
+        from acp_lite import permissions
+
+        def test_defaults(acp_agent_command, acp_timeout, acp_permission_policy,
+                          acp_elicitation_policy):
+            assert acp_agent_command.argv == ({sys.executable!r}, "-m", "acp_lite.testing.agent")
+            assert dict(acp_agent_command.env) == {{}} and acp_agent_command.cwd is None
+            assert acp_timeout == 30
+            assert acp_permission_policy is permissions.reject
+            assert acp_elicitation_policy is permissions.decline
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["acp: agent=reference agent*, conformance=warn"])
+
+
+def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        """
+        [pytest]
+        acp_agent = ini-agent --flag "two words"
+        acp_env =
+            A=1
+            B=ini
+        acp_timeout = 7
+        acp_permission = allow_once
+        acp_elicitation = cancel
+        """
+    )
+    pytester.makepyfile(
+        test_ini="""
+        from acp_lite import permissions
+
+        def test_from_ini(acp_agent_command, acp_timeout, acp_permission_policy,
+                          acp_elicitation_policy):
+            assert acp_agent_command.argv == ("ini-agent", "--flag", "two words")
+            assert dict(acp_agent_command.env) == {"A": "1", "B": "ini"}
+            assert acp_timeout == 7
+            assert acp_permission_policy is permissions.allow_once
+            assert acp_elicitation_policy is permissions.cancel
+        """,
+        test_markers="""
+        import pytest
+        from acp_lite import permissions
+
+        def policy(request, session):
+            return None
+
+        @pytest.mark.acp_agent(["marker-agent", "a b"], env={"B": 2, "C": "3"}, cwd="/srv")
+        @pytest.mark.acp_timeout(0.5)
+        @pytest.mark.acp_permission.with_args(policy)
+        @pytest.mark.acp_elicitation("decline")
+        def test_marker_wins(acp_agent_command, acp_timeout, acp_permission_policy,
+                             acp_elicitation_policy):
+            assert acp_agent_command.argv == ("marker-agent", "a b")
+            assert dict(acp_agent_command.env) == {"A": "1", "B": "2", "C": "3"}
+            assert acp_agent_command.cwd == "/srv"
+            assert acp_timeout == 0.5
+            assert acp_permission_policy is policy
+            assert acp_elicitation_policy is permissions.decline
+
+        @pytest.mark.acp_agent("string-agent --opt 'x y'")
+        class TestClassMarker:
+            def test_string_command(self, acp_agent_command):
+                assert acp_agent_command.argv == ("string-agent", "--opt", "x y")
+        """,
+        test_override="""
+        import pytest
+        from pytest_acp.plugin import AgentCommand
+
+        @pytest.fixture
+        def acp_agent_command():
+            return "my-agent --stdio"
+
+        def test_overridden(acp_agent_command):
+            assert acp_agent_command == "my-agent --stdio"
+
+        def test_agent_command_type():
+            assert AgentCommand(("a", "b c")).key() == (("a", "b c"), (), None)
+            assert str(AgentCommand(("a", "b c"))) == "a 'b c'"
+        """,
+    )
+    pytester.runpytest().assert_outcomes(passed=5)
+
+    pytester.makepyfile(
+        test_cli="""
+        from acp_lite import permissions
+
+        def test_cli_beats_ini(acp_agent_command, acp_timeout, acp_permission_policy):
+            assert acp_agent_command.argv == ("cli-agent", "-v")
+            assert dict(acp_agent_command.env) == {"A": "1", "B": "cli"}
+            assert acp_timeout == 3
+            assert acp_permission_policy is permissions.cancelled
+        """
+    )
+    result = pytester.runpytest(
+        "test_cli.py",
+        "--acp-agent=cli-agent -v",
+        "--acp-env=B=cli",
+        "--acp-timeout=3",
+        "--acp-permission=cancelled",
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["acp: agent=cli-agent -v, conformance=warn"])
+
+
+def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.acp_timeout("soon")
+        def test_bad_timeout(acp_timeout):
+            pass
+
+        @pytest.mark.acp_scope("galaxy")
+        def test_bad_scope(acp_client):
+            pass
+
+        @pytest.mark.acp_permission("maybe")
+        def test_bad_policy(acp_permission_policy):
+            pass
+        """
+    )
+    result = pytester.runpytest("--acp-env=NOEQUALS")
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*acp timeout must be a number of seconds, not 'soon'*",
+            "*--acp-env: expected KEY=VALUE, got 'NOEQUALS'*",
+            "*acp permission must be one of reject, allow_once, allow_always, cancelled*",
+        ],
+        consecutive=False,
+    )
+    bad_cli = pytester.runpytest("--acp-conformance=loud")
+    assert bad_cli.ret == pytest.ExitCode.USAGE_ERROR
+    bad_cli.stderr.fnmatch_lines(["*--acp-conformance: invalid choice: 'loud'*"])
