@@ -150,7 +150,7 @@ async def test_prompt_while_running_is_sent_and_held_by_the_agent() -> None:
         second = await session.submit("second")  # during active work: never refused locally
         assert second.status == "pending"
         await session.wait_inserted(second)
-        assert second.status == "inserted"
+        assert session.model.submission(second.request_id).status == "inserted"
         await session._wait_until(lambda: second.done, timeout=5, awaited="second done")
         assert first.done and session.text(first) == "first"
         assert session.text(second) == "second"
