@@ -18,9 +18,7 @@ from rawpipe import HERE, TS_AGENT, TS_CLIENT, node_executable
 # (prompt for ts_agent.mjs, ts_client options)
 TS_AGENT_CASES = {
     "echo": ("hello", ["--expect-text", "echo: hello"]),
-    "stream": ("stream", ["--expect-text", "one two three four five"]),
     "permission-allow": ("permission", ["--expect-permission", "--expect-text", "granted"]),
-    "permission-reject": ("permission", ["--permission", "reject", "--expect-text", "rejected"]),
     "permission-cancel": ("permission", ["--permission", "cancel", "--expect-stop", "cancelled"]),
     "cancel": ("slow", ["--cancel", "--expect-stop", "cancelled"]),
     "failure": ("fail", ["--expect-stop", "error"]),

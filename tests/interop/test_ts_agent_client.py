@@ -1,0 +1,196 @@
+"""acp_lite's blocking client drives ts_agent.mjs, an agent built with the official
+TypeScript SDK (@agentclientprotocol/sdk 2.4.0, experimental/v2).
+
+test_ts_agent_raw.py proves the agent on its own; these tests prove that our
+client reads someone else's v2 implementation the way the spec says.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from rawpipe import HERE, TS_AGENT, node_executable
+
+from acp_lite.client import connect as acp_connect
+from acp_lite.turn import TurnFailed
+
+TIMEOUT = 5.0
+
+
+def kinds(options: Any) -> list[str]:
+    return [option.kind for option in options]
+
+
+def option_of(request: Any, kind: str) -> str:
+    (option_id,) = [o.option_id for o in request.options if o.kind == kind]
+    return str(option_id)
+
+
+@pytest.fixture
+def connect() -> Iterator[Callable[..., Any]]:
+    clients: list[Any] = []
+
+    def _connect(**kwargs: Any) -> Any:
+        client = acp_connect([node_executable(), str(TS_AGENT)], timeout=TIMEOUT, **kwargs)
+        clients.append(client)
+        return client.__enter__()
+
+    yield _connect
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+def updates_of(turn: Any, tag: str) -> list[Any]:
+    return [e.update for e in turn.updates if getattr(e.update, "session_update", None) == tag]
+
+
+def test_initialize_reports_agent_info(connect: Callable[..., Any]) -> None:
+    client = connect()
+    assert client.protocol_version == 2
+    assert client.agent_info.name == "ts-interop-agent"
+    assert client.agent_info.version == "2.4.0"
+
+
+def test_echo_run_links_message_id_to_user_message(connect: Callable[..., Any]) -> None:
+    session = connect().new_session(cwd=str(HERE))
+    turn = session.run("hello", timeout=TIMEOUT)
+    assert (turn.stop_reason, turn.text, turn.error) == ("end_turn", "echo: hello", None)
+    (user,) = updates_of(turn, "user_message")
+    assert user.message_id == turn.message_id
+    assert session.model.violations == []
+
+
+def test_streamed_chunks_become_one_message(connect: Callable[..., Any]) -> None:
+    session = connect().new_session(cwd=str(HERE))
+    turn = session.run("stream", timeout=TIMEOUT)
+    chunks = updates_of(turn, "agent_message_chunk")
+    assert len(chunks) == 5
+    assert turn.text == "one two three four five"
+    (message,) = [e for e in session.model.timeline if e.kind == "agent_message"]
+    assert message.text == "one two three four five"
+
+
+@pytest.mark.parametrize(
+    ("answer", "stop_reason", "text", "tool_status"),
+    [
+        ("allow_once", "end_turn", "permission granted", "completed"),
+        ("reject_once", "end_turn", "permission rejected", "cancelled"),
+        (None, "cancelled", "", "cancelled"),
+    ],
+)
+def test_permission_callable_answers_typed_request(
+    connect: Callable[..., Any],
+    answer: str | None,
+    stop_reason: str,
+    text: str,
+    tool_status: str,
+) -> None:
+    seen: list[tuple[Any, Any]] = []
+
+    def on_permission(request: Any, session: Any) -> str | None:
+        seen.append((request, session))
+        return None if answer is None else option_of(request, answer)
+
+    session = connect(on_permission=on_permission).new_session(cwd=str(HERE))
+    turn = session.run("permission", timeout=TIMEOUT)
+    assert (turn.stop_reason, turn.text) == (stop_reason, text)
+    ((request, asked_session),) = seen
+    assert asked_session.id == session.id
+    assert kinds(request.options) == ["allow_once", "reject_once"]
+    tool_call_id = request.subject.tool_call.tool_call_id
+    assert session.model.entity("tool_call", tool_call_id).status == tool_status
+    assert session.model.violations == []
+
+
+def test_cancel_waits_for_cancelled_idle(connect: Callable[..., Any]) -> None:
+    session = connect().new_session(cwd=str(HERE))
+    submission = session.prompt("slow")
+    assert submission.status == "inserted"
+    assert submission.message_id
+    session.cancel(wait=True)
+    assert session.model.stop_reason == "cancelled"
+    assert submission.done
+    assert submission.stop_reason == "cancelled"
+    tool_calls = [e for e in session.model.timeline if e.kind == "tool_call"]
+    assert [t.status for t in tool_calls] == ["cancelled"]
+
+
+def test_cancel_with_pending_permission(connect: Callable[..., Any]) -> None:
+    """session/cancel answers the foreground permission request with `cancelled`
+    (spec, Cancellation: the Client MAY do so without waiting for $/cancel_request);
+    the blocked callable's late "allow" is never sent and revives nothing."""
+    asked = threading.Event()
+    release = threading.Event()
+
+    def on_permission(request: Any, session: Any) -> str | None:
+        asked.set()
+        release.wait(TIMEOUT)
+        return option_of(request, "allow_once")
+
+    client = connect(on_permission=on_permission)
+    session = client.new_session(cwd=str(HERE))
+    submission = session.prompt("permission")
+    assert asked.wait(TIMEOUT)
+    session.cancel(wait=True)
+    release.set()
+    assert submission.stop_reason == "cancelled"
+    # The connection is still usable afterwards, and by then the callable has returned.
+    assert session.run("after", timeout=TIMEOUT).text == "echo: after"
+    received = [json.loads(e.line) for e in client.transcript if e.direction == "recv"]
+    sent = [json.loads(e.line) for e in client.transcript if e.direction == "send"]
+    (ask,) = [m for m in received if m.get("method") == "session/request_permission"]
+    answers = [m for m in sent if m.get("id") == ask["id"] and "method" not in m]
+    assert [a["result"]["outcome"] for a in answers] == [{"outcome": "cancelled"}]
+
+
+def test_failure_is_a_stop_reason_not_an_exception(connect: Callable[..., Any]) -> None:
+    session = connect().new_session(cwd=str(HERE))
+    turn = session.run("fail", timeout=TIMEOUT)
+    assert turn.stop_reason == "error"
+    assert turn.message_id  # the prompt was inserted before the failure
+    assert (turn.error.code, turn.error.message) == (-32603, "simulated model failure")
+    with pytest.raises(TurnFailed, match="simulated model failure"):
+        turn.raise_for_stop()
+
+
+def test_background_work_outlives_the_turn(connect: Callable[..., Any]) -> None:
+    session = connect().new_session(cwd=str(HERE))
+    turn = session.run("background", timeout=TIMEOUT)
+    assert turn.stop_reason == "end_turn"
+    idle = turn.updates[-1].update
+    assert [item.type for item in idle.background] == ["terminal", "tool_call"]
+    terminal_id = idle.background[0].terminal_id
+    tool_call_id = idle.background[1].tool_call_id
+    session.wait_quiet(timeout=TIMEOUT, grace=0.05)
+    assert session.model.is_quiet
+    assert session.model.background == []
+    assert session.model.entity("terminal", terminal_id).exit_status.exit_code == 0
+    assert session.model.entity("tool_call", tool_call_id).status == "completed"
+    assert session.model.violations == []
+
+
+def test_prompt_while_running_is_sent_not_refused(connect: Callable[..., Any]) -> None:
+    asked = threading.Event()
+    release = threading.Event()
+
+    def on_permission(request: Any, session: Any) -> str | None:
+        asked.set()
+        release.wait(TIMEOUT)
+        return option_of(request, "allow_once")
+
+    session = connect(on_permission=on_permission).new_session(cwd=str(HERE))
+    first = session.prompt("permission")
+    assert asked.wait(TIMEOUT)
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.append(session.run("second", timeout=TIMEOUT)))
+    worker.start()
+    release.set()
+    worker.join(TIMEOUT + 1)
+    (second,) = result
+    assert first.stop_reason == "end_turn"
+    assert (second.stop_reason, second.text) == ("end_turn", "echo: second")
+    assert second.message_id != first.message_id
