@@ -100,18 +100,19 @@ class EventLog(Sequence[Event]):
 
     def __getitem__(self, index: int | slice) -> Event | list[Event]:
         if isinstance(index, slice):
-            return [self._event(i) for i in range(*index.indices(len(self._updates)))]
+            return [self.event(i) for i in range(*index.indices(len(self._updates)))]
         if index < 0:
             index += len(self._updates)
         if not 0 <= index < len(self._updates):
             raise IndexError(f"event index {index} out of range (0..{len(self._updates) - 1})")
-        return self._event(index)
+        return self.event(index)
 
     def __iter__(self) -> Iterator[Event]:
         for i in range(len(self._updates)):
-            yield self._event(i)
+            yield self.event(i)
 
-    def _event(self, i: int) -> Event:
+    def event(self, i: int) -> Event:
+        """Event ``i`` (no bounds normalisation: ``i`` must be a valid index)."""
         return Event(i, self._updates[i], bool(self._replayed[i]), self._times[i], self)
 
     def __repr__(self) -> str:

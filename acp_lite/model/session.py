@@ -16,19 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from time import monotonic
-from typing import Any, TypeVar
+from typing import Any
 
 from acp_lite.model.entities import (
     ENTITY_KINDS,
-    CompactionEntity,
     Entity,
     MessageEntity,
     PlanEntity,
     SessionMessageEntity,
-    SubagentEntity,
-    TerminalEntity,
     ToolCallEntity,
-    decode_base64,
     patch_meta,
 )
 from acp_lite.model.events import Event, EventLog
@@ -42,6 +38,7 @@ from acp_lite.model.state import (
     ContextUsage,
     SessionInfo,
 )
+from acp_lite.model.store import EntityStore, patch_field
 from acp_lite.model.submissions import RequestId, Submission, SubmissionTracker
 from acp_lite.protocol import (
     UNSET,
@@ -75,8 +72,6 @@ from acp_lite.protocol import (
     UserMessageChunk,
 )
 
-E = TypeVar("E", bound=Entity)
-
 _CHUNK_TAGS = {
     "user_message_chunk": "user_message",
     "agent_message_chunk": "agent_message",
@@ -87,17 +82,6 @@ _CHUNK_TAGS = {
     "agent_thought": "agent_thought",
     "session_message": "session_message",
 }
-
-
-def _patch(entity: object, name: str, value: object) -> None:
-    # Patch rule shared by every entity field: omitted = unchanged, null = cleared,
-    # value = replaced (spec: "Entity IDs"; schema descriptions of each upsert).
-    if value is not UNSET:
-        setattr(entity, name, value)
-
-
-def _as_list(value: object) -> list[Any] | None:
-    return list(value) if isinstance(value, list | tuple) else None
 
 
 class SessionModel:
@@ -112,12 +96,12 @@ class SessionModel:
     def __init__(self, session_id: str | None = None) -> None:
         self.session_id = session_id
         self._log = EventLog()
-        self._replaying = False
         self._violations: list[Violation] = []
-        self._timeline: list[Entity] = []
-        self._kinds: dict[str, dict[str, Any]] = {kind: {} for kind in ENTITY_KINDS}
         self._notices: list[int] = []
         self._subs = SubmissionTracker()
+        self._store = store = EntityStore(self._violate, self._subs.on_user_message)
+        self._timeline = store.timeline
+        self._kinds = store.kinds
         self._fg = Foreground(self._kinds, self._subs, self._violate)
         # Current values.
         self._usage: ContextUsage | None = None
@@ -126,28 +110,27 @@ class SessionModel:
         self._config_reported = False
         self._commands_reported = False
         self._info = SessionInfo()
-        # Setup / resume.
-        self._setup_done = False
+        # Resume.
         self._resume_state_mark: int | None = None
         self._finished = False
         self._handlers: dict[type, Callable[[Any, int], None]] = {
-            UserMessageChunk: self._chunk_handler("user_message", MessageEntity),
-            AgentMessageChunk: self._chunk_handler("agent_message", MessageEntity),
-            AgentThoughtChunk: self._chunk_handler("agent_thought", MessageEntity),
-            SessionMessageChunk: self._chunk_handler("session_message", SessionMessageEntity),
-            UserMessage: self._message_handler("user_message", MessageEntity),
-            AgentMessage: self._message_handler("agent_message", MessageEntity),
-            AgentThought: self._message_handler("agent_thought", MessageEntity),
-            SessionMessage: self._on_session_message,
-            ToolCallUpdate: self._on_tool_call,
-            ToolCallContentChunk: self._on_tool_call_chunk,
-            TerminalUpdate: self._on_terminal,
-            TerminalOutputChunk: self._on_terminal_chunk,
-            PlanUpdate: self._on_plan,
-            PlanRemoved: self._on_plan_removed,
-            CompactionUpdate: self._on_compaction,
-            CompactionSummaryChunk: self._on_compaction_chunk,
-            SubagentUpdate: self._on_subagent,
+            UserMessageChunk: store.chunk_handler("user_message", MessageEntity),
+            AgentMessageChunk: store.chunk_handler("agent_message", MessageEntity),
+            AgentThoughtChunk: store.chunk_handler("agent_thought", MessageEntity),
+            SessionMessageChunk: store.chunk_handler("session_message", SessionMessageEntity),
+            UserMessage: store.message_handler("user_message", MessageEntity),
+            AgentMessage: store.message_handler("agent_message", MessageEntity),
+            AgentThought: store.message_handler("agent_thought", MessageEntity),
+            SessionMessage: store.on_session_message,
+            ToolCallUpdate: store.on_tool_call,
+            ToolCallContentChunk: store.on_tool_call_chunk,
+            TerminalUpdate: store.on_terminal,
+            TerminalOutputChunk: store.on_terminal_chunk,
+            PlanUpdate: store.on_plan,
+            PlanRemoved: store.on_plan_removed,
+            CompactionUpdate: store.on_compaction,
+            CompactionSummaryChunk: store.on_compaction_chunk,
+            SubagentUpdate: store.on_subagent,
             AvailableCommandsUpdate: self._on_commands,
             ConfigOptionUpdate: self._on_config,
             SessionInfoUpdate: self._on_info,
@@ -179,7 +162,7 @@ class SessionModel:
         """
         # Hot path: the log keeps columns, not an object per update (events.py).
         index = self._log.append(update, raw, monotonic(), replayed)
-        self._replaying = replayed
+        self._store.replaying = replayed
         if session_id is not None and session_id != self.session_id:
             if self.session_id is None:
                 self.session_id = session_id
@@ -190,12 +173,12 @@ class SessionModel:
                     "logged, not applied",
                     index,
                 )
-                return Event(index, update, replayed, self._log._times[index], self._log)
+                return self._log.event(index)
         handler = self._handlers.get(update.__class__)
         if handler is None:
             handler = self._find_handler(update)
         handler(update, index)
-        return Event(index, update, replayed, self._log._times[index], self._log)
+        return self._log.event(index)
 
     def _find_handler(self, update: Any) -> Callable[[Any, int], None]:
         for cls, handler in self._handlers.items():
@@ -205,6 +188,7 @@ class SessionModel:
 
     def submit(self, request_id: RequestId, content: Any = None) -> Submission:
         """Record that ``session/prompt`` request ``request_id`` was sent."""
+        self._fg.resyncing = False  # prompting means any resume is over
         return self._subs.submit(request_id, content, len(self._log))
 
     def prompt_accepted(self, request_id: RequestId, message_id: object) -> Submission:
@@ -236,6 +220,11 @@ class SessionModel:
         self._resume_state_mark = self._fg.updates
         self._fg.resyncing = True
 
+    def resume_failed(self) -> None:
+        """``session/resume`` was answered with an error: state updates are live again."""
+        self._fg.resyncing = False
+        self._resume_state_mark = None
+
     def setup_response(self, result: Any = None, *, resumed: bool = False) -> None:
         """The ``session/new`` (or, with ``resumed``, ``session/resume``) response arrived.
 
@@ -244,7 +233,6 @@ class SessionModel:
         ``configOptions`` / ``availableCommands`` from ``result`` (decoded or a dict)
         are used only when no update reported them already.
         """
-        self._setup_done = True
         config = _field(result, "config_options", "configOptions")
         commands = _field(result, "available_commands", "availableCommands")
         if isinstance(config, list) and not self._config_reported:
@@ -490,199 +478,6 @@ class SessionModel:
     def _violate(self, rule: str, message: str, event_index: int | None) -> None:
         self._violations.append(violation(rule, message, event_index))
 
-    def _create(self, kind: str, entity_id: str, cls: type[E], index: int) -> E:
-        # The first update or chunk fixes the position (spec: "Entity IDs").
-        ent = cls(kind, entity_id, len(self._timeline), index, index, self._replaying)
-        self._timeline.append(ent)
-        self._kinds[kind][entity_id] = ent
-        if kind == "user_message":
-            self._subs.on_user_message(ent)  # type: ignore[arg-type]
-        return ent
-
-    def _upsert(self, kind: str, entity_id: object, cls: type[E], index: int) -> E | None:
-        ent = self._kinds[kind].get(entity_id)  # type: ignore[call-overload]
-        if ent is None:
-            if not isinstance(entity_id, str):
-                return None
-            ent = self._create(kind, entity_id, cls, index)
-        else:
-            ent.last_event_index = index
-        return ent  # type: ignore[no-any-return]
-
-    # ------------------------------------------------------------------ messages
-
-    def _chunk_handler(self, kind: str, cls: type[MessageEntity]) -> Callable[[Any, int], None]:
-        entities: dict[str, MessageEntity] = self._kinds[kind]
-        create = self._create
-        violate = self._violate
-
-        def on_chunk(update: Any, index: int) -> None:
-            # Hot path. A chunk appends one block to whatever content is current,
-            # and a chunk for an unseen id creates the message first (spec: "Message
-            # IDs"). Chunk _meta is chunk-scoped: it never patches the message.
-            ent = entities.get(update.message_id)
-            if ent is None:
-                if not isinstance(update.message_id, str):
-                    violate("chunk-without-message-id", f"{kind} chunk without a messageId", index)
-                    return
-                ent = create(kind, update.message_id, cls, index)
-            else:
-                ent.last_event_index = index
-            ent.content.append(update.content)
-
-        return on_chunk
-
-    def _message_handler(self, kind: str, cls: type[MessageEntity]) -> Callable[[Any, int], None]:
-        def on_message(update: Any, index: int) -> None:
-            self._upsert_message(kind, cls, update, index)
-
-        return on_message
-
-    def _upsert_message(
-        self, kind: str, cls: type[MessageEntity], update: Any, index: int
-    ) -> MessageEntity | None:
-        ent = self._upsert(kind, update.message_id, cls, index)
-        if ent is None:
-            self._violate("chunk-without-message-id", f"{kind} update without a messageId", index)
-            return None
-        # Omitted content = unchanged; null or [] clears; an array replaces everything
-        # accumulated so far, chunks included (spec: "Message IDs").
-        if update.content is not UNSET:
-            ent._replace(update.content)
-        ent.meta = patch_meta(ent.meta, update.meta)
-        return ent
-
-    def _on_session_message(self, update: Any, index: int) -> None:
-        ent = self._upsert_message("session_message", SessionMessageEntity, update, index)
-        if isinstance(ent, SessionMessageEntity):
-            # Participant ids follow the content patch rule (spec: "Session-directed
-            # messages").
-            _patch(ent, "sender_session_id", update.sender_session_id)
-            _patch(ent, "recipient_session_id", update.recipient_session_id)
-            _patch(ent, "sender_message_id", update.sender_message_id)
-            _patch(ent, "recipient_message_id", update.recipient_message_id)
-
-    # ------------------------------------------------------------------ tools, terminals
-
-    def _on_tool_call(self, update: Any, index: int) -> None:
-        ent = self._upsert("tool_call", update.tool_call_id, ToolCallEntity, index)
-        if ent is None:
-            self._violate("malformed-update", "tool_call_update without a toolCallId", index)
-            return
-        _patch(ent, "name", update.name)
-        _patch(ent, "title", update.title)
-        if update.kind is not UNSET:
-            ent.tool_kind = "other" if update.kind is None else update.kind  # null resets
-        status = update.status
-        if status is not UNSET:
-            new_status = "pending" if status is None else status  # null resets to pending
-            if ent.is_final and new_status not in ("completed", "failed", "cancelled"):
-                self._violate(
-                    "tool-call-reopened",
-                    f"tool call {ent.id!r} went from final {ent.status!r} to {new_status!r}",
-                    index,
-                )
-            ent.status = new_status
-            ent.cancel_hint = False  # the agent's status replaces the local mark
-        if update.content is not UNSET:
-            ent._replace(update.content)  # replaces accumulated chunks; null/[] clear
-        if update.locations is not UNSET:
-            ent.locations = list(update.locations) if update.locations else []
-        _patch(ent, "raw_input", update.raw_input)
-        _patch(ent, "raw_output", update.raw_output)
-        _patch(ent, "capabilities", update.capabilities)
-        ent.meta = patch_meta(ent.meta, update.meta)
-
-    def _on_tool_call_chunk(self, update: Any, index: int) -> None:
-        ent = self._upsert("tool_call", update.tool_call_id, ToolCallEntity, index)
-        if ent is not None:
-            ent.content.append(update.content)
-
-    def _on_terminal(self, update: Any, index: int) -> None:
-        ent = self._upsert("terminal", update.terminal_id, TerminalEntity, index)
-        if ent is None:
-            return
-        _patch(ent, "command", update.command)
-        _patch(ent, "cwd", update.cwd)
-        _patch(ent, "exit_status", update.exit_status)
-        _patch(ent, "size", update.size)
-        _patch(ent, "capabilities", update.capabilities)
-        output = update.output
-        if output is None:
-            ent._set_output(None)
-        elif output is not UNSET:
-            data = self._decode(output.data, ent, index)
-            if data is not None:
-                ent._set_output(data)  # an authoritative replacement snapshot
-        ent.meta = patch_meta(ent.meta, update.meta)
-
-    def _on_terminal_chunk(self, update: Any, index: int) -> None:
-        ent = self._upsert("terminal", update.terminal_id, TerminalEntity, index)
-        if ent is None:
-            return
-        data = self._decode(update.data, ent, index)
-        if data is not None:
-            ent._append_output(data)
-
-    def _decode(self, data: object, ent: Entity, index: int) -> bytes | None:
-        decoded = decode_base64(data) if isinstance(data, str) else None
-        if decoded is None:
-            self._violate(
-                "terminal-output-not-base64",
-                f"output of terminal {ent.id!r} is not base64; kept only in the event log",
-                index,
-            )
-        return decoded
-
-    # ------------------------------------------------------------------ plans, compactions
-
-    def _on_plan(self, update: Any, index: int) -> None:
-        plan = update.plan
-        plan_id = getattr(plan, "plan_id", UNSET)
-        if plan_id is UNSET:  # unrecognised plan content: the id is in its raw payload
-            plan_id = (getattr(plan, "raw", None) or {}).get("planId")
-        ent = self._upsert("plan", plan_id, PlanEntity, index)
-        if ent is None:
-            self._violate("malformed-update", "plan_update without a planId", index)
-            return
-        ent.plan = plan  # a plan update replaces the whole plan (agent-plan.mdx)
-        ent.removed = False
-
-    def _on_plan_removed(self, update: Any, index: int) -> None:
-        ent = self._kinds["plan"].get(update.plan_id)
-        if ent is not None:
-            ent.removed = True
-            ent.last_event_index = index
-
-    def _on_compaction(self, update: Any, index: int) -> None:
-        ent = self._upsert("compaction", update.compaction_id, CompactionEntity, index)
-        if ent is None:
-            return
-        if isinstance(update.status, str):
-            ent.status = update.status
-        if update.summary is not UNSET:
-            ent._replace(update.summary)  # null or [] clears (spec: "Session compaction")
-        _patch(ent, "error", update.error)
-        ent.meta = patch_meta(ent.meta, update.meta)
-
-    def _on_compaction_chunk(self, update: Any, index: int) -> None:
-        ent = self._upsert("compaction", update.compaction_id, CompactionEntity, index)
-        if ent is not None:
-            ent.summary.append(update.content)
-
-    def _on_subagent(self, update: Any, index: int) -> None:
-        ent = self._upsert("subagent", update.session_id, SubagentEntity, index)
-        if ent is None:
-            return
-        _patch(ent, "title", update.title)
-        _patch(ent, "description", update.description)
-        _patch(ent, "capabilities", update.capabilities)
-        _patch(ent, "state", update.state)  # null: activity unconfirmed, not idle
-        _patch(ent, "cwd", update.cwd)
-        if update.additional_directories is not UNSET:
-            ent.additional_directories = _as_list(update.additional_directories)
-        ent.meta = patch_meta(ent.meta, update.meta)
-
     # ------------------------------------------------------------------ current values
 
     def _on_commands(self, update: Any, index: int) -> None:
@@ -694,8 +489,8 @@ class SessionModel:
         self._config_reported = True
 
     def _on_info(self, update: Any, index: int) -> None:
-        _patch(self._info, "title", update.title)
-        _patch(self._info, "updated_at", update.updated_at)
+        patch_field(self._info, "title", update.title)
+        patch_field(self._info, "updated_at", update.updated_at)
         self._info.meta = patch_meta(self._info.meta, update.meta)
 
     def _on_usage(self, update: Any, index: int) -> None:
@@ -706,7 +501,7 @@ class SessionModel:
 
     def _on_notice(self, update: Any, index: int) -> None:
         self._notices.append(index)
-        if self._replaying:
+        if self._store.replaying:
             self._violate("notice-replayed", "a live-only notice was replayed", index)
 
     def _on_unrecognized(self, update: Any, index: int) -> None:

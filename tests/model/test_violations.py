@@ -240,6 +240,20 @@ def test_rule_resume_without_state_snapshot() -> None:
     assert (good.stop_reason, good.completions) == ("end_turn", 0)
 
 
+def test_failed_resume_ends_the_resume_snapshot_window() -> None:
+    m = SessionModel("s")
+    m.resume_requested()
+    m.resume_failed()
+    feed(m, state("running"), idle("end_turn"))
+    assert m.completions == 1 and rules(m) == []
+    m2 = SessionModel("s")
+    m2.resume_requested()
+    feed(m2, idle("end_turn"))
+    m2.submit(1, None)  # prompting means the resume is over
+    feed(m2, state("running"), idle("end_turn"))
+    assert m2.completions == 1
+
+
 def test_every_rule_has_a_test_named_after_it() -> None:
     names = set(vars(sys.modules[__name__]))
     missing = [r for r in RULES if f"test_rule_{r.replace('-', '_')}" not in names]
