@@ -83,7 +83,15 @@ const summary = {
   permissionRequests: [],
   backgroundSnapshots: [],
   mismatches: [],
+  sdkErrors: [],
   stderrTail: "",
+};
+// The SDK reports messages it rejects (e.g. a session/update that fails its
+// schema) with console.error and drops them: record those as mismatches.
+const consoleError = console.error;
+console.error = (...args) => {
+  summary.sdkErrors.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+  consoleError(...args);
 };
 const check = (condition, message) => {
   if (!condition) summary.mismatches.push(message);
@@ -109,6 +117,7 @@ async function finish(code, reason) {
   if (finished) return;
   finished = true;
   if (reason) summary.mismatches.push(reason);
+  for (const error of summary.sdkErrors) summary.mismatches.push(`SDK rejected a message: ${error}`);
   summary.text = text.join("");
   summary.userMessageSeen = summary.messageId !== null && userMessageIds.has(summary.messageId);
   summary.stderrTail = stderr.slice(-1000);
@@ -238,9 +247,12 @@ async function run(ctx) {
   summary.stopReason = idle.stopReason ?? null;
   summary.error = idle.error ?? null;
 
+  // Leading idle snapshots are initial state, not transitions (spec: "Initial state
+  // and synchronization"); the work itself must start with an active state.
+  const firstActive = summary.states.find((state) => state !== "idle");
   check(
-    summary.states[0] === "running" || summary.states[0] === "requires_action",
-    `first state was ${summary.states[0]}, expected running or requires_action`,
+    firstActive === "running" || firstActive === "requires_action",
+    `first non-idle state was ${firstActive}, expected running or requires_action`,
   );
   check(
     userMessageIds.has(summary.messageId),
