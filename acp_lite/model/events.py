@@ -17,21 +17,22 @@ import attrs
 from acp_lite.protocol import converter
 
 
-@attrs.define(eq=False)
+@attrs.define(unsafe_hash=True)
 class Event:
     """One received ``session/update``: its decoded ``update`` and the ``raw`` payload.
 
     ``raw`` is the ``update`` object as received (the value of ``params.update``);
     when the connection did not pass it, it is re-encoded from ``update`` on first
     access. ``time`` is ``time.monotonic()`` at apply; ``replayed`` marks updates
-    received during a ``session/resume`` history replay.
+    received during a ``session/resume`` history replay. Events are views built on
+    access: two views of the same logged update compare equal.
     """
 
     index: int
-    update: Any
+    update: Any = attrs.field(hash=False)
     replayed: bool
     time: float
-    _log: EventLog | None = attrs.field(default=None, repr=False)
+    _log: EventLog | None = attrs.field(default=None, repr=False, eq=False)
 
     @property
     def raw(self) -> dict[str, Any]:

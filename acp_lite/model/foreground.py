@@ -210,9 +210,11 @@ class Foreground:
     def cancel_hint(self) -> list[ToolCallEntity]:
         # spec "Cancellation": mark non-finished tool calls of the active work,
         # skipping those in the latest background list or referencing a listed terminal.
+        # "Latest background list": the latest list actually reported, even if a later
+        # snapshot omitted it, so listed work is never marked.
         if self.state == IDLE:
             return []
-        listed = self.listed if self.background is not None else set()
+        listed = self.listed
         marked: list[ToolCallEntity] = []
         for tool_call in self._kinds["tool_call"].values():
             if tool_call.is_final or ("tool_call", tool_call.id) in listed:

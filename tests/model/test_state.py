@@ -196,6 +196,13 @@ def test_cancel_marks_foreground_tool_calls_locally() -> None:
     )
     marked = m.cancel_sent()
     assert [t.id for t in marked] == ["fg1", "fg2"]
+    assert [(t.id, t.display_status) for t in m.tool_calls] == [
+        ("bg", "in_progress"),
+        ("fg1", "cancelled"),
+        ("fg2", "cancelled"),
+        ("uses-srv", "in_progress"),
+        ("finished", "completed"),
+    ]
     fg1 = m.entity("tool_call", "fg1")
     assert fg1.display_status == "cancelled" and fg1.status == "in_progress"
     assert m.entity("tool_call", "bg").display_status == "in_progress"
@@ -207,6 +214,28 @@ def test_cancel_marks_foreground_tool_calls_locally() -> None:
         "failed",
         "completed",
     )
+
+
+def test_cancel_skips_the_latest_reported_list_even_after_an_omission() -> None:
+    m = SessionModel("s")
+    feed(m, tool("bg", status="in_progress"), state("running", background=[bg_tool("bg")]))
+    feed(m, tool("fg", status="in_progress"), state("running"))  # background omitted
+    assert [t.id for t in m.cancel_sent()] == ["fg"]
+
+
+def test_chunk_append_does_constant_work() -> None:
+    """Structural check behind the O(1) claim (timing lives in bench/bench_session.py):
+    a chunk appends to the same list and never joins text while applying."""
+    m = SessionModel("s")
+    feed(m, chunk("m", "first"))
+    msg = m.entity("agent_message", "m")
+    blocks = msg.content
+    for i in range(1000):
+        m.apply(decode(chunk("m", str(i))))
+    assert msg.content is blocks and len(blocks) == 1001
+    assert msg._cache.n == 0  # nothing was joined yet
+    assert msg.text.startswith("first0123")
+    assert msg._cache.n == 1001
 
 
 def test_cancel_while_idle_marks_nothing() -> None:
@@ -263,3 +292,5 @@ def test_apply_returns_the_logged_event() -> None:
     ev = m.apply(decode(chunk("m", "x")), replayed=True)
     assert (ev.index, ev.replayed, ev.tag) == (0, True, "agent_message_chunk")
     assert ev.update is m.events[0].update and ev.time == m.events[0].time
+    assert ev == m.events[0] and hash(ev) == hash(m.events[0])
+    assert m.events[0] in {ev}
