@@ -88,7 +88,7 @@ def _get(inbox: queue.SimpleQueue[tuple[str, Any]]) -> tuple[str, Any]:
 class _Call:
     """One blocking call in flight: its inbox and the trio scope of its work."""
 
-    __slots__ = ("inbox", "interrupted", "scope")
+    __slots__ = ("finished", "inbox", "interrupted", "posted", "scope")
 
     def __init__(self) -> None:
         self.inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
@@ -96,6 +96,13 @@ class _Call:
         # thread-safe); cancelling before it is entered makes it start cancelled.
         self.scope = trio.CancelScope()
         self.interrupted = False
+        self.posted = False  # handed to the trio thread (set just before posting)
+        self.finished = False  # the trio side delivered the outcome
+
+    def finish(self, kind: str, payload: Any) -> None:
+        """Deliver the outcome (trio thread)."""
+        self.finished = True
+        self.inbox.put((kind, payload))
 
 
 class _Host:
@@ -186,15 +193,15 @@ class Portal:
                 async with cm as value:
                     entered = True
                     call.scope.deadline = math.inf
-                    call.inbox.put(("ok", value))
+                    call.finish("ok", value)
                     await host.stop.wait()
         except trio.Cancelled:
             if not entered:
-                call.inbox.put(("error", PortalClosed("the client was closed")))
+                call.finish("error", PortalClosed("the client was closed"))
             raise
         except BaseException as exc:
             if not entered:
-                call.inbox.put(("error", exc))
+                call.finish("error", exc)
             elif not self._closing:
                 # The context failed on its own (e.g. the connection's reader task
                 # raised): record it so every waiter and later call sees this error,
@@ -208,9 +215,9 @@ class Portal:
         else:
             if not entered:
                 if call.interrupted:
-                    call.inbox.put(("error", KeyboardInterrupt()))
+                    call.finish("error", KeyboardInterrupt())
                 else:
-                    call.inbox.put(("error", Timeout("timed out while connecting")))
+                    call.finish("error", Timeout("timed out while connecting"))
         finally:
             host.done.set()
 
@@ -266,8 +273,9 @@ class Portal:
         """
         token = self._check_caller()
         call = _Call()
-        self._post(token, self._start, call, afn, args, timeout, on_timeout)
-        return self._wait(call, token)  # type: ignore[no-any-return]
+        return self._roundtrip(  # type: ignore[no-any-return]
+            call, token, self._start, call, afn, args, timeout, on_timeout
+        )
 
     def _start(
         self,
@@ -278,7 +286,7 @@ class Portal:
         on_timeout: Callable[[float], BaseException] | None,
     ) -> None:
         if self._calls is None or self._closing:
-            call.inbox.put(("error", PortalClosed("the client is closed")))
+            call.finish("error", PortalClosed("the client is closed"))
             return
         self._calls.start_soon(self._run_call, call, afn, args, timeout, on_timeout)
 
@@ -290,7 +298,6 @@ class Portal:
         timeout: float | None,
         on_timeout: Callable[[float], BaseException] | None,
     ) -> None:
-        inbox = call.inbox
         result: outcome.Outcome[Any] | None = None
         try:
             with call.scope:
@@ -299,17 +306,18 @@ class Portal:
                 result = outcome.Value(await afn(*args))
         except trio.Cancelled:
             # Not our scope: the portal is shutting down under this call.
-            inbox.put(("error", self._fatal or PortalClosed("the client was closed")))
+            call.finish("error", self._fatal or PortalClosed("the client was closed"))
             raise
         except BaseException as exc:
-            inbox.put(("error", exc))
+            call.finish("error", exc)
             return
         if result is not None:
-            inbox.put(("ok", result.unwrap()))
+            call.finish("ok", result.unwrap())
         elif call.interrupted:
-            inbox.put(("error", KeyboardInterrupt()))
+            call.finish("error", KeyboardInterrupt())
+        elif timeout is None:  # pragma: no cover - only we cancel call scopes
+            call.finish("error", PortalClosed("the call was cancelled"))
         else:
-            assert timeout is not None
             awaited = getattr(afn, "__name__", "")
             error: BaseException = Timeout(f"timed out after {timeout:g}s", awaited=awaited)
             if on_timeout is not None:
@@ -317,10 +325,20 @@ class Portal:
                     error = on_timeout(timeout)
                 except Exception as exc:  # a bug there must not kill the loop
                     error = exc
-            inbox.put(("error", error))
+            call.finish("error", error)
 
-    def _wait(self, call: _Call, token: trio.lowlevel.TrioToken) -> Any:
+    def _roundtrip(
+        self,
+        call: _Call,
+        token: trio.lowlevel.TrioToken,
+        start: Callable[..., object],
+        *args: Any,
+    ) -> Any:
+        # Posting and waiting share one try: Ctrl-C can land anywhere, also between
+        # handing the work over and starting to wait for it.
         try:
+            call.posted = True
+            self._post(token, start, *args)
             kind, payload = _get(call.inbox)
         except KeyboardInterrupt:
             self._interrupt(call, token)
@@ -339,6 +357,8 @@ class Portal:
     def _interrupt(self, call: _Call, token: trio.lowlevel.TrioToken) -> None:
         """Ctrl-C in the caller: cancel the work this call started, wait briefly."""
         call.interrupted = True
+        if not call.posted or call.finished:
+            return  # nothing was started, or it is already over
         try:
             token.run_sync_soon(call.scope.cancel)
         except trio.RunFinishedError:
@@ -384,12 +404,11 @@ class Portal:
         call = _Call()
         if timeout is not None:
             call.scope.relative_deadline = max(timeout, 0.0)
-        self._post(token, self._start_host, call, cm)
-        return self._wait(call, token)  # type: ignore[no-any-return]
+        return self._roundtrip(call, token, self._start_host, call, cm)  # type: ignore[no-any-return]
 
     def _start_host(self, call: _Call, cm: AbstractAsyncContextManager[Any]) -> None:
         if self._hosts_nursery is None or self._closing or self._fatal is not None:
-            call.inbox.put(("error", PortalClosed("the client is closed")))
+            call.finish("error", PortalClosed("the client is closed"))
             return
         host = _Host()
         self._hosts.append(host)

@@ -86,7 +86,17 @@ def connect(
     limits = limits or Limits()
     argv = [os.fspath(a) for a in command]
     name = os.path.basename(argv[0]) if argv else "agent"
+    plugins = list(plugins)
     client = Client._new(name, limits)
+    # The trio side holds the client only weakly (when no plugin needs it as the
+    # hooks' ``client``), so a client dropped without close() can be collected and
+    # its finalizer can stop the agent.
+    client_ref = weakref.ref(client)
+
+    def session_view(asession: AsyncSession) -> Any:
+        owner = client_ref()
+        return owner._session_view(asession) if owner is not None else asession
+
     handshake = limits.connect_timeout if timeout is None else timeout
     try:
         client._async = client._portal.enter_async_context(
@@ -102,7 +112,7 @@ def connect(
                 on_elicitation=on_elicitation,
                 plugins=plugins,
                 limits=limits,
-                _session_view=client._session_view,
+                _session_view=session_view,
             ),
             # Process start + handshake, plus a failed start's shutdown ladder.
             timeout=handshake + limits.shutdown_timeout + _BACKSTOP,
@@ -110,7 +120,10 @@ def connect(
     except BaseException:
         client._portal.close(limits.shutdown_timeout + _BACKSTOP)
         raise
-    client._async._conn.hook_client = client
+    if plugins:
+        # Hooks receive the blocking client (except acp_connection_opened, which
+        # runs during the handshake and sees the AsyncClient).
+        client._async._conn.hook_client = client
     return client
 
 

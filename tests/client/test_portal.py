@@ -140,7 +140,7 @@ def test_keyboard_interrupt_waits_only_a_bounded_time() -> None:
     async def ignores_cancel() -> None:
         started.set()
         with trio.CancelScope(shield=True):
-            await trio.sleep(3)
+            await trio.sleep(1)
 
     def interrupt() -> None:
         started.wait(5)
@@ -150,7 +150,8 @@ def test_keyboard_interrupt_waits_only_a_bounded_time() -> None:
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         portal.call(ignores_cancel)
-    assert time.monotonic() - start < 2
+    # cancel_grace (0.2 s) bounds the wait, not the 1 s the work takes to unwind.
+    assert time.monotonic() - start < 0.9
     portal.close(timeout=0.1)  # the shielded sleep outlives this bound: must not hang
     assert portal.closed
 

@@ -1,0 +1,183 @@
+"""Several clients, several threads, Ctrl-C, and interpreter exit."""
+
+from __future__ import annotations
+
+import _thread
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import acp_lite.client as blocking
+from acp_lite.testing import agent_command
+
+from .conftest import FAST, portal_threads, process_gone, wait_for
+
+N = 2000
+
+
+def _chunks(turn: Any) -> int:
+    return sum(1 for e in turn.updates if e.tag == "agent_message_chunk")
+
+
+def test_eight_clients_at_once_lose_no_update() -> None:
+    results: dict[int, tuple[int, int, int]] = {}
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            with blocking.connect(agent_command("flood", count=N), limits=FAST) as client:
+                session = client.new_session(cwd="/tmp")
+                turn = session.run("go")
+                results[k] = (_chunks(turn), len(session.updates), len(turn.text))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert len(results) == 8
+    counts = set(results.values())
+    assert len(counts) == 1, results  # every client saw exactly the same
+    chunks, _, _ = counts.pop()
+    assert chunks == N
+    assert not portal_threads()
+
+
+def test_one_client_shared_by_threads_with_a_session_each() -> None:
+    with blocking.connect(agent_command("flood", count=N), limits=FAST) as client:
+        counts: list[int] = []
+        lock = threading.Lock()
+
+        def worker() -> None:
+            session = client.new_session(cwd="/tmp")
+            turn = session.run("go")
+            with lock:
+                counts.append(_chunks(turn))
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert counts == [N] * 4
+        assert len(client.sessions) == 4
+
+
+def test_twenty_sessions_on_one_connection() -> None:
+    with blocking.connect(agent_command("echo"), limits=FAST) as client:
+        sessions = [client.new_session(cwd="/tmp") for _ in range(20)]
+        submissions = [s.prompt(f"message {i}") for i, s in enumerate(sessions)]
+        for s in sessions:
+            s.wait_idle()
+        for i, (s, sub) in enumerate(zip(sessions, submissions, strict=True)):
+            assert sub.done and s.text(sub) == f"message {i}"
+
+
+def test_keyboard_interrupt_during_run_cancels_the_turn_and_reraises() -> None:
+    with blocking.connect(agent_command("slow_cancel"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+
+        def interrupt_when_running() -> None:
+            wait_for(lambda: "step 2" in session.text(), 5)
+            _thread.interrupt_main()
+
+        timer = threading.Thread(target=interrupt_when_running)
+        timer.start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            session.run("long work")  # ~30 s unless cancelled
+        timer.join()
+        assert time.monotonic() - start < 5
+        # The trio-side work was cancelled: session/cancel went out, and the agent's
+        # confirming idle arrived before the KeyboardInterrupt reached us.
+        sent = [e.json().get("method") for e in client.transcript if e.direction == "send"]
+        assert "session/cancel" in sent
+        assert session.state == "idle" and session.stop_reason == "cancelled"
+        # The client is still usable afterwards.
+        assert client.request("_acp_lite/ping") == {"echo": {}}
+
+
+def test_sigint_in_a_real_script_stops_the_agent_and_exits() -> None:
+    script = textwrap.dedent(
+        """
+        import json, sys
+        import acp_lite.client as blocking
+        from acp_lite.testing import agent_command
+
+        client = blocking.connect(agent_command("slow_cancel"))
+        session = client.new_session(cwd="/tmp")
+        print(json.dumps({"pid": client.pid}), flush=True)
+        session.run("long work")  # interrupted by SIGINT from the test
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        agent_pid = json.loads(proc.stdout.readline())["pid"]
+        time.sleep(0.3)  # let the turn start
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert time.monotonic() - start < 10
+    assert proc.returncode != 0
+    assert "KeyboardInterrupt" in err
+    assert wait_for(lambda: process_gone(agent_pid), 5), "the agent outlived the script"
+
+
+def test_forgotten_client_is_closed_at_interpreter_exit() -> None:
+    script = textwrap.dedent(
+        """
+        import json
+        import acp_lite.client as blocking
+        from acp_lite.testing import agent_command
+
+        client = blocking.connect(agent_command("echo"))
+        client.new_session(cwd="/tmp").run("hi")
+        print(json.dumps({"pid": client.pid}), flush=True)
+        # no close(): the atexit safety net must stop the agent
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert proc.returncode == 0, proc.stderr
+    agent_pid = json.loads(proc.stdout.splitlines()[0])["pid"]
+    assert wait_for(lambda: process_gone(agent_pid), 5)
+
+
+def test_agent_ignoring_sigterm_is_killed_by_close() -> None:
+    client = blocking.connect(agent_command("ignore_sigterm"), limits=FAST)
+    pid = client.pid
+    assert pid is not None
+    client.new_session(cwd="/tmp").run("hi")
+    start = time.monotonic()
+    client.close()
+    assert time.monotonic() - start < FAST.shutdown_timeout + 2
+    assert process_gone(pid)
+    assert client.returncode == -signal.SIGKILL
+    assert not portal_threads()
+
+
+def test_dropped_client_stops_its_thread() -> None:
+    client = blocking.connect(agent_command("echo"), limits=FAST)
+    pid = client.pid
+    assert pid is not None
+    del client
+    assert wait_for(lambda: not portal_threads(), 10)
+    assert wait_for(lambda: process_gone(pid), 5)
