@@ -157,6 +157,9 @@ class AgentProcess:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        # The readers end at EOF; closing a pipe under a reading thread races.
+        self._reader.join(TIMEOUT)
+        self._stderr_reader.join(TIMEOUT)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()

@@ -6,6 +6,8 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
+from acp_lite.testing import Echo, Script, Sleep, Turn
+
 from ._agentproc import AgentProcess
 
 Spawn = Callable[..., AgentProcess]
@@ -179,7 +181,9 @@ def test_held_prompts_are_cancelled_with_32800(spawn: Spawn) -> None:
     assert agent.wait_idle(sid)["stopReason"] == "cancelled"
     # A prompt sent after the cancel is not covered by it.
     after = agent.prompt(sid, "four")
-    assert "messageId" in agent.response(after)["result"]
+    assert agent.response(after)["result"] == {"messageId": "user-2"}
+    agent.wait_for(lambda m: m.get("method") == "session/update"
+                   and m["params"]["update"].get("messageId") == "user-2")  # fmt: skip
     user_ids = [u["messageId"] for u in agent.updates(sid) if u["sessionUpdate"] == "user_message"]
     assert user_ids == ["user-1", "user-2"]
 
@@ -199,7 +203,12 @@ def test_prompt_while_running_is_held_then_inserted(spawn: Spawn) -> None:
 
 
 def test_steering_inserts_at_once_within_the_same_work(spawn: Spawn) -> None:
-    agent = spawn("steering")
+    # Like the "steering" scenario, with a first turn long enough for a loaded machine.
+    script = Script(
+        turns=[Turn(steps=[Echo(), Sleep(seconds=1.0)]), Turn(steps=[Echo()])],
+        while_busy="insert",
+    )
+    agent = spawn(script=script)
     sid = agent.start_session()
     agent.response(agent.prompt(sid, "one"))
     second = agent.prompt(sid, "two")

@@ -94,6 +94,8 @@ def run_one_turn(spawn: Spawn, name: str) -> tuple[AgentProcess, str, int]:
         assert agent.call("_sync") == {"echo": {}}
     else:
         rid = drive_turn(agent, sid, "hello scenario")
+    if name == "broken_idle_before_running":  # its first idle is the premature one
+        agent.wait_for(lambda _: sum("stopReason" in u for u in agent.updates(sid)) == 2)
     return agent, sid, rid
 
 
@@ -244,7 +246,7 @@ def test_hang_reports_running_and_never_answers(spawn: Spawn) -> None:
     agent = spawn("hang")
     sid = agent.start_session()
     rid = agent.prompt(sid, "go")
-    agent.wait_for(lambda m: m.get("method") == "session/update")
+    agent.wait_stderr("hanging forever")  # a cancel before this point would be honoured
     agent.notify("session/cancel", {"sessionId": sid})
     assert agent.call("_sync") == {"echo": {}}
     assert agent.call("_sync") == {"echo": {}}
