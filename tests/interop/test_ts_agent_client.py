@@ -16,9 +16,11 @@ import pytest
 from rawpipe import HERE, TS_AGENT, node_executable
 
 from acp_lite.client import connect as acp_connect
+from acp_lite.errors import PromptRejected
 from acp_lite.turn import TurnFailed
 
 TIMEOUT = 5.0
+CANCELLED = {"outcome": "cancelled"}
 
 
 def kinds(options: Any) -> list[str]:
@@ -194,3 +196,56 @@ def test_prompt_while_running_is_sent_not_refused(connect: Callable[..., Any]) -
     assert first.stop_reason == "end_turn"
     assert (second.stop_reason, second.text) == ("end_turn", "echo: second")
     assert second.message_id != first.message_id
+
+
+def test_agent_withdrawn_permission_request_is_answered_once(connect: Callable[..., Any]) -> None:
+    """The SDK agent withdraws its own request ($/cancel_request, no session/cancel):
+    our client answers it once, `cancelled`, without waiting for the blocked callable."""
+    release = threading.Event()
+
+    def on_permission(request: Any, session: Any) -> str | None:
+        release.wait(TIMEOUT)
+        return option_of(request, "allow_once")
+
+    client = connect(on_permission=on_permission)
+    session = client.new_session(cwd=str(HERE))
+    try:
+        turn = session.run("withdraw", timeout=TIMEOUT)
+    finally:
+        release.set()
+    assert (turn.stop_reason, turn.text) == ("end_turn", "withdrawn: cancelled")
+    received = [json.loads(e.line) for e in client.transcript if e.direction == "recv"]
+    sent = [json.loads(e.line) for e in client.transcript if e.direction == "send"]
+    (ask,) = [m for m in received if m.get("method") == "session/request_permission"]
+    assert {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": ask["id"]}} in (
+        received
+    )
+    answers = [m for m in sent if m.get("id") == ask["id"] and "method" not in m]
+    assert answers == [{"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": CANCELLED}}]
+
+
+def test_withdrawing_a_held_prompt(connect: Callable[..., Any]) -> None:
+    """A prompt sent while the SDK agent is busy is held; $/cancel_request withdraws
+    it: -32800, PromptRejected, and no user message for it."""
+    asked = threading.Event()
+    release = threading.Event()
+
+    def on_permission(request: Any, session: Any) -> str | None:
+        asked.set()
+        release.wait(TIMEOUT)
+        return option_of(request, "allow_once")
+
+    session = connect(on_permission=on_permission).new_session(cwd=str(HERE))
+    first = session.prompt("permission")
+    assert asked.wait(TIMEOUT)
+    held = session.submit("never inserted")
+    assert held.status == "pending"
+    assert session.withdraw(held)
+    with pytest.raises(PromptRejected) as rejected:
+        session.wait_inserted(held, timeout=TIMEOUT)
+    assert rejected.value.code == -32800
+    release.set()
+    session.wait_idle(timeout=TIMEOUT)
+    assert (first.stop_reason, held.status) == ("end_turn", "rejected")
+    users = [e for e in session.model.timeline if e.kind == "user_message"]
+    assert [u.id for u in users] == [first.message_id]

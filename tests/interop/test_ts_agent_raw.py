@@ -225,3 +225,20 @@ def test_held_prompt_withdrawn_by_cancel_request_and_session_cancel(agent: RawPe
     seen = agent.until(is_idle)
     assert response(seen, covered)["error"]["code"] == -32800
     assert [u["sessionUpdate"] for u in updates(seen)].count("user_message") == 0
+
+
+@pytest.mark.parametrize(
+    ("answer", "text"),
+    [
+        ({"result": {"outcome": CANCELLED}}, "withdrawn: cancelled"),
+        ({"error": {"code": -32800, "message": "Request cancelled"}}, "withdrawn: -32800"),
+    ],
+)
+def test_agent_withdraws_its_permission_request(agent: RawPeer, answer: Message, text: str) -> None:
+    session_id = open_session(agent)
+    prompt(agent, session_id, "withdraw")
+    ask = agent.until(lambda m: m.get("method") == "session/request_permission")[-1]
+    cancel = agent.until(lambda m: m.get("method") == "$/cancel_request")[-1]
+    assert cancel["params"] == {"requestId": ask["id"]}
+    agent.send({"jsonrpc": "2.0", "id": ask["id"], **answer})
+    assert agent_text(updates(agent.until(is_idle))) == text

@@ -10,6 +10,9 @@
 //   permission  - a tool call that asks session/request_permission and branches
 //                 on the outcome (allow -> runs, reject -> tool cancelled,
 //                 cancelled outcome -> idle "cancelled")
+//   withdraw    - asks permission, then withdraws the request itself after 150 ms
+//                 ($/cancel_request, "internal cancellation") and reports how the
+//                 client answered: "withdrawn: cancelled" or "withdrawn: -32800"
 //   slow        - a tool call that runs until session/cancel -> idle "cancelled"
 //                 (gives up with end_turn after 10 s so nothing hangs)
 //   fail        - foreground work fails after insertion: idle "error" + error object
@@ -23,7 +26,8 @@
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
-const SCENARIOS = ["stream", "permission", "slow", "fail", "background"];
+const SCENARIOS = ["stream", "permission", "withdraw", "slow", "fail", "background"];
+const WITHDRAW_AFTER_MS = 150;
 const STREAM_WORDS = ["one ", "two ", "three ", "four ", "five"];
 const SLOW_LIMIT_MS = 10_000;
 const BACKGROUND_DELAY_MS = Number(process.env.TS_AGENT_BACKGROUND_DELAY_MS ?? 150);
@@ -194,6 +198,51 @@ async function runPermission(session, _prompt, signal) {
   return { stopReason: "cancelled" };
 }
 
+async function runWithdraw(session) {
+  const toolCallId = session.nextId("tool");
+  await session.send({
+    sessionUpdate: "tool_call_update",
+    toolCallId,
+    title: "Delete build/",
+    kind: "delete",
+    status: "pending",
+  });
+  await session.state("requires_action");
+  const withdraw = new AbortController();
+  const timer = setTimeout(() => withdraw.abort(), WITHDRAW_AFTER_MS);
+  let answer;
+  try {
+    // Without stopWaitingOnCancel the SDK sends $/cancel_request and still waits
+    // for the client's one response (spec, Cancellation: a valid response or -32800).
+    const response = await session.client.request(
+      acp.methods.client.session.requestPermission,
+      {
+        sessionId: session.id,
+        title: "Delete build/?",
+        subject: { type: "tool_call", toolCall: { toolCallId } },
+        options: [{ optionId: "yes", name: "Delete", kind: "allow_once" }],
+      },
+      { cancellationSignal: withdraw.signal },
+    );
+    answer =
+      response.outcome.outcome === "selected"
+        ? `selected ${response.outcome.optionId}`
+        : response.outcome.outcome;
+  } catch (error) {
+    answer = String(error?.code ?? error);
+  } finally {
+    clearTimeout(timer);
+  }
+  await session.state("running");
+  await session.send({ sessionUpdate: "tool_call_update", toolCallId, status: "cancelled" });
+  await session.send({
+    sessionUpdate: "agent_message_chunk",
+    messageId: session.nextId("agent"),
+    content: text(`withdrawn: ${answer}`),
+  });
+  return { stopReason: "end_turn" };
+}
+
 async function runSlow(session, _prompt, signal) {
   const toolCallId = session.nextId("tool");
   await session.send({
@@ -279,6 +328,7 @@ const RUNNERS = {
   echo: runEcho,
   stream: runStream,
   permission: runPermission,
+  withdraw: runWithdraw,
   slow: runSlow,
   fail: runFail,
   background: runBackground,
