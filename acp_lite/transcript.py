@@ -50,7 +50,7 @@ class TranscriptEntry:
         return record
 
 
-_Raw = tuple[Direction, float, bytes]
+_DIRS: tuple[Direction, Direction] = ("send", "recv")
 
 
 class Transcript:
@@ -61,7 +61,11 @@ class Transcript:
     """
 
     def __init__(self, max_entries: int | None = None) -> None:
-        self._entries: deque[_Raw] = deque(maxlen=max_entries)
+        # Parallel columns instead of one tuple per line: bytes and floats are not
+        # tracked by the cyclic GC, so a long transcript costs the collector nothing.
+        self._lines: deque[bytes] = deque(maxlen=max_entries)
+        self._times: deque[float] = deque(maxlen=max_entries)
+        self._dirs: deque[bool] = deque(maxlen=max_entries)  # True: recv
         self._t0: float | None = None
         #: Entries dropped because of the retention bound.
         self.dropped = 0
@@ -69,24 +73,30 @@ class Transcript:
     @property
     def max_entries(self) -> int | None:
         """The retention bound (``None``: unbounded)."""
-        return self._entries.maxlen
+        return self._lines.maxlen
 
     def record(self, direction: Direction, line: bytes) -> None:
         """Append one raw line (without its newline)."""
         now = time.monotonic()
         if self._t0 is None:
             self._t0 = now
-        entries = self._entries
-        if entries.maxlen is not None and len(entries) == entries.maxlen:
+        lines = self._lines
+        if lines.maxlen is not None and len(lines) == lines.maxlen:
             self.dropped += 1
-        entries.append((direction, now, line))
+        lines.append(line)
+        self._times.append(now)
+        self._dirs.append(direction == "recv")
 
     def entries(self) -> list[TranscriptEntry]:
         """A snapshot of the retained entries, oldest first."""
-        return [TranscriptEntry(d, t, line) for d, t, line in list(self._entries)]
+        # Copy the columns first (atomic under the GIL) then pair them; an append
+        # from the trio thread in between only makes a column one longer.
+        lines, times, dirs = list(self._lines), list(self._times), list(self._dirs)
+        n = min(len(lines), len(times), len(dirs))
+        return [TranscriptEntry(_DIRS[dirs[i]], times[i], lines[i]) for i in range(n)]
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._dirs)
 
     def __iter__(self) -> Iterator[TranscriptEntry]:
         return iter(self.entries())
@@ -98,8 +108,7 @@ class Transcript:
     def __getitem__(self, index: int | slice) -> TranscriptEntry | list[TranscriptEntry]:
         if isinstance(index, slice):
             return self.entries()[index]
-        d, t, line = self._entries[index]
-        return TranscriptEntry(d, t, line)
+        return TranscriptEntry(_DIRS[self._dirs[index]], self._times[index], self._lines[index])
 
     def to_ndjson(self) -> str:
         """The transcript as NDJSON text, times relative to the first entry."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import trio
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from acp_lite.aio._connection import Connection
     from acp_lite.model.session import Event
 
-__all__ = ["AsyncSession", "prompt_blocks"]
+__all__ = ["AsyncSession", "EventSlice", "prompt_blocks"]
 
 logger = logging.getLogger("acp_lite.session")
 
@@ -41,6 +41,45 @@ def prompt_blocks(content: Any) -> list[Any]:
         # Spec (prompt lifecycle, step 1): clients MUST NOT send an empty prompt.
         raise ValueError("a prompt needs at least one content block")
     return blocks
+
+
+class EventSlice(Sequence["Event"]):
+    """A lazy view of ``events[start:stop]``: events are built only when read.
+
+    A turn can hold hundreds of thousands of updates; building one object per
+    update up front would cost more than receiving them.
+    """
+
+    __slots__ = ("_events", "_start", "_stop")
+
+    def __init__(self, events: Sequence[Event], start: int, stop: int) -> None:
+        self._events = events
+        self._start = start
+        self._stop = max(start, stop)
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        if isinstance(index, slice):
+            return [self._events[self._start + i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._events[self._start + index]
+
+    def __iter__(self) -> Iterator[Event]:
+        events = self._events
+        for i in range(self._start, self._stop):
+            yield events[i]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} events [{self._start}:{self._stop}]>"
 
 
 class AsyncSession:
@@ -218,7 +257,7 @@ class AsyncSession:
         )
         events = self.model.events
         end = submission.end_event_index
-        updates = list(events[start : (end + 1 if end is not None else len(events))])
+        updates = EventSlice(events, start, end + 1 if end is not None else len(events))
         return Turn(
             submission=submission,
             message_id=submission.message_id,
@@ -267,8 +306,10 @@ class AsyncSession:
         conn = self._conn
         conn.check(method="session/cancel", session_id=self.id)
         start = len(self.model.events)
+        # Busy also when a prompt is pending or inserted but its work has not ended:
+        # its "running" may not have arrived yet.
         busy = self.model.state != "idle" or any(
-            s.status == "pending" for s in self.model.submissions
+            s.status != "rejected" and not s.done for s in self.model.submissions
         )
         self.model.cancel_sent()
         conn.engine.notify("session/cancel", {"sessionId": self.id})

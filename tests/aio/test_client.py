@@ -187,7 +187,7 @@ async def test_timeout_on_prompt_withdraws_it() -> None:
 
 
 async def test_agent_that_never_answers_initialize() -> None:
-    limits = FAST.__class__(connect_timeout=0.3, close_grace=0.2, terminate_grace=0.5)
+    limits = FAST.__class__(connect_timeout=1.5, close_grace=0.2, terminate_grace=0.5)
     with pytest.raises(Timeout) as info:
         async with aio.connect(agent("unresponsive"), limits=limits):
             pass
@@ -472,10 +472,10 @@ async def test_eight_clients_at_once_lose_no_update() -> None:
 
 
 async def test_cancel_wait_says_so_when_the_agent_never_confirms() -> None:
-    async with aio.connect(agent("hang"), limits=FAST) as client:
+    script = {"turns": [{"steps": [{"type": "insert"}, {"type": "hang"}]}]}
+    async with aio.connect(scripted(script), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
-        await session.submit("x")
-        await session._wait_until(lambda: session.state == "running", timeout=5, awaited="run")
+        await session.prompt("x")  # inserted, then the work ignores session/cancel
         with pytest.raises(Timeout) as info:
             await session.cancel(wait=True, timeout=0.2)
         assert "confirms cancellation" in str(info.value) and info.value.state == "running"
