@@ -12,7 +12,7 @@ cache with only the parts received since the last read.
 from __future__ import annotations
 
 import binascii
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -50,10 +50,9 @@ def patch_meta(current: dict[str, Any] | None, patch: object) -> dict[str, Any] 
     return new
 
 
-def _block_text(block: object) -> str | None:
-    if isinstance(block, TextContent):
-        return block.text
-    return None
+def _block_texts(blocks: list[Any]) -> list[str]:
+    # Exact class checks: no call per item, as this runs over every received block.
+    return [b.text for b in blocks if b.__class__ is TextContent]
 
 
 @attrs.define(eq=False)
@@ -88,12 +87,12 @@ class _TextCache:
         self.n = 0
         self.text = ""
 
-    def read(self, items: list[Any], extract: Any) -> str:
+    def read(self, items: list[Any], texts_of: Callable[[list[Any]], list[str]]) -> str:
         n = len(items)
         if n != self.n:
             if n < self.n:  # content was replaced by a shorter list
                 self.n, self.text = 0, ""
-            parts = [t for t in map(extract, items[self.n :]) if t is not None]
+            parts = texts_of(items[self.n :])
             if parts:
                 self.text = self.text + "".join(parts)
             self.n = n
@@ -114,7 +113,7 @@ class MessageEntity(Entity):
     @property
     def text(self) -> str:
         """The text blocks of ``content`` joined (no separator)."""
-        return self._cache.read(self.content, _block_text)
+        return self._cache.read(self.content, _block_texts)
 
     def _replace(self, blocks: list[Any] | None) -> None:
         self.content = list(blocks) if blocks else []
@@ -134,10 +133,12 @@ class SessionMessageEntity(MessageEntity):
     recipient_message_id: str | None = None
 
 
-def _tool_content_text(item: object) -> str | None:
-    if isinstance(item, Content):
-        return _block_text(item.content)
-    return None
+def _tool_texts(items: list[Any]) -> list[str]:
+    return [
+        c.content.text
+        for c in items
+        if c.__class__ is Content and c.content.__class__ is TextContent
+    ]
 
 
 @attrs.define(eq=False)
@@ -175,7 +176,7 @@ class ToolCallEntity(Entity):
     @property
     def text(self) -> str:
         """Text of the ``content`` items that wrap text blocks, joined."""
-        return self._cache.read(self.content, _tool_content_text)
+        return self._cache.read(self.content, _tool_texts)
 
     @property
     def terminal_ids(self) -> list[str]:
@@ -281,7 +282,7 @@ class CompactionEntity(Entity):
     @property
     def text(self) -> str:
         """The text blocks of ``summary`` joined."""
-        return self._cache.read(self.summary, _block_text)
+        return self._cache.read(self.summary, _block_texts)
 
     def _replace(self, blocks: list[Any] | None) -> None:
         self.summary = list(blocks) if blocks else []
