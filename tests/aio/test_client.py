@@ -519,3 +519,36 @@ async def test_agent_closing_stdout_fails_waiters_within_a_second() -> None:
         assert info.value.method == "session/new"
         assert "closing stdout now" in info.value.stderr_tail
     assert client.returncode == -15  # the ladder's SIGTERM
+
+
+async def test_failure_after_insertion_is_a_stop_reason_not_an_exception() -> None:
+    from acp_lite.turn import TurnFailed
+
+    async with aio.connect(agent("failure"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        turn = await session.run("x")
+        assert turn.submission.status == "inserted"
+        assert turn.stop_reason == "error" and turn.text == "Starting..."
+        assert turn.error is not None
+        with pytest.raises(TurnFailed, match="Model provider unavailable"):
+            turn.raise_for_stop()
+
+
+async def test_rejected_prompt_raises_prompt_rejected() -> None:
+    script = {"turns": [{"steps": [{"type": "reject", "code": -32602, "message": "no images"}]}]}
+    async with aio.connect(scripted(script), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        with pytest.raises(PromptRejected) as info:
+            await session.run("x")
+        assert info.value.code == -32602 and info.value.session_id == session.id
+        assert "no images" in str(info.value)
+        (submission,) = session.model.submissions
+        assert submission.status == "rejected"
+
+
+async def test_custom_update_is_kept_in_the_event_log() -> None:
+    async with aio.connect(agent("custom_update"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        turn = await session.run("x")
+        (custom,) = [e for e in turn.updates if e.tag == "_acp_lite/progress"]
+        assert custom.raw["percent"] == 50
