@@ -46,7 +46,7 @@ from acp_lite.testing.script import (
 )
 
 if TYPE_CHECKING:
-    from acp_lite.testing.agent import Agent
+    from acp_lite.testing._agent import Agent
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 

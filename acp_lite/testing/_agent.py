@@ -1,0 +1,570 @@
+"""The protocol side of the reference agent: methods, sessions, replies.
+
+Each ``session/*`` method follows its schema description (quoted in the
+docstrings); turns themselves run in :mod:`acp_lite.testing._turns`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, BinaryIO, TextIO
+
+from acp_lite.testing import __version__
+from acp_lite.testing._state import (
+    NOT_REPLAYED,
+    BackgroundItem,
+    HeldPrompt,
+    Session,
+    TurnRun,
+    now_rfc3339,
+)
+from acp_lite.testing._turns import TurnRunner
+from acp_lite.testing._wire import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+    UNSUPPORTED_VERSION,
+    RpcError,
+    Wire,
+    cancelled_error,
+    notification,
+)
+from acp_lite.testing.script import Script
+
+__all__ = ["PROTOCOL_VERSION", "Agent"]
+
+PROTOCOL_VERSION = 2
+AGENT_INFO = {"name": "acp-lite-reference-agent", "title": "acp_lite reference agent"}
+AUTH_METHOD = {"type": "agent", "methodId": "token", "name": "Test token"}
+# Baseline prompt content is text and resource_link; we also advertise
+# embeddedContext, so "resource" blocks are accepted (spec: "1. User message").
+ACCEPTED_CONTENT = frozenset({"text", "resource_link", "resource"})
+
+DEFERRED: Any = object()  # a handler's result: "the response is sent later"
+
+
+class Agent:
+    """The protocol side: sessions, methods, replies. Turns run in ``TurnRunner``."""
+
+    def __init__(self, script: Script, wire: Wire, *, log: TextIO | None = None) -> None:
+        self.script = script
+        self.wire = wire
+        self._log = log if log is not None else sys.stderr
+        # One condition guards all state shared between the reader thread, the
+        # session workers and background threads; waits use it too.
+        self.cond = threading.Condition()
+        self.sessions: dict[str, Session] = {}
+        self.client_capabilities: dict[str, Any] = {}
+        self.logged_in = not script.auth_required
+        self.ignore_sigterm = script.ignore_sigterm
+        self._next_session = 0
+        self._next_request = 0
+        self.replies: dict[int, dict[str, Any] | None] = {}
+        self.abandoned: set[int] = set()
+        self.runner = TurnRunner(self)
+        for raw in script.sessions:
+            self._preload(raw)
+        self.handlers: dict[str, Callable[[Any, dict[str, Any]], Any]] = {
+            "initialize": self.initialize,
+            "auth/login": self.login,
+            "auth/logout": self.logout,
+            "session/new": self.new_session,
+            "session/list": self.list_sessions,
+            "session/delete": self.delete_session,
+            "session/resume": self.resume_session,
+            "session/close": self.close_session,
+            "session/set_config_option": self.set_config_option,
+            "session/prompt": self.prompt,
+            "tool_call/cancel": self.cancel_tool_call,
+            "terminal/cancel": self.cancel_terminal,
+        }
+
+    # -- plumbing ---------------------------------------------------------
+
+    def log(self, text: str) -> None:
+        """A line of free-form logging on stderr."""
+        self._log.write(f"[agent] {text}\n")
+        self._log.flush()
+
+    def reply(self, request_id: Any, result: dict[str, Any]) -> None:
+        """Send a success response."""
+        self.wire.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def reply_error(self, request_id: Any, error: dict[str, Any]) -> None:
+        """Send an error response."""
+        self.wire.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def emit(self, session: Session, update: dict[str, Any], session_id: str | None = None) -> None:
+        """Send one ``session/update``; conversation entities are kept for replay."""
+        if update.get("sessionUpdate") not in NOT_REPLAYED:
+            session.history.append(update)
+        params = {"sessionId": session_id or session.id, "update": update}
+        self.wire.send(notification("session/update", params))
+
+    def report_state(
+        self,
+        session: Session,
+        state: str | None = None,
+        *,
+        stop_reason: str | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> None:
+        """Send a ``state_update`` snapshot (``state=None``: repeat the current one).
+
+        Spec "Background work": an agent that reports background work MUST include
+        ``background`` on every state_update, so this agent always includes it
+        (``[]`` = nothing running). Reading the state and writing the snapshot
+        happen under one lock so a background thread's repeated snapshot can
+        never overtake the idle that a turn reports.
+        """
+        with session.state_lock:
+            if state is not None:
+                session.state = state
+            update: dict[str, Any] = {
+                "sessionUpdate": "state_update",
+                "state": session.state,
+                "background": [item.wire() for item in session.background.values()],
+            }
+            if stop_reason is not None:
+                update["stopReason"] = stop_reason
+            if error is not None:
+                update["error"] = error
+            self.emit(session, update)
+
+    def request(self, method: str, params: dict[str, Any], run: TurnRun) -> dict[str, Any] | None:
+        """Send a request to the client and wait for its reply.
+
+        Returns the reply message, or None when the session was cancelled first:
+        then the request is withdrawn with ``$/cancel_request`` (spec
+        "Cancellation": stop waiting, treat it as not approved, and cancel it so
+        the client can dismiss the prompt).
+        """
+        session = run.session
+        with self.cond:
+            self._next_request += 1
+            request_id = self._next_request
+            self.replies[request_id] = None
+        self.wire.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        with self.cond:
+            self.cond.wait_for(lambda: self.replies[request_id] is not None or session.cancelling)
+            reply = self.replies.pop(request_id)
+            if reply is None:
+                self.abandoned.add(request_id)
+        if reply is None:
+            self.wire.send(notification("$/cancel_request", {"requestId": request_id}))
+        return reply
+
+    def session_for(self, params: dict[str, Any]) -> Session:
+        """The open session named by ``params.sessionId`` or a -32002 error."""
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise RpcError(INVALID_PARAMS, "sessionId must be a string")
+        session = self.sessions.get(session_id)
+        if session is None or not session.open:
+            raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
+        return session
+
+    def _require_login(self) -> None:
+        if not self.logged_in:
+            raise RpcError(AUTH_REQUIRED, "Authentication required: call auth/login first")
+
+    def _preload(self, raw: dict[str, Any]) -> Session:
+        history = list(raw.get("history", []))
+        session = Session(
+            id=str(raw["sessionId"]),
+            cwd=str(raw.get("cwd", "/")),
+            title=raw.get("title"),
+            history=history,
+            open=False,
+        )
+        session.user_messages = sum(
+            1 for u in history if u.get("sessionUpdate") in ("user_message", "user_message_chunk")
+        )
+        session.prompts_seen = session.user_messages
+        self.sessions[session.id] = session
+        return session
+
+    # -- reading ------------------------------------------------------------
+
+    def serve(self, stdin: BinaryIO) -> None:
+        """Read messages until stdin closes."""
+        for line in stdin:
+            if line.strip():
+                self.receive(line)
+
+    def receive(self, line: bytes) -> None:
+        """Handle one line: a message or a batch (JSON-RPC 2.0 section 6)."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            self.reply_error(None, {"code": PARSE_ERROR, "message": "Parse error"})
+            return
+        if isinstance(message, list):
+            if not message:
+                self.reply_error(None, {"code": INVALID_REQUEST, "message": "Empty batch"})
+                return
+            # Answers that are ready now go back as one batch; deferred ones
+            # (prompt, close) follow on their own when they are ready.
+            replies = [r for r in map(self.dispatch, message) if r is not None]
+            if replies:
+                self.wire.send(replies)
+            return
+        reply = self.dispatch(message)
+        if reply is not None:
+            self.wire.send(reply)
+
+    def dispatch(self, message: Any) -> dict[str, Any] | None:
+        """Handle one message; returns the response to send now, if any."""
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            request_id = message.get("id") if isinstance(message, dict) else None
+            error = {"code": INVALID_REQUEST, "message": "Invalid Request"}
+            return {"jsonrpc": "2.0", "id": request_id, "error": error}
+        if "method" not in message:
+            self.on_reply(message)
+            return None
+        method = message["method"]
+        params = message.get("params", {})
+        if "id" not in message:
+            self.on_notification(method, params)
+            return None
+        request_id = message["id"]
+        if method in self.script.unresponsive:
+            self.log(f"not answering {method} (id {request_id}): scripted as unresponsive")
+            return None
+        try:
+            if not isinstance(params, dict):
+                raise RpcError(INVALID_PARAMS, "params must be an object")
+            handler = self.handlers.get(method)
+            if handler is not None:
+                result = handler(request_id, params)
+            elif isinstance(method, str) and method.startswith("_"):
+                result = {"echo": params}  # extension requests are echoed back
+            else:
+                raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        except RpcError as exc:
+            return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
+        except Exception as exc:  # a bug here must not kill the agent
+            self.log(f"internal error in {method}: {exc!r}")
+            error = {"code": INTERNAL_ERROR, "message": f"Internal error: {exc}"}
+            return {"jsonrpc": "2.0", "id": request_id, "error": error}
+        if result is DEFERRED:
+            return None
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def on_reply(self, message: dict[str, Any]) -> None:
+        """A response to one of our requests (permission, elicitation)."""
+        request_id = message.get("id")
+        with self.cond:
+            if request_id in self.replies:
+                self.replies[request_id] = message
+                self.cond.notify_all()
+                return
+            if request_id in self.abandoned:
+                self.abandoned.discard(request_id)  # a late answer to a withdrawn request
+                return
+        self.log(f"ignoring a response for unknown request id {request_id!r}")
+
+    def on_notification(self, method: Any, params: Any) -> None:
+        """``session/cancel``, ``$/cancel_request`` and extension notifications."""
+        if not isinstance(params, dict):
+            self.log(f"ignoring {method}: params must be an object")
+        elif method == "session/cancel":
+            session = self.sessions.get(str(params.get("sessionId")))
+            if session is not None and session.open:
+                self.cancel(session)
+        elif method == "$/cancel_request":
+            self.cancel_request(params.get("requestId"))
+        else:
+            self.log(f"notification {method}: {json.dumps(params)[:200]}")
+
+    # -- cancellation ---------------------------------------------------------
+
+    def cancel(self, session: Session) -> None:
+        """``session/cancel``: covers active foreground work and held prompts.
+
+        Spec "Cancellation": prompts received before the cancel and not yet
+        inserted are answered with -32800; foreground work stops and ends with
+        idle ``cancelled``. Background work keeps running.
+        """
+        with self.cond:
+            covered = list(session.held)
+            session.held.clear()
+            if session.turn is not None:
+                session.cancelling = True
+            self.cond.notify_all()
+        for held in covered:
+            self.reply_error(held.request_id, cancelled_error())
+
+    def cancel_request(self, request_id: Any) -> None:
+        """``$/cancel_request`` from the client: withdraw a held prompt."""
+        with self.cond:
+            for session in self.sessions.values():
+                for held in session.held:
+                    if held.request_id == request_id:
+                        session.held.remove(held)
+                        break
+                else:
+                    continue
+                break
+            else:
+                # Already inserted (it gets its messageId) or already answered.
+                return
+        self.reply_error(request_id, cancelled_error())
+
+    # -- methods: initialization and auth -------------------------------------
+
+    def initialize(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``initialize``: answer the highest version <= the client's (schema)."""
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, int) or isinstance(requested, bool):
+            raise RpcError(INVALID_PARAMS, "protocolVersion must be an integer")
+        if self.script.protocol_version is not None:
+            version = self.script.protocol_version  # a deliberately odd agent
+        elif requested < PROTOCOL_VERSION:
+            data = {"requested": requested, "supported": [PROTOCOL_VERSION]}
+            raise RpcError(UNSUPPORTED_VERSION, "Unsupported protocol version", data)
+        else:
+            version = PROTOCOL_VERSION
+        capabilities = params.get("capabilities")
+        self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        return {
+            "protocolVersion": version,
+            "info": {**AGENT_INFO, "version": __version__},
+            "capabilities": {
+                "session": {
+                    "prompt": {"embeddedContext": {}},
+                    "delete": {},
+                    "additionalDirectories": {},
+                }
+            },
+            "authMethods": [AUTH_METHOD],
+        }
+
+    def login(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``auth/login`` with the advertised method."""
+        if params.get("methodId") != AUTH_METHOD["methodId"]:
+            raise RpcError(INVALID_PARAMS, f"Unknown auth method {params.get('methodId')!r}")
+        self.logged_in = True
+        return {}
+
+    def logout(self, _id: Any, _params: dict[str, Any]) -> dict[str, Any]:
+        """``auth/logout``."""
+        self.logged_in = not self.script.auth_required
+        return {}
+
+    # -- methods: sessions ----------------------------------------------------
+
+    def new_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/new``."""
+        self._require_login()
+        cwd = _absolute_path(params.get("cwd"), "cwd")
+        extra = [
+            _absolute_path(p, "additionalDirectories")
+            for p in _list(params, "additionalDirectories")
+        ]
+        with self.cond:
+            self._next_session += 1
+            while f"sess-{self._next_session}" in self.sessions:
+                self._next_session += 1
+            session = Session(
+                id=f"sess-{self._next_session}", cwd=cwd, additional_directories=extra
+            )
+            self.sessions[session.id] = session
+        # Spec "Initial state and synchronization": updates may precede the response.
+        for update in self.script.session_updates:
+            self.emit(session, update)
+        return {"sessionId": session.id, "configOptions": session.config_options()}
+
+    def list_sessions(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/list`` with cursor pagination (``page_size`` per page)."""
+        self._require_login()
+        cwd = params.get("cwd")
+        cursor = params.get("cursor")
+        start = 0
+        if cursor is not None:
+            # Cursors are opaque to clients; ours is "offset:<n>". Invalid -> error
+            # (session-list.mdx: "Agents SHOULD return an error if the cursor is invalid").
+            try:
+                prefix, _, number = str(cursor).partition(":")
+                start = int(number)
+                if prefix != "offset" or start < 0:
+                    raise ValueError(cursor)
+            except ValueError:
+                raise RpcError(INVALID_PARAMS, f"Invalid cursor {cursor!r}") from None
+        with self.cond:
+            matching = [s for s in self.sessions.values() if cwd is None or s.cwd == cwd]
+        size = max(1, self.script.page_size)
+        page = matching[start : start + size]
+        result: dict[str, Any] = {"sessions": [s.info() for s in page]}
+        if start + size < len(matching):
+            result["nextCursor"] = f"offset:{start + size}"
+        return result
+
+    def delete_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/delete``: unknown ids succeed silently (session-delete.mdx)."""
+        session_id = params.get("sessionId")
+        session = self.sessions.get(str(session_id))
+        if session is not None:
+            if session.open:
+                self._close(session)
+            with self.cond:
+                self.sessions.pop(session.id, None)
+        return {}
+
+    def resume_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/resume``: optional replay, then a state snapshot, then the answer.
+
+        Schema ``ResumeSessionResponse``: the agent MUST send a current
+        ``state_update`` after any requested replay and before this response.
+        """
+        self._require_login()
+        session_id = params.get("sessionId")
+        session = self.sessions.get(str(session_id))
+        if session is None:
+            raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
+        cwd = _absolute_path(params.get("cwd"), "cwd")
+        if cwd != session.cwd:
+            raise RpcError(INVALID_PARAMS, f"cwd {cwd!r} is not the session's cwd {session.cwd!r}")
+        replay_from = params.get("replayFrom")
+        replay = isinstance(replay_from, dict) and replay_from.get("type") == "start"
+        if replay_from is not None and not replay:
+            # Schema: reject unsupported cursors with -32602, never resume without replay.
+            raise RpcError(INVALID_PARAMS, f"Unsupported replayFrom {replay_from!r}")
+        session.additional_directories = [
+            _absolute_path(p, "additionalDirectories")
+            for p in _list(params, "additionalDirectories")
+        ]
+        session.open = True
+        if replay:
+            for update in list(session.history):
+                params_out = {"sessionId": session.id, "update": update}
+                self.wire.send(notification("session/update", params_out))
+        self.report_state(session)
+        return {"configOptions": session.config_options()}
+
+    def close_session(self, request_id: Any, params: dict[str, Any]) -> Any:
+        """``session/close``: cancel, finish, stop background work, then answer.
+
+        Runs on its own thread because it waits for the turn to end, and the
+        reader must keep going meanwhile.
+        """
+        session = self.sessions.get(str(params.get("sessionId")))
+        if session is None or not session.open:
+            return {}  # closing an unknown/inactive session SHOULD succeed (schema)
+
+        def close() -> None:
+            self._close(session)
+            self.reply(request_id, {})
+
+        threading.Thread(target=close, name=f"close-{session.id}", daemon=True).start()
+        return DEFERRED
+
+    def _close(self, session: Session) -> None:
+        self.cancel(session)
+        with self.cond:
+            self.cond.wait_for(lambda: session.turn is None and not session.held)
+            items = list(session.background.values())
+        for item in items:
+            item.stop.set()
+        with self.cond:
+            # Each item is finalised and unlisted before the close response
+            # ("finalised before removed"); after it the session is silent.
+            self.cond.wait_for(lambda: not session.background, timeout=5)
+            session.open = False
+            self.cond.notify_all()
+
+    def set_config_option(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/set_config_option``; unknown ids or bad values -> -32602."""
+        session = self.session_for(params)
+        config_id, kind, value = params.get("configId"), params.get("type"), params.get("value")
+        if config_id == "mode" and kind == "id" and value in ("ask", "code"):
+            session.config["mode"] = value
+        elif config_id == "verbose" and kind == "boolean" and isinstance(value, bool):
+            session.config["verbose"] = value
+        else:
+            raise RpcError(INVALID_PARAMS, f"Invalid config option {config_id!r}={value!r}")
+        return {"configOptions": session.config_options()}
+
+    # -- methods: prompts ------------------------------------------------------
+
+    def prompt(self, request_id: Any, params: dict[str, Any]) -> Any:
+        """``session/prompt``: hold it; the session's worker inserts it in order.
+
+        Spec "Prompts during active work": never reject a prompt because work is
+        active. With ``while_busy = "insert"`` it is inserted at once into the
+        running work; otherwise it is held and starts the next turn.
+        """
+        session = self.session_for(params)
+        prompt = params.get("prompt")
+        if not isinstance(prompt, list) or not prompt:
+            raise RpcError(INVALID_PARAMS, "prompt must be a non-empty array of content blocks")
+        for block in prompt:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind not in ACCEPTED_CONTENT:
+                raise RpcError(INVALID_PARAMS, f"Unsupported content block type {kind!r}")
+        if session.title is None:
+            session.title = " ".join(
+                str(b.get("text", "")) for b in prompt if b.get("type") == "text"
+            )[:60]
+        session.updated_at = now_rfc3339()
+        with self.cond:
+            if self.script.while_busy == "insert" and session.accepts_steering:
+                run = self.runner.new_run(session, request_id, prompt)
+                session.steered.append(run)
+            else:
+                session.held.append(HeldPrompt(request_id, prompt))
+                run = None
+                if session.worker is None:
+                    session.worker = threading.Thread(
+                        target=self.runner.work, args=(session,), name=session.id, daemon=True
+                    )
+                    session.worker.start()
+            self.cond.notify_all()
+        if run is not None:
+            self.runner.insert(run)
+        return DEFERRED
+
+    # -- methods: background work ---------------------------------------------
+
+    def cancel_tool_call(self, request_id: Any, params: dict[str, Any]) -> Any:
+        """``tool_call/cancel`` for a cancellable background tool call."""
+        return self._cancel_item(request_id, params, "tool_call", params.get("toolCallId"))
+
+    def cancel_terminal(self, request_id: Any, params: dict[str, Any]) -> Any:
+        """``terminal/cancel`` for a cancellable background terminal."""
+        return self._cancel_item(request_id, params, "terminal", params.get("terminalId"))
+
+    def _cancel_item(self, request_id: Any, params: dict[str, Any], kind: str, item_id: Any) -> Any:
+        # Schema CancelToolCallRequest / CancelTerminalRequest: respond once the
+        # cancellation is accepted, then confirm it with the final update;
+        # unknown, already final or not cancellable -> -32602.
+        session = self.session_for(params)
+        with self.cond:
+            item: BackgroundItem | None = session.background.get(str(item_id))
+        if item is None or item.kind != kind or not item.cancellable or item.stop.is_set():
+            raise RpcError(INVALID_PARAMS, f"{kind} {item_id!r} is not cancellable")
+        self.reply(request_id, {})
+        item.stop.set()  # its thread now sends the final update and a new snapshot
+        return DEFERRED
+
+
+def _absolute_path(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.startswith("/"):
+        raise RpcError(INVALID_PARAMS, f"{name} must be an absolute path, got {value!r}")
+    return value
+
+
+def _list(params: dict[str, Any], key: str) -> list[Any]:
+    value = params.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RpcError(INVALID_PARAMS, f"{key} must be an array")
+    return value
