@@ -6445,12 +6445,21 @@ See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/t
 
 # ---------------------------------------------------------------- structure
 
+_new: Any = object.__new__
+
 
 def _bad(cls: str, key: str, value: Any, want: str) -> WireError:
     shown = repr(value)
     if len(shown) > 60:
         shown = shown[:57] + "..."
     return WireError(f"{cls}.{key}: expected {want}, got {type(value).__name__} {shown}")
+
+
+def _required(cls: str, key: str, d: dict[str, Any], want: str) -> WireError:
+    return _bad(cls, key, d[key], want) if key in d else _missing(cls, key)
+
+
+_TAGGED: Final = object()  # passed by union dispatchers: the tag is already checked
 
 
 def _missing(cls: str, key: str) -> WireError:
@@ -6519,7 +6528,11 @@ def _s_AgentAuthCapabilities(d: Any, _: Any = None) -> AgentAuthCapabilities:
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return AgentAuthCapabilities(status=v0, meta=v1, extra=extra)
+    o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
+    o.status = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_AgentAuthCapabilities: Final = frozenset({"status", "_meta"})
@@ -6554,7 +6567,13 @@ def _s_AgentCapabilities(d: Any, _: Any = None) -> AgentCapabilities:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return AgentCapabilities(session=v0, auth=v1, providers=v2, meta=v3, extra=extra)
+    o: AgentCapabilities = _new(AgentCapabilities)
+    o.session = v0
+    o.auth = v1
+    o.providers = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_AgentCapabilities: Final = frozenset({"session", "auth", "providers", "_meta"})
@@ -6564,14 +6583,11 @@ def _s_AgentMessage(d: Any, _: Any = None) -> AgentMessage:
     if type(d) is not dict:
         raise _not_object("AgentMessage", d)
     extra = {} if d.keys() <= _K_AgentMessage else _extra(d, _K_AgentMessage)
-    v0 = d.get("sessionUpdate", "agent_message")
-    if v0 != "agent_message":
-        raise _bad("AgentMessage", "sessionUpdate", v0, '"agent_message"')
-    v1 = d.get("messageId", UNSET)
-    if v1 is UNSET:
-        raise _missing("AgentMessage", "messageId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "agent_message") != "agent_message":
+        raise _bad("AgentMessage", "sessionUpdate", d.get("sessionUpdate"), "agent_message")
+    v1 = d.get("messageId")
     if type(v1) is not str:
-        raise _bad("AgentMessage", "messageId", v1, "str")
+        raise _required("AgentMessage", "messageId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
@@ -6583,7 +6599,13 @@ def _s_AgentMessage(d: Any, _: Any = None) -> AgentMessage:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return AgentMessage(session_update=v0, message_id=v1, content=v2, meta=v3, extra=extra)
+    o: AgentMessage = _new(AgentMessage)
+    o.session_update = "agent_message"
+    o.message_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_AgentMessage: Final = frozenset({"sessionUpdate", "messageId", "content", "_meta"})
@@ -6593,11 +6615,9 @@ def _s_ContentChunk(d: Any, _: Any = None) -> ContentChunk:
     if type(d) is not dict:
         raise _not_object("ContentChunk", d)
     extra = {} if d.keys() <= _K_ContentChunk else _extra(d, _K_ContentChunk)
-    v0 = d.get("messageId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ContentChunk", "messageId")
+    v0 = d.get("messageId")
     if type(v0) is not str:
-        raise _bad("ContentChunk", "messageId", v0, "str")
+        raise _required("ContentChunk", "messageId", d, "str")
     v1 = d.get("content", UNSET)
     if v1 is UNSET:
         raise _missing("ContentChunk", "content")
@@ -6606,7 +6626,12 @@ def _s_ContentChunk(d: Any, _: Any = None) -> ContentChunk:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ContentChunk(message_id=v0, content=v1, meta=v2, extra=extra)
+    o: ContentChunk = _new(ContentChunk)
+    o.message_id = v0
+    o.content = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ContentChunk: Final = frozenset({"messageId", "content", "_meta"})
@@ -6616,14 +6641,13 @@ def _s_AgentMessageChunk(d: Any, _: Any = None) -> AgentMessageChunk:
     if type(d) is not dict:
         raise _not_object("AgentMessageChunk", d)
     extra = {} if d.keys() <= _K_AgentMessageChunk else _extra(d, _K_AgentMessageChunk)
-    v0 = d.get("sessionUpdate", "agent_message_chunk")
-    if v0 != "agent_message_chunk":
-        raise _bad("AgentMessageChunk", "sessionUpdate", v0, '"agent_message_chunk"')
-    v1 = d.get("messageId", UNSET)
-    if v1 is UNSET:
-        raise _missing("AgentMessageChunk", "messageId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "agent_message_chunk") != "agent_message_chunk":
+        raise _bad(
+            "AgentMessageChunk", "sessionUpdate", d.get("sessionUpdate"), "agent_message_chunk"
+        )
+    v1 = d.get("messageId")
     if type(v1) is not str:
-        raise _bad("AgentMessageChunk", "messageId", v1, "str")
+        raise _required("AgentMessageChunk", "messageId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is UNSET:
         raise _missing("AgentMessageChunk", "content")
@@ -6632,7 +6656,13 @@ def _s_AgentMessageChunk(d: Any, _: Any = None) -> AgentMessageChunk:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return AgentMessageChunk(session_update=v0, message_id=v1, content=v2, meta=v3, extra=extra)
+    o: AgentMessageChunk = _new(AgentMessageChunk)
+    o.session_update = "agent_message_chunk"
+    o.message_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_AgentMessageChunk: Final = frozenset({"sessionUpdate", "messageId", "content", "_meta"})
@@ -6642,14 +6672,11 @@ def _s_AgentThought(d: Any, _: Any = None) -> AgentThought:
     if type(d) is not dict:
         raise _not_object("AgentThought", d)
     extra = {} if d.keys() <= _K_AgentThought else _extra(d, _K_AgentThought)
-    v0 = d.get("sessionUpdate", "agent_thought")
-    if v0 != "agent_thought":
-        raise _bad("AgentThought", "sessionUpdate", v0, '"agent_thought"')
-    v1 = d.get("messageId", UNSET)
-    if v1 is UNSET:
-        raise _missing("AgentThought", "messageId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "agent_thought") != "agent_thought":
+        raise _bad("AgentThought", "sessionUpdate", d.get("sessionUpdate"), "agent_thought")
+    v1 = d.get("messageId")
     if type(v1) is not str:
-        raise _bad("AgentThought", "messageId", v1, "str")
+        raise _required("AgentThought", "messageId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
@@ -6661,7 +6688,13 @@ def _s_AgentThought(d: Any, _: Any = None) -> AgentThought:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return AgentThought(session_update=v0, message_id=v1, content=v2, meta=v3, extra=extra)
+    o: AgentThought = _new(AgentThought)
+    o.session_update = "agent_thought"
+    o.message_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_AgentThought: Final = frozenset({"sessionUpdate", "messageId", "content", "_meta"})
@@ -6671,14 +6704,13 @@ def _s_AgentThoughtChunk(d: Any, _: Any = None) -> AgentThoughtChunk:
     if type(d) is not dict:
         raise _not_object("AgentThoughtChunk", d)
     extra = {} if d.keys() <= _K_AgentThoughtChunk else _extra(d, _K_AgentThoughtChunk)
-    v0 = d.get("sessionUpdate", "agent_thought_chunk")
-    if v0 != "agent_thought_chunk":
-        raise _bad("AgentThoughtChunk", "sessionUpdate", v0, '"agent_thought_chunk"')
-    v1 = d.get("messageId", UNSET)
-    if v1 is UNSET:
-        raise _missing("AgentThoughtChunk", "messageId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "agent_thought_chunk") != "agent_thought_chunk":
+        raise _bad(
+            "AgentThoughtChunk", "sessionUpdate", d.get("sessionUpdate"), "agent_thought_chunk"
+        )
+    v1 = d.get("messageId")
     if type(v1) is not str:
-        raise _bad("AgentThoughtChunk", "messageId", v1, "str")
+        raise _required("AgentThoughtChunk", "messageId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is UNSET:
         raise _missing("AgentThoughtChunk", "content")
@@ -6687,7 +6719,13 @@ def _s_AgentThoughtChunk(d: Any, _: Any = None) -> AgentThoughtChunk:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return AgentThoughtChunk(session_update=v0, message_id=v1, content=v2, meta=v3, extra=extra)
+    o: AgentThoughtChunk = _new(AgentThoughtChunk)
+    o.session_update = "agent_thought_chunk"
+    o.message_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_AgentThoughtChunk: Final = frozenset({"sessionUpdate", "messageId", "content", "_meta"})
@@ -6716,7 +6754,13 @@ def _s_Annotations(d: Any, _: Any = None) -> Annotations:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return Annotations(audience=v0, last_modified=v1, priority=v2, meta=v3, extra=extra)
+    o: Annotations = _new(Annotations)
+    o.audience = v0
+    o.last_modified = v1
+    o.priority = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_Annotations: Final = frozenset({"audience", "lastModified", "priority", "_meta"})
@@ -6726,16 +6770,18 @@ def _s_ArchiveSessionRequest(d: Any, _: Any = None) -> ArchiveSessionRequest:
     if type(d) is not dict:
         raise _not_object("ArchiveSessionRequest", d)
     extra = {} if d.keys() <= _K_ArchiveSessionRequest else _extra(d, _K_ArchiveSessionRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ArchiveSessionRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("ArchiveSessionRequest", "sessionId", v0, "str")
+        raise _required("ArchiveSessionRequest", "sessionId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return ArchiveSessionRequest(session_id=v0, meta=v1, extra=extra)
+    o: ArchiveSessionRequest = _new(ArchiveSessionRequest)
+    o.session_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_ArchiveSessionRequest: Final = frozenset({"sessionId", "_meta"})
@@ -6749,7 +6795,10 @@ def _s_ArchiveSessionResponse(d: Any, _: Any = None) -> ArchiveSessionResponse:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return ArchiveSessionResponse(meta=v0, extra=extra)
+    o: ArchiveSessionResponse = _new(ArchiveSessionResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_ArchiveSessionResponse: Final = frozenset({"_meta"})
@@ -6759,19 +6808,14 @@ def _s_AudioContent(d: Any, _: Any = None) -> AudioContent:
     if type(d) is not dict:
         raise _not_object("AudioContent", d)
     extra = {} if d.keys() <= _K_AudioContent else _extra(d, _K_AudioContent)
-    v0 = d.get("type", "audio")
-    if v0 != "audio":
-        raise _bad("AudioContent", "type", v0, '"audio"')
-    v1 = d.get("data", UNSET)
-    if v1 is UNSET:
-        raise _missing("AudioContent", "data")
+    if _ is not _TAGGED and d.get("type", "audio") != "audio":
+        raise _bad("AudioContent", "type", d.get("type"), "audio")
+    v1 = d.get("data")
     if type(v1) is not str:
-        raise _bad("AudioContent", "data", v1, "str")
-    v2 = d.get("mimeType", UNSET)
-    if v2 is UNSET:
-        raise _missing("AudioContent", "mimeType")
+        raise _required("AudioContent", "data", d, "str")
+    v2 = d.get("mimeType")
     if type(v2) is not str:
-        raise _bad("AudioContent", "mimeType", v2, "str")
+        raise _required("AudioContent", "mimeType", d, "str")
     v3 = d.get("annotations", UNSET)
     if v3 is not UNSET and v3 is not None:
         try:
@@ -6783,7 +6827,14 @@ def _s_AudioContent(d: Any, _: Any = None) -> AudioContent:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return AudioContent(type=v0, data=v1, mime_type=v2, annotations=v3, meta=v4, extra=extra)
+    o: AudioContent = _new(AudioContent)
+    o.type = "audio"
+    o.data = v1
+    o.mime_type = v2
+    o.annotations = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_AudioContent: Final = frozenset({"type", "data", "mimeType", "annotations", "_meta"})
@@ -6793,11 +6844,9 @@ def _s_AuthAccount(d: Any, _: Any = None) -> AuthAccount:
     if type(d) is not dict:
         raise _not_object("AuthAccount", d)
     extra = {} if d.keys() <= _K_AuthAccount else _extra(d, _K_AuthAccount)
-    v0 = d.get("label", UNSET)
-    if v0 is UNSET:
-        raise _missing("AuthAccount", "label")
+    v0 = d.get("label")
     if type(v0) is not str:
-        raise _bad("AuthAccount", "label", v0, "str")
+        raise _required("AuthAccount", "label", d, "str")
     v1 = d.get("active", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not bool:
         extra["active"] = v1
@@ -6818,9 +6867,15 @@ def _s_AuthAccount(d: Any, _: Any = None) -> AuthAccount:
     if v5 is not UNSET and v5 is not None and type(v5) is not dict:
         extra["_meta"] = v5
         v5 = UNSET
-    return AuthAccount(
-        label=v0, active=v1, name=v2, email=v3, organization=v4, meta=v5, extra=extra
-    )
+    o: AuthAccount = _new(AuthAccount)
+    o.label = v0
+    o.active = v1
+    o.name = v2
+    o.email = v3
+    o.organization = v4
+    o.meta = v5
+    o.extra = extra
+    return o
 
 
 _K_AuthAccount: Final = frozenset({"label", "active", "name", "email", "organization", "_meta"})
@@ -6830,19 +6885,14 @@ def _s_AuthMethodAgent(d: Any, _: Any = None) -> AuthMethodAgent:
     if type(d) is not dict:
         raise _not_object("AuthMethodAgent", d)
     extra = {} if d.keys() <= _K_AuthMethodAgent else _extra(d, _K_AuthMethodAgent)
-    v0 = d.get("type", "agent")
-    if v0 != "agent":
-        raise _bad("AuthMethodAgent", "type", v0, '"agent"')
-    v1 = d.get("methodId", UNSET)
-    if v1 is UNSET:
-        raise _missing("AuthMethodAgent", "methodId")
+    if _ is not _TAGGED and d.get("type", "agent") != "agent":
+        raise _bad("AuthMethodAgent", "type", d.get("type"), "agent")
+    v1 = d.get("methodId")
     if type(v1) is not str:
-        raise _bad("AuthMethodAgent", "methodId", v1, "str")
-    v2 = d.get("name", UNSET)
-    if v2 is UNSET:
-        raise _missing("AuthMethodAgent", "name")
+        raise _required("AuthMethodAgent", "methodId", d, "str")
+    v2 = d.get("name")
     if type(v2) is not str:
-        raise _bad("AuthMethodAgent", "name", v2, "str")
+        raise _required("AuthMethodAgent", "name", d, "str")
     v3 = d.get("description", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not str:
         extra["description"] = v3
@@ -6851,7 +6901,14 @@ def _s_AuthMethodAgent(d: Any, _: Any = None) -> AuthMethodAgent:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return AuthMethodAgent(type=v0, method_id=v1, name=v2, description=v3, meta=v4, extra=extra)
+    o: AuthMethodAgent = _new(AuthMethodAgent)
+    o.type = "agent"
+    o.method_id = v1
+    o.name = v2
+    o.description = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_AuthMethodAgent: Final = frozenset({"type", "methodId", "name", "description", "_meta"})
@@ -6861,19 +6918,14 @@ def _s_AuthMethodTerminal(d: Any, _: Any = None) -> AuthMethodTerminal:
     if type(d) is not dict:
         raise _not_object("AuthMethodTerminal", d)
     extra = {} if d.keys() <= _K_AuthMethodTerminal else _extra(d, _K_AuthMethodTerminal)
-    v0 = d.get("type", "terminal")
-    if v0 != "terminal":
-        raise _bad("AuthMethodTerminal", "type", v0, '"terminal"')
-    v1 = d.get("methodId", UNSET)
-    if v1 is UNSET:
-        raise _missing("AuthMethodTerminal", "methodId")
+    if _ is not _TAGGED and d.get("type", "terminal") != "terminal":
+        raise _bad("AuthMethodTerminal", "type", d.get("type"), "terminal")
+    v1 = d.get("methodId")
     if type(v1) is not str:
-        raise _bad("AuthMethodTerminal", "methodId", v1, "str")
-    v2 = d.get("name", UNSET)
-    if v2 is UNSET:
-        raise _missing("AuthMethodTerminal", "name")
+        raise _required("AuthMethodTerminal", "methodId", d, "str")
+    v2 = d.get("name")
     if type(v2) is not str:
-        raise _bad("AuthMethodTerminal", "name", v2, "str")
+        raise _required("AuthMethodTerminal", "name", d, "str")
     v3 = d.get("description", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not str:
         extra["description"] = v3
@@ -6888,9 +6940,16 @@ def _s_AuthMethodTerminal(d: Any, _: Any = None) -> AuthMethodTerminal:
     if v6 is not UNSET and v6 is not None and type(v6) is not dict:
         extra["_meta"] = v6
         v6 = UNSET
-    return AuthMethodTerminal(
-        type=v0, method_id=v1, name=v2, description=v3, args=v4, env=v5, meta=v6, extra=extra
-    )
+    o: AuthMethodTerminal = _new(AuthMethodTerminal)
+    o.type = "terminal"
+    o.method_id = v1
+    o.name = v2
+    o.description = v3
+    o.args = v4
+    o.env = v5
+    o.meta = v6
+    o.extra = extra
+    return o
 
 
 _K_AuthMethodTerminal: Final = frozenset(
@@ -6906,7 +6965,10 @@ def _s_AuthStatusCapabilities(d: Any, _: Any = None) -> AuthStatusCapabilities:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return AuthStatusCapabilities(meta=v0, extra=extra)
+    o: AuthStatusCapabilities = _new(AuthStatusCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_AuthStatusCapabilities: Final = frozenset({"_meta"})
@@ -6920,7 +6982,10 @@ def _s_AuthStatusRequest(d: Any, _: Any = None) -> AuthStatusRequest:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return AuthStatusRequest(meta=v0, extra=extra)
+    o: AuthStatusRequest = _new(AuthStatusRequest)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_AuthStatusRequest: Final = frozenset({"_meta"})
@@ -6930,11 +6995,9 @@ def _s_AuthStatusResponse(d: Any, _: Any = None) -> AuthStatusResponse:
     if type(d) is not dict:
         raise _not_object("AuthStatusResponse", d)
     extra = {} if d.keys() <= _K_AuthStatusResponse else _extra(d, _K_AuthStatusResponse)
-    v0 = d.get("state", UNSET)
-    if v0 is UNSET:
-        raise _missing("AuthStatusResponse", "state")
+    v0 = d.get("state")
     if type(v0) is not str:
-        raise _bad("AuthStatusResponse", "state", v0, "str")
+        raise _required("AuthStatusResponse", "state", d, "str")
     v1 = d.get("accounts", UNSET)
     if v1 is not UNSET:
         try:
@@ -6946,7 +7009,12 @@ def _s_AuthStatusResponse(d: Any, _: Any = None) -> AuthStatusResponse:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return AuthStatusResponse(state=v0, accounts=v1, meta=v2, extra=extra)
+    o: AuthStatusResponse = _new(AuthStatusResponse)
+    o.state = v0
+    o.accounts = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_AuthStatusResponse: Final = frozenset({"state", "accounts", "_meta"})
@@ -6960,11 +7028,9 @@ def _s_AuthStatusUpdateNotification(d: Any, _: Any = None) -> AuthStatusUpdateNo
         if d.keys() <= _K_AuthStatusUpdateNotification
         else _extra(d, _K_AuthStatusUpdateNotification)
     )
-    v0 = d.get("state", UNSET)
-    if v0 is UNSET:
-        raise _missing("AuthStatusUpdateNotification", "state")
+    v0 = d.get("state")
     if type(v0) is not str:
-        raise _bad("AuthStatusUpdateNotification", "state", v0, "str")
+        raise _required("AuthStatusUpdateNotification", "state", d, "str")
     v1 = d.get("accounts", UNSET)
     if v1 is not UNSET:
         try:
@@ -6976,7 +7042,12 @@ def _s_AuthStatusUpdateNotification(d: Any, _: Any = None) -> AuthStatusUpdateNo
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return AuthStatusUpdateNotification(state=v0, accounts=v1, meta=v2, extra=extra)
+    o: AuthStatusUpdateNotification = _new(AuthStatusUpdateNotification)
+    o.state = v0
+    o.accounts = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_AuthStatusUpdateNotification: Final = frozenset({"state", "accounts", "_meta"})
@@ -6986,9 +7057,16 @@ def _s_AvailableCommandsUpdate(d: Any, _: Any = None) -> AvailableCommandsUpdate
     if type(d) is not dict:
         raise _not_object("AvailableCommandsUpdate", d)
     extra = {} if d.keys() <= _K_AvailableCommandsUpdate else _extra(d, _K_AvailableCommandsUpdate)
-    v0 = d.get("sessionUpdate", "available_commands_update")
-    if v0 != "available_commands_update":
-        raise _bad("AvailableCommandsUpdate", "sessionUpdate", v0, '"available_commands_update"')
+    if (
+        _ is not _TAGGED
+        and d.get("sessionUpdate", "available_commands_update") != "available_commands_update"
+    ):
+        raise _bad(
+            "AvailableCommandsUpdate",
+            "sessionUpdate",
+            d.get("sessionUpdate"),
+            "available_commands_update",
+        )
     v1 = d.get("availableCommands", UNSET)
     if v1 is UNSET:
         raise _missing("AvailableCommandsUpdate", "availableCommands")
@@ -6997,7 +7075,12 @@ def _s_AvailableCommandsUpdate(d: Any, _: Any = None) -> AvailableCommandsUpdate
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return AvailableCommandsUpdate(session_update=v0, available_commands=v1, meta=v2, extra=extra)
+    o: AvailableCommandsUpdate = _new(AvailableCommandsUpdate)
+    o.session_update = "available_commands_update"
+    o.available_commands = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_AvailableCommandsUpdate: Final = frozenset({"sessionUpdate", "availableCommands", "_meta"})
@@ -7007,19 +7090,21 @@ def _s_BackgroundSubagent(d: Any, _: Any = None) -> BackgroundSubagent:
     if type(d) is not dict:
         raise _not_object("BackgroundSubagent", d)
     extra = {} if d.keys() <= _K_BackgroundSubagent else _extra(d, _K_BackgroundSubagent)
-    v0 = d.get("type", "subagent")
-    if v0 != "subagent":
-        raise _bad("BackgroundSubagent", "type", v0, '"subagent"')
-    v1 = d.get("sessionId", UNSET)
-    if v1 is UNSET:
-        raise _missing("BackgroundSubagent", "sessionId")
+    if _ is not _TAGGED and d.get("type", "subagent") != "subagent":
+        raise _bad("BackgroundSubagent", "type", d.get("type"), "subagent")
+    v1 = d.get("sessionId")
     if type(v1) is not str:
-        raise _bad("BackgroundSubagent", "sessionId", v1, "str")
+        raise _required("BackgroundSubagent", "sessionId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return BackgroundSubagent(type=v0, session_id=v1, meta=v2, extra=extra)
+    o: BackgroundSubagent = _new(BackgroundSubagent)
+    o.type = "subagent"
+    o.session_id = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_BackgroundSubagent: Final = frozenset({"type", "sessionId", "_meta"})
@@ -7029,19 +7114,21 @@ def _s_BackgroundTerminal(d: Any, _: Any = None) -> BackgroundTerminal:
     if type(d) is not dict:
         raise _not_object("BackgroundTerminal", d)
     extra = {} if d.keys() <= _K_BackgroundTerminal else _extra(d, _K_BackgroundTerminal)
-    v0 = d.get("type", "terminal")
-    if v0 != "terminal":
-        raise _bad("BackgroundTerminal", "type", v0, '"terminal"')
-    v1 = d.get("terminalId", UNSET)
-    if v1 is UNSET:
-        raise _missing("BackgroundTerminal", "terminalId")
+    if _ is not _TAGGED and d.get("type", "terminal") != "terminal":
+        raise _bad("BackgroundTerminal", "type", d.get("type"), "terminal")
+    v1 = d.get("terminalId")
     if type(v1) is not str:
-        raise _bad("BackgroundTerminal", "terminalId", v1, "str")
+        raise _required("BackgroundTerminal", "terminalId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return BackgroundTerminal(type=v0, terminal_id=v1, meta=v2, extra=extra)
+    o: BackgroundTerminal = _new(BackgroundTerminal)
+    o.type = "terminal"
+    o.terminal_id = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_BackgroundTerminal: Final = frozenset({"type", "terminalId", "_meta"})
@@ -7051,19 +7138,21 @@ def _s_BackgroundToolCall(d: Any, _: Any = None) -> BackgroundToolCall:
     if type(d) is not dict:
         raise _not_object("BackgroundToolCall", d)
     extra = {} if d.keys() <= _K_BackgroundToolCall else _extra(d, _K_BackgroundToolCall)
-    v0 = d.get("type", "tool_call")
-    if v0 != "tool_call":
-        raise _bad("BackgroundToolCall", "type", v0, '"tool_call"')
-    v1 = d.get("toolCallId", UNSET)
-    if v1 is UNSET:
-        raise _missing("BackgroundToolCall", "toolCallId")
+    if _ is not _TAGGED and d.get("type", "tool_call") != "tool_call":
+        raise _bad("BackgroundToolCall", "type", d.get("type"), "tool_call")
+    v1 = d.get("toolCallId")
     if type(v1) is not str:
-        raise _bad("BackgroundToolCall", "toolCallId", v1, "str")
+        raise _required("BackgroundToolCall", "toolCallId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return BackgroundToolCall(type=v0, tool_call_id=v1, meta=v2, extra=extra)
+    o: BackgroundToolCall = _new(BackgroundToolCall)
+    o.type = "tool_call"
+    o.tool_call_id = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_BackgroundToolCall: Final = frozenset({"type", "toolCallId", "_meta"})
@@ -7073,16 +7162,12 @@ def _s_BlobResourceContents(d: Any, _: Any = None) -> BlobResourceContents:
     if type(d) is not dict:
         raise _not_object("BlobResourceContents", d)
     extra = {} if d.keys() <= _K_BlobResourceContents else _extra(d, _K_BlobResourceContents)
-    v0 = d.get("blob", UNSET)
-    if v0 is UNSET:
-        raise _missing("BlobResourceContents", "blob")
+    v0 = d.get("blob")
     if type(v0) is not str:
-        raise _bad("BlobResourceContents", "blob", v0, "str")
-    v1 = d.get("uri", UNSET)
-    if v1 is UNSET:
-        raise _missing("BlobResourceContents", "uri")
+        raise _required("BlobResourceContents", "blob", d, "str")
+    v1 = d.get("uri")
     if type(v1) is not str:
-        raise _bad("BlobResourceContents", "uri", v1, "str")
+        raise _required("BlobResourceContents", "uri", d, "str")
     v2 = d.get("mimeType", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["mimeType"] = v2
@@ -7091,7 +7176,13 @@ def _s_BlobResourceContents(d: Any, _: Any = None) -> BlobResourceContents:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return BlobResourceContents(blob=v0, uri=v1, mime_type=v2, meta=v3, extra=extra)
+    o: BlobResourceContents = _new(BlobResourceContents)
+    o.blob = v0
+    o.uri = v1
+    o.mime_type = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_BlobResourceContents: Final = frozenset({"blob", "uri", "mimeType", "_meta"})
@@ -7101,9 +7192,8 @@ def _s_BooleanPropertySchema(d: Any, _: Any = None) -> BooleanPropertySchema:
     if type(d) is not dict:
         raise _not_object("BooleanPropertySchema", d)
     extra = {} if d.keys() <= _K_BooleanPropertySchema else _extra(d, _K_BooleanPropertySchema)
-    v0 = d.get("type", "boolean")
-    if v0 != "boolean":
-        raise _bad("BooleanPropertySchema", "type", v0, '"boolean"')
+    if _ is not _TAGGED and d.get("type", "boolean") != "boolean":
+        raise _bad("BooleanPropertySchema", "type", d.get("type"), "boolean")
     v1 = d.get("title", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["title"] = v1
@@ -7120,9 +7210,14 @@ def _s_BooleanPropertySchema(d: Any, _: Any = None) -> BooleanPropertySchema:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return BooleanPropertySchema(
-        type=v0, title=v1, description=v2, default=v3, meta=v4, extra=extra
-    )
+    o: BooleanPropertySchema = _new(BooleanPropertySchema)
+    o.type = "boolean"
+    o.title = v1
+    o.description = v2
+    o.default = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_BooleanPropertySchema: Final = frozenset({"type", "title", "description", "default", "_meta"})
@@ -7134,16 +7229,18 @@ def _s_CancelRequestNotification(d: Any, _: Any = None) -> CancelRequestNotifica
     extra = (
         {} if d.keys() <= _K_CancelRequestNotification else _extra(d, _K_CancelRequestNotification)
     )
-    v0 = d.get("requestId", UNSET)
-    if v0 is UNSET:
-        raise _missing("CancelRequestNotification", "requestId")
+    v0 = d.get("requestId")
     if type(v0) is not int and type(v0) is not str:
-        raise _bad("CancelRequestNotification", "requestId", v0, "prims")
+        raise _required("CancelRequestNotification", "requestId", d, "prims")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return CancelRequestNotification(request_id=v0, meta=v1, extra=extra)
+    o: CancelRequestNotification = _new(CancelRequestNotification)
+    o.request_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_CancelRequestNotification: Final = frozenset({"requestId", "_meta"})
@@ -7155,16 +7252,18 @@ def _s_CancelSessionNotification(d: Any, _: Any = None) -> CancelSessionNotifica
     extra = (
         {} if d.keys() <= _K_CancelSessionNotification else _extra(d, _K_CancelSessionNotification)
     )
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("CancelSessionNotification", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("CancelSessionNotification", "sessionId", v0, "str")
+        raise _required("CancelSessionNotification", "sessionId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return CancelSessionNotification(session_id=v0, meta=v1, extra=extra)
+    o: CancelSessionNotification = _new(CancelSessionNotification)
+    o.session_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_CancelSessionNotification: Final = frozenset({"sessionId", "_meta"})
@@ -7174,21 +7273,22 @@ def _s_CancelTerminalRequest(d: Any, _: Any = None) -> CancelTerminalRequest:
     if type(d) is not dict:
         raise _not_object("CancelTerminalRequest", d)
     extra = {} if d.keys() <= _K_CancelTerminalRequest else _extra(d, _K_CancelTerminalRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("CancelTerminalRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("CancelTerminalRequest", "sessionId", v0, "str")
-    v1 = d.get("terminalId", UNSET)
-    if v1 is UNSET:
-        raise _missing("CancelTerminalRequest", "terminalId")
+        raise _required("CancelTerminalRequest", "sessionId", d, "str")
+    v1 = d.get("terminalId")
     if type(v1) is not str:
-        raise _bad("CancelTerminalRequest", "terminalId", v1, "str")
+        raise _required("CancelTerminalRequest", "terminalId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return CancelTerminalRequest(session_id=v0, terminal_id=v1, meta=v2, extra=extra)
+    o: CancelTerminalRequest = _new(CancelTerminalRequest)
+    o.session_id = v0
+    o.terminal_id = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_CancelTerminalRequest: Final = frozenset({"sessionId", "terminalId", "_meta"})
@@ -7202,7 +7302,10 @@ def _s_CancelTerminalResponse(d: Any, _: Any = None) -> CancelTerminalResponse:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return CancelTerminalResponse(meta=v0, extra=extra)
+    o: CancelTerminalResponse = _new(CancelTerminalResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_CancelTerminalResponse: Final = frozenset({"_meta"})
@@ -7212,21 +7315,22 @@ def _s_CancelToolCallRequest(d: Any, _: Any = None) -> CancelToolCallRequest:
     if type(d) is not dict:
         raise _not_object("CancelToolCallRequest", d)
     extra = {} if d.keys() <= _K_CancelToolCallRequest else _extra(d, _K_CancelToolCallRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("CancelToolCallRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("CancelToolCallRequest", "sessionId", v0, "str")
-    v1 = d.get("toolCallId", UNSET)
-    if v1 is UNSET:
-        raise _missing("CancelToolCallRequest", "toolCallId")
+        raise _required("CancelToolCallRequest", "sessionId", d, "str")
+    v1 = d.get("toolCallId")
     if type(v1) is not str:
-        raise _bad("CancelToolCallRequest", "toolCallId", v1, "str")
+        raise _required("CancelToolCallRequest", "toolCallId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return CancelToolCallRequest(session_id=v0, tool_call_id=v1, meta=v2, extra=extra)
+    o: CancelToolCallRequest = _new(CancelToolCallRequest)
+    o.session_id = v0
+    o.tool_call_id = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_CancelToolCallRequest: Final = frozenset({"sessionId", "toolCallId", "_meta"})
@@ -7240,7 +7344,10 @@ def _s_CancelToolCallResponse(d: Any, _: Any = None) -> CancelToolCallResponse:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return CancelToolCallResponse(meta=v0, extra=extra)
+    o: CancelToolCallResponse = _new(CancelToolCallResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_CancelToolCallResponse: Final = frozenset({"_meta"})
@@ -7254,14 +7361,17 @@ def _s_CancelledPermissionOutcome(d: Any, _: Any = None) -> CancelledPermissionO
         if d.keys() <= _K_CancelledPermissionOutcome
         else _extra(d, _K_CancelledPermissionOutcome)
     )
-    v0 = d.get("outcome", "cancelled")
-    if v0 != "cancelled":
-        raise _bad("CancelledPermissionOutcome", "outcome", v0, '"cancelled"')
+    if _ is not _TAGGED and d.get("outcome", "cancelled") != "cancelled":
+        raise _bad("CancelledPermissionOutcome", "outcome", d.get("outcome"), "cancelled")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return CancelledPermissionOutcome(outcome=v0, meta=v1, extra=extra)
+    o: CancelledPermissionOutcome = _new(CancelledPermissionOutcome)
+    o.outcome = "cancelled"
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_CancelledPermissionOutcome: Final = frozenset({"outcome", "_meta"})
@@ -7282,7 +7392,11 @@ def _s_ClientAuthCapabilities(d: Any, _: Any = None) -> ClientAuthCapabilities:
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return ClientAuthCapabilities(terminal=v0, meta=v1, extra=extra)
+    o: ClientAuthCapabilities = _new(ClientAuthCapabilities)
+    o.terminal = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_ClientAuthCapabilities: Final = frozenset({"terminal", "_meta"})
@@ -7310,7 +7424,12 @@ def _s_ClientCapabilities(d: Any, _: Any = None) -> ClientCapabilities:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ClientCapabilities(auth=v0, elicitation=v1, meta=v2, extra=extra)
+    o: ClientCapabilities = _new(ClientCapabilities)
+    o.auth = v0
+    o.elicitation = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ClientCapabilities: Final = frozenset({"auth", "elicitation", "_meta"})
@@ -7320,16 +7439,18 @@ def _s_CloseSessionRequest(d: Any, _: Any = None) -> CloseSessionRequest:
     if type(d) is not dict:
         raise _not_object("CloseSessionRequest", d)
     extra = {} if d.keys() <= _K_CloseSessionRequest else _extra(d, _K_CloseSessionRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("CloseSessionRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("CloseSessionRequest", "sessionId", v0, "str")
+        raise _required("CloseSessionRequest", "sessionId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return CloseSessionRequest(session_id=v0, meta=v1, extra=extra)
+    o: CloseSessionRequest = _new(CloseSessionRequest)
+    o.session_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_CloseSessionRequest: Final = frozenset({"sessionId", "_meta"})
@@ -7343,7 +7464,10 @@ def _s_CloseSessionResponse(d: Any, _: Any = None) -> CloseSessionResponse:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return CloseSessionResponse(meta=v0, extra=extra)
+    o: CloseSessionResponse = _new(CloseSessionResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_CloseSessionResponse: Final = frozenset({"_meta"})
@@ -7353,19 +7477,14 @@ def _s_Command(d: Any, _: Any = None) -> Command:
     if type(d) is not dict:
         raise _not_object("Command", d)
     extra = {} if d.keys() <= _K_Command else _extra(d, _K_Command)
-    v0 = d.get("type", "command")
-    if v0 != "command":
-        raise _bad("Command", "type", v0, '"command"')
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("Command", "name")
+    if _ is not _TAGGED and d.get("type", "command") != "command":
+        raise _bad("Command", "type", d.get("type"), "command")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("Command", "name", v1, "str")
-    v2 = d.get("description", UNSET)
-    if v2 is UNSET:
-        raise _missing("Command", "description")
+        raise _required("Command", "name", d, "str")
+    v2 = d.get("description")
     if type(v2) is not str:
-        raise _bad("Command", "description", v2, "str")
+        raise _required("Command", "description", d, "str")
     v3 = d.get("input", UNSET)
     if v3 is not UNSET and v3 is not None:
         try:
@@ -7377,7 +7496,14 @@ def _s_Command(d: Any, _: Any = None) -> Command:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return Command(type=v0, name=v1, description=v2, input=v3, meta=v4, extra=extra)
+    o: Command = _new(Command)
+    o.type = "command"
+    o.name = v1
+    o.description = v2
+    o.input = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_Command: Final = frozenset({"type", "name", "description", "input", "_meta"})
@@ -7389,19 +7515,14 @@ def _s_CommandPermissionSubject(d: Any, _: Any = None) -> CommandPermissionSubje
     extra = (
         {} if d.keys() <= _K_CommandPermissionSubject else _extra(d, _K_CommandPermissionSubject)
     )
-    v0 = d.get("type", "command")
-    if v0 != "command":
-        raise _bad("CommandPermissionSubject", "type", v0, '"command"')
-    v1 = d.get("command", UNSET)
-    if v1 is UNSET:
-        raise _missing("CommandPermissionSubject", "command")
+    if _ is not _TAGGED and d.get("type", "command") != "command":
+        raise _bad("CommandPermissionSubject", "type", d.get("type"), "command")
+    v1 = d.get("command")
     if type(v1) is not str:
-        raise _bad("CommandPermissionSubject", "command", v1, "str")
-    v2 = d.get("cwd", UNSET)
-    if v2 is UNSET:
-        raise _missing("CommandPermissionSubject", "cwd")
+        raise _required("CommandPermissionSubject", "command", d, "str")
+    v2 = d.get("cwd")
     if type(v2) is not str:
-        raise _bad("CommandPermissionSubject", "cwd", v2, "str")
+        raise _required("CommandPermissionSubject", "cwd", d, "str")
     v3 = d.get("toolCallId", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not str:
         extra["toolCallId"] = v3
@@ -7414,9 +7535,15 @@ def _s_CommandPermissionSubject(d: Any, _: Any = None) -> CommandPermissionSubje
     if v5 is not UNSET and v5 is not None and type(v5) is not dict:
         extra["_meta"] = v5
         v5 = UNSET
-    return CommandPermissionSubject(
-        type=v0, command=v1, cwd=v2, tool_call_id=v3, terminal_id=v4, meta=v5, extra=extra
-    )
+    o: CommandPermissionSubject = _new(CommandPermissionSubject)
+    o.type = "command"
+    o.command = v1
+    o.cwd = v2
+    o.tool_call_id = v3
+    o.terminal_id = v4
+    o.meta = v5
+    o.extra = extra
+    return o
 
 
 _K_CommandPermissionSubject: Final = frozenset(
@@ -7428,14 +7555,19 @@ def _s_CompactionSummaryChunk(d: Any, _: Any = None) -> CompactionSummaryChunk:
     if type(d) is not dict:
         raise _not_object("CompactionSummaryChunk", d)
     extra = {} if d.keys() <= _K_CompactionSummaryChunk else _extra(d, _K_CompactionSummaryChunk)
-    v0 = d.get("sessionUpdate", "compaction_summary_chunk")
-    if v0 != "compaction_summary_chunk":
-        raise _bad("CompactionSummaryChunk", "sessionUpdate", v0, '"compaction_summary_chunk"')
-    v1 = d.get("compactionId", UNSET)
-    if v1 is UNSET:
-        raise _missing("CompactionSummaryChunk", "compactionId")
+    if (
+        _ is not _TAGGED
+        and d.get("sessionUpdate", "compaction_summary_chunk") != "compaction_summary_chunk"
+    ):
+        raise _bad(
+            "CompactionSummaryChunk",
+            "sessionUpdate",
+            d.get("sessionUpdate"),
+            "compaction_summary_chunk",
+        )
+    v1 = d.get("compactionId")
     if type(v1) is not str:
-        raise _bad("CompactionSummaryChunk", "compactionId", v1, "str")
+        raise _required("CompactionSummaryChunk", "compactionId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is UNSET:
         raise _missing("CompactionSummaryChunk", "content")
@@ -7444,9 +7576,13 @@ def _s_CompactionSummaryChunk(d: Any, _: Any = None) -> CompactionSummaryChunk:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return CompactionSummaryChunk(
-        session_update=v0, compaction_id=v1, content=v2, meta=v3, extra=extra
-    )
+    o: CompactionSummaryChunk = _new(CompactionSummaryChunk)
+    o.session_update = "compaction_summary_chunk"
+    o.compaction_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_CompactionSummaryChunk: Final = frozenset({"sessionUpdate", "compactionId", "content", "_meta"})
@@ -7456,19 +7592,14 @@ def _s_CompactionUpdate(d: Any, _: Any = None) -> CompactionUpdate:
     if type(d) is not dict:
         raise _not_object("CompactionUpdate", d)
     extra = {} if d.keys() <= _K_CompactionUpdate else _extra(d, _K_CompactionUpdate)
-    v0 = d.get("sessionUpdate", "compaction_update")
-    if v0 != "compaction_update":
-        raise _bad("CompactionUpdate", "sessionUpdate", v0, '"compaction_update"')
-    v1 = d.get("compactionId", UNSET)
-    if v1 is UNSET:
-        raise _missing("CompactionUpdate", "compactionId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "compaction_update") != "compaction_update":
+        raise _bad("CompactionUpdate", "sessionUpdate", d.get("sessionUpdate"), "compaction_update")
+    v1 = d.get("compactionId")
     if type(v1) is not str:
-        raise _bad("CompactionUpdate", "compactionId", v1, "str")
-    v2 = d.get("status", UNSET)
-    if v2 is UNSET:
-        raise _missing("CompactionUpdate", "status")
+        raise _required("CompactionUpdate", "compactionId", d, "str")
+    v2 = d.get("status")
     if type(v2) is not str:
-        raise _bad("CompactionUpdate", "status", v2, "str")
+        raise _required("CompactionUpdate", "status", d, "str")
     v3 = d.get("summary", UNSET)
     if v3 is not UNSET and v3 is not None:
         try:
@@ -7484,9 +7615,15 @@ def _s_CompactionUpdate(d: Any, _: Any = None) -> CompactionUpdate:
     if v5 is not UNSET and v5 is not None and type(v5) is not dict:
         extra["_meta"] = v5
         v5 = UNSET
-    return CompactionUpdate(
-        session_update=v0, compaction_id=v1, status=v2, summary=v3, error=v4, meta=v5, extra=extra
-    )
+    o: CompactionUpdate = _new(CompactionUpdate)
+    o.session_update = "compaction_update"
+    o.compaction_id = v1
+    o.status = v2
+    o.summary = v3
+    o.error = v4
+    o.meta = v5
+    o.extra = extra
+    return o
 
 
 _K_CompactionUpdate: Final = frozenset(
@@ -7502,16 +7639,18 @@ def _s_CompleteElicitationNotification(d: Any, _: Any = None) -> CompleteElicita
         if d.keys() <= _K_CompleteElicitationNotification
         else _extra(d, _K_CompleteElicitationNotification)
     )
-    v0 = d.get("elicitationId", UNSET)
-    if v0 is UNSET:
-        raise _missing("CompleteElicitationNotification", "elicitationId")
+    v0 = d.get("elicitationId")
     if type(v0) is not str:
-        raise _bad("CompleteElicitationNotification", "elicitationId", v0, "str")
+        raise _required("CompleteElicitationNotification", "elicitationId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return CompleteElicitationNotification(elicitation_id=v0, meta=v1, extra=extra)
+    o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
+    o.elicitation_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_CompleteElicitationNotification: Final = frozenset({"elicitationId", "_meta"})
@@ -7521,9 +7660,13 @@ def _s_ConfigOptionUpdate(d: Any, _: Any = None) -> ConfigOptionUpdate:
     if type(d) is not dict:
         raise _not_object("ConfigOptionUpdate", d)
     extra = {} if d.keys() <= _K_ConfigOptionUpdate else _extra(d, _K_ConfigOptionUpdate)
-    v0 = d.get("sessionUpdate", "config_option_update")
-    if v0 != "config_option_update":
-        raise _bad("ConfigOptionUpdate", "sessionUpdate", v0, '"config_option_update"')
+    if (
+        _ is not _TAGGED
+        and d.get("sessionUpdate", "config_option_update") != "config_option_update"
+    ):
+        raise _bad(
+            "ConfigOptionUpdate", "sessionUpdate", d.get("sessionUpdate"), "config_option_update"
+        )
     v1 = d.get("configOptions", UNSET)
     if v1 is UNSET:
         raise _missing("ConfigOptionUpdate", "configOptions")
@@ -7532,7 +7675,12 @@ def _s_ConfigOptionUpdate(d: Any, _: Any = None) -> ConfigOptionUpdate:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ConfigOptionUpdate(session_update=v0, config_options=v1, meta=v2, extra=extra)
+    o: ConfigOptionUpdate = _new(ConfigOptionUpdate)
+    o.session_update = "config_option_update"
+    o.config_options = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ConfigOptionUpdate: Final = frozenset({"sessionUpdate", "configOptions", "_meta"})
@@ -7542,9 +7690,8 @@ def _s_Content(d: Any, _: Any = None) -> Content:
     if type(d) is not dict:
         raise _not_object("Content", d)
     extra = {} if d.keys() <= _K_Content else _extra(d, _K_Content)
-    v0 = d.get("type", "content")
-    if v0 != "content":
-        raise _bad("Content", "type", v0, '"content"')
+    if _ is not _TAGGED and d.get("type", "content") != "content":
+        raise _bad("Content", "type", d.get("type"), "content")
     v1 = d.get("content", UNSET)
     if v1 is UNSET:
         raise _missing("Content", "content")
@@ -7553,7 +7700,12 @@ def _s_Content(d: Any, _: Any = None) -> Content:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return Content(type=v0, content=v1, meta=v2, extra=extra)
+    o: Content = _new(Content)
+    o.type = "content"
+    o.content = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_Content: Final = frozenset({"type", "content", "_meta"})
@@ -7563,21 +7715,22 @@ def _s_Cost(d: Any, _: Any = None) -> Cost:
     if type(d) is not dict:
         raise _not_object("Cost", d)
     extra = {} if d.keys() <= _K_Cost else _extra(d, _K_Cost)
-    v0 = d.get("amount", UNSET)
-    if v0 is UNSET:
-        raise _missing("Cost", "amount")
+    v0 = d.get("amount")
     if type(v0) is not float and type(v0) is not int:
-        raise _bad("Cost", "amount", v0, "float")
-    v1 = d.get("currency", UNSET)
-    if v1 is UNSET:
-        raise _missing("Cost", "currency")
+        raise _required("Cost", "amount", d, "float")
+    v1 = d.get("currency")
     if type(v1) is not str:
-        raise _bad("Cost", "currency", v1, "str")
+        raise _required("Cost", "currency", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return Cost(amount=v0, currency=v1, meta=v2, extra=extra)
+    o: Cost = _new(Cost)
+    o.amount = v0
+    o.currency = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_Cost: Final = frozenset({"amount", "currency", "_meta"})
@@ -7589,20 +7742,16 @@ def _s_CreateElicitationRequest(d: Any, _: Any = None) -> CreateElicitationReque
     extra = (
         {} if d.keys() <= _K_CreateElicitationRequest else _extra(d, _K_CreateElicitationRequest)
     )
-    v0 = d.get("message", UNSET)
-    if v0 is UNSET:
-        raise _missing("CreateElicitationRequest", "message")
+    v0 = d.get("message")
     if type(v0) is not str:
-        raise _bad("CreateElicitationRequest", "message", v0, "str")
+        raise _required("CreateElicitationRequest", "message", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    v2 = d.get("mode", UNSET)
-    if v2 is UNSET:
-        raise _missing("CreateElicitationRequest", "mode")
+    v2 = d.get("mode")
     if type(v2) is not str:
-        raise _bad("CreateElicitationRequest", "mode", v2, "str")
+        raise _required("CreateElicitationRequest", "mode", d, "str")
     v3 = d.get("requestedSchema", UNSET)
     if v3 is not UNSET:
         v3 = _s_ElicitationSchema(v3)
@@ -7622,18 +7771,18 @@ def _s_CreateElicitationRequest(d: Any, _: Any = None) -> CreateElicitationReque
     v8 = d.get("url", UNSET)
     if v8 is not UNSET and type(v8) is not str:
         raise _bad("CreateElicitationRequest", "url", v8, "str")
-    return CreateElicitationRequest(
-        message=v0,
-        meta=v1,
-        mode=v2,
-        requested_schema=v3,
-        session_id=v4,
-        tool_call_id=v5,
-        request_id=v6,
-        elicitation_id=v7,
-        url=v8,
-        extra=extra,
-    )
+    o: CreateElicitationRequest = _new(CreateElicitationRequest)
+    o.message = v0
+    o.meta = v1
+    o.mode = v2
+    o.requested_schema = v3
+    o.session_id = v4
+    o.tool_call_id = v5
+    o.request_id = v6
+    o.elicitation_id = v7
+    o.url = v8
+    o.extra = extra
+    return o
 
 
 _K_CreateElicitationRequest: Final = frozenset(
@@ -7661,15 +7810,18 @@ def _s_CreateElicitationResponse(d: Any, _: Any = None) -> CreateElicitationResp
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    v1 = d.get("action", UNSET)
-    if v1 is UNSET:
-        raise _missing("CreateElicitationResponse", "action")
+    v1 = d.get("action")
     if type(v1) is not str:
-        raise _bad("CreateElicitationResponse", "action", v1, "str")
+        raise _required("CreateElicitationResponse", "action", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         raise _bad("CreateElicitationResponse", "content", v2, "dict")
-    return CreateElicitationResponse(meta=v0, action=v1, content=v2, extra=extra)
+    o: CreateElicitationResponse = _new(CreateElicitationResponse)
+    o.meta = v0
+    o.action = v1
+    o.content = v2
+    o.extra = extra
+    return o
 
 
 _K_CreateElicitationResponse: Final = frozenset({"_meta", "action", "content"})
@@ -7679,16 +7831,18 @@ def _s_DeleteSessionRequest(d: Any, _: Any = None) -> DeleteSessionRequest:
     if type(d) is not dict:
         raise _not_object("DeleteSessionRequest", d)
     extra = {} if d.keys() <= _K_DeleteSessionRequest else _extra(d, _K_DeleteSessionRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("DeleteSessionRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("DeleteSessionRequest", "sessionId", v0, "str")
+        raise _required("DeleteSessionRequest", "sessionId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return DeleteSessionRequest(session_id=v0, meta=v1, extra=extra)
+    o: DeleteSessionRequest = _new(DeleteSessionRequest)
+    o.session_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_DeleteSessionRequest: Final = frozenset({"sessionId", "_meta"})
@@ -7702,7 +7856,10 @@ def _s_DeleteSessionResponse(d: Any, _: Any = None) -> DeleteSessionResponse:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return DeleteSessionResponse(meta=v0, extra=extra)
+    o: DeleteSessionResponse = _new(DeleteSessionResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_DeleteSessionResponse: Final = frozenset({"_meta"})
@@ -7712,9 +7869,8 @@ def _s_Diff(d: Any, _: Any = None) -> Diff:
     if type(d) is not dict:
         raise _not_object("Diff", d)
     extra = {} if d.keys() <= _K_Diff else _extra(d, _K_Diff)
-    v0 = d.get("type", "diff")
-    if v0 != "diff":
-        raise _bad("Diff", "type", v0, '"diff"')
+    if _ is not _TAGGED and d.get("type", "diff") != "diff":
+        raise _bad("Diff", "type", d.get("type"), "diff")
     v1 = d.get("changes", UNSET)
     if v1 is UNSET:
         raise _missing("Diff", "changes")
@@ -7730,7 +7886,13 @@ def _s_Diff(d: Any, _: Any = None) -> Diff:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return Diff(type=v0, changes=v1, patch=v2, meta=v3, extra=extra)
+    o: Diff = _new(Diff)
+    o.type = "diff"
+    o.changes = v1
+    o.patch = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_Diff: Final = frozenset({"type", "changes", "patch", "_meta"})
@@ -7752,20 +7914,24 @@ def _s_DiffChange(d: Any, _: Any = None) -> DiffChange:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    v3 = d.get("operation", UNSET)
-    if v3 is UNSET:
-        raise _missing("DiffChange", "operation")
+    v3 = d.get("operation")
     if type(v3) is not str:
-        raise _bad("DiffChange", "operation", v3, "str")
+        raise _required("DiffChange", "operation", d, "str")
     v4 = d.get("path", UNSET)
     if v4 is not UNSET and type(v4) is not str:
         raise _bad("DiffChange", "path", v4, "str")
     v5 = d.get("oldPath", UNSET)
     if v5 is not UNSET and type(v5) is not str:
         raise _bad("DiffChange", "oldPath", v5, "str")
-    return DiffChange(
-        file_type=v0, mime_type=v1, meta=v2, operation=v3, path=v4, old_path=v5, extra=extra
-    )
+    o: DiffChange = _new(DiffChange)
+    o.file_type = v0
+    o.mime_type = v1
+    o.meta = v2
+    o.operation = v3
+    o.path = v4
+    o.old_path = v5
+    o.extra = extra
+    return o
 
 
 _K_DiffChange: Final = frozenset({"fileType", "mimeType", "_meta", "operation", "path", "oldPath"})
@@ -7775,21 +7941,22 @@ def _s_DiffPatch(d: Any, _: Any = None) -> DiffPatch:
     if type(d) is not dict:
         raise _not_object("DiffPatch", d)
     extra = {} if d.keys() <= _K_DiffPatch else _extra(d, _K_DiffPatch)
-    v0 = d.get("format", UNSET)
-    if v0 is UNSET:
-        raise _missing("DiffPatch", "format")
+    v0 = d.get("format")
     if type(v0) is not str:
-        raise _bad("DiffPatch", "format", v0, "str")
-    v1 = d.get("text", UNSET)
-    if v1 is UNSET:
-        raise _missing("DiffPatch", "text")
+        raise _required("DiffPatch", "format", d, "str")
+    v1 = d.get("text")
     if type(v1) is not str:
-        raise _bad("DiffPatch", "text", v1, "str")
+        raise _required("DiffPatch", "text", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return DiffPatch(format=v0, text=v1, meta=v2, extra=extra)
+    o: DiffPatch = _new(DiffPatch)
+    o.format = v0
+    o.text = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_DiffPatch: Final = frozenset({"format", "text", "_meta"})
@@ -7799,12 +7966,13 @@ def _s_DiffPathChange(d: Any, _: Any = None) -> DiffPathChange:
     if type(d) is not dict:
         raise _not_object("DiffPathChange", d)
     extra = {} if d.keys() <= _K_DiffPathChange else _extra(d, _K_DiffPathChange)
-    v0 = d.get("path", UNSET)
-    if v0 is UNSET:
-        raise _missing("DiffPathChange", "path")
+    v0 = d.get("path")
     if type(v0) is not str:
-        raise _bad("DiffPathChange", "path", v0, "str")
-    return DiffPathChange(path=v0, extra=extra)
+        raise _required("DiffPathChange", "path", d, "str")
+    o: DiffPathChange = _new(DiffPathChange)
+    o.path = v0
+    o.extra = extra
+    return o
 
 
 _K_DiffPathChange: Final = frozenset({"path"})
@@ -7814,17 +7982,17 @@ def _s_DiffPathPairChange(d: Any, _: Any = None) -> DiffPathPairChange:
     if type(d) is not dict:
         raise _not_object("DiffPathPairChange", d)
     extra = {} if d.keys() <= _K_DiffPathPairChange else _extra(d, _K_DiffPathPairChange)
-    v0 = d.get("oldPath", UNSET)
-    if v0 is UNSET:
-        raise _missing("DiffPathPairChange", "oldPath")
+    v0 = d.get("oldPath")
     if type(v0) is not str:
-        raise _bad("DiffPathPairChange", "oldPath", v0, "str")
-    v1 = d.get("path", UNSET)
-    if v1 is UNSET:
-        raise _missing("DiffPathPairChange", "path")
+        raise _required("DiffPathPairChange", "oldPath", d, "str")
+    v1 = d.get("path")
     if type(v1) is not str:
-        raise _bad("DiffPathPairChange", "path", v1, "str")
-    return DiffPathPairChange(old_path=v0, path=v1, extra=extra)
+        raise _required("DiffPathPairChange", "path", d, "str")
+    o: DiffPathPairChange = _new(DiffPathPairChange)
+    o.old_path = v0
+    o.path = v1
+    o.extra = extra
+    return o
 
 
 _K_DiffPathPairChange: Final = frozenset({"oldPath", "path"})
@@ -7834,16 +8002,18 @@ def _s_DisableProviderRequest(d: Any, _: Any = None) -> DisableProviderRequest:
     if type(d) is not dict:
         raise _not_object("DisableProviderRequest", d)
     extra = {} if d.keys() <= _K_DisableProviderRequest else _extra(d, _K_DisableProviderRequest)
-    v0 = d.get("providerId", UNSET)
-    if v0 is UNSET:
-        raise _missing("DisableProviderRequest", "providerId")
+    v0 = d.get("providerId")
     if type(v0) is not str:
-        raise _bad("DisableProviderRequest", "providerId", v0, "str")
+        raise _required("DisableProviderRequest", "providerId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return DisableProviderRequest(provider_id=v0, meta=v1, extra=extra)
+    o: DisableProviderRequest = _new(DisableProviderRequest)
+    o.provider_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_DisableProviderRequest: Final = frozenset({"providerId", "_meta"})
@@ -7857,7 +8027,10 @@ def _s_DisableProviderResponse(d: Any, _: Any = None) -> DisableProviderResponse
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return DisableProviderResponse(meta=v0, extra=extra)
+    o: DisableProviderResponse = _new(DisableProviderResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_DisableProviderResponse: Final = frozenset({"_meta"})
@@ -7870,7 +8043,10 @@ def _s_ElicitationAcceptAction(d: Any, _: Any = None) -> ElicitationAcceptAction
     v0 = d.get("content", UNSET)
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         raise _bad("ElicitationAcceptAction", "content", v0, "dict")
-    return ElicitationAcceptAction(content=v0, extra=extra)
+    o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
+    o.content = v0
+    o.extra = extra
+    return o
 
 
 _K_ElicitationAcceptAction: Final = frozenset({"content"})
@@ -7898,7 +8074,12 @@ def _s_ElicitationCapabilities(d: Any, _: Any = None) -> ElicitationCapabilities
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ElicitationCapabilities(form=v0, url=v1, meta=v2, extra=extra)
+    o: ElicitationCapabilities = _new(ElicitationCapabilities)
+    o.form = v0
+    o.url = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ElicitationCapabilities: Final = frozenset({"form", "url", "_meta"})
@@ -7916,7 +8097,10 @@ def _s_ElicitationFormCapabilities(d: Any, _: Any = None) -> ElicitationFormCapa
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return ElicitationFormCapabilities(meta=v0, extra=extra)
+    o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_ElicitationFormCapabilities: Final = frozenset({"_meta"})
@@ -7940,9 +8124,13 @@ def _s_ElicitationFormMode(d: Any, _: Any = None) -> ElicitationFormMode:
     v3 = d.get("requestId", UNSET)
     if v3 is not UNSET and type(v3) is not int and type(v3) is not str:
         raise _bad("ElicitationFormMode", "requestId", v3, "prims")
-    return ElicitationFormMode(
-        requested_schema=v0, session_id=v1, tool_call_id=v2, request_id=v3, extra=extra
-    )
+    o: ElicitationFormMode = _new(ElicitationFormMode)
+    o.requested_schema = v0
+    o.session_id = v1
+    o.tool_call_id = v2
+    o.request_id = v3
+    o.extra = extra
+    return o
 
 
 _K_ElicitationFormMode: Final = frozenset(
@@ -7954,12 +8142,13 @@ def _s_ElicitationRequestScope(d: Any, _: Any = None) -> ElicitationRequestScope
     if type(d) is not dict:
         raise _not_object("ElicitationRequestScope", d)
     extra = {} if d.keys() <= _K_ElicitationRequestScope else _extra(d, _K_ElicitationRequestScope)
-    v0 = d.get("requestId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ElicitationRequestScope", "requestId")
+    v0 = d.get("requestId")
     if type(v0) is not int and type(v0) is not str:
-        raise _bad("ElicitationRequestScope", "requestId", v0, "prims")
-    return ElicitationRequestScope(request_id=v0, extra=extra)
+        raise _required("ElicitationRequestScope", "requestId", d, "prims")
+    o: ElicitationRequestScope = _new(ElicitationRequestScope)
+    o.request_id = v0
+    o.extra = extra
+    return o
 
 
 _K_ElicitationRequestScope: Final = frozenset({"requestId"})
@@ -7969,20 +8158,16 @@ def _s_ElicitationSchema(d: Any, _: Any = None) -> ElicitationSchema:
     if type(d) is not dict:
         raise _not_object("ElicitationSchema", d)
     extra = {} if d.keys() <= _K_ElicitationSchema else _extra(d, _K_ElicitationSchema)
-    v0 = d.get("type", UNSET)
-    if v0 is UNSET:
-        raise _missing("ElicitationSchema", "type")
+    v0 = d.get("type")
     if type(v0) is not str:
-        raise _bad("ElicitationSchema", "type", v0, "str")
+        raise _required("ElicitationSchema", "type", d, "str")
     v1 = d.get("title", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["title"] = v1
         v1 = UNSET
-    v2 = d.get("properties", UNSET)
-    if v2 is UNSET:
-        raise _missing("ElicitationSchema", "properties")
+    v2 = d.get("properties")
     if type(v2) is not dict:
-        raise _bad("ElicitationSchema", "properties", v2, "dict")
+        raise _required("ElicitationSchema", "properties", d, "dict")
     v3 = d.get("required", UNSET)
     if v3 is not UNSET and v3 is not None:
         _list_of("ElicitationSchema", "required", v3, _is_str, "str")
@@ -7994,9 +8179,15 @@ def _s_ElicitationSchema(d: Any, _: Any = None) -> ElicitationSchema:
     if v5 is not UNSET and v5 is not None and type(v5) is not dict:
         extra["_meta"] = v5
         v5 = UNSET
-    return ElicitationSchema(
-        type=v0, title=v1, properties=v2, required=v3, description=v4, meta=v5, extra=extra
-    )
+    o: ElicitationSchema = _new(ElicitationSchema)
+    o.type = v0
+    o.title = v1
+    o.properties = v2
+    o.required = v3
+    o.description = v4
+    o.meta = v5
+    o.extra = extra
+    return o
 
 
 _K_ElicitationSchema: Final = frozenset(
@@ -8008,16 +8199,18 @@ def _s_ElicitationSessionScope(d: Any, _: Any = None) -> ElicitationSessionScope
     if type(d) is not dict:
         raise _not_object("ElicitationSessionScope", d)
     extra = {} if d.keys() <= _K_ElicitationSessionScope else _extra(d, _K_ElicitationSessionScope)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ElicitationSessionScope", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("ElicitationSessionScope", "sessionId", v0, "str")
+        raise _required("ElicitationSessionScope", "sessionId", d, "str")
     v1 = d.get("toolCallId", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["toolCallId"] = v1
         v1 = UNSET
-    return ElicitationSessionScope(session_id=v0, tool_call_id=v1, extra=extra)
+    o: ElicitationSessionScope = _new(ElicitationSessionScope)
+    o.session_id = v0
+    o.tool_call_id = v1
+    o.extra = extra
+    return o
 
 
 _K_ElicitationSessionScope: Final = frozenset({"sessionId", "toolCallId"})
@@ -8035,7 +8228,10 @@ def _s_ElicitationUrlCapabilities(d: Any, _: Any = None) -> ElicitationUrlCapabi
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return ElicitationUrlCapabilities(meta=v0, extra=extra)
+    o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_ElicitationUrlCapabilities: Final = frozenset({"_meta"})
@@ -8045,16 +8241,12 @@ def _s_ElicitationUrlMode(d: Any, _: Any = None) -> ElicitationUrlMode:
     if type(d) is not dict:
         raise _not_object("ElicitationUrlMode", d)
     extra = {} if d.keys() <= _K_ElicitationUrlMode else _extra(d, _K_ElicitationUrlMode)
-    v0 = d.get("elicitationId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ElicitationUrlMode", "elicitationId")
+    v0 = d.get("elicitationId")
     if type(v0) is not str:
-        raise _bad("ElicitationUrlMode", "elicitationId", v0, "str")
-    v1 = d.get("url", UNSET)
-    if v1 is UNSET:
-        raise _missing("ElicitationUrlMode", "url")
+        raise _required("ElicitationUrlMode", "elicitationId", d, "str")
+    v1 = d.get("url")
     if type(v1) is not str:
-        raise _bad("ElicitationUrlMode", "url", v1, "str")
+        raise _required("ElicitationUrlMode", "url", d, "str")
     v2 = d.get("sessionId", UNSET)
     if v2 is not UNSET and type(v2) is not str:
         raise _bad("ElicitationUrlMode", "sessionId", v2, "str")
@@ -8065,9 +8257,14 @@ def _s_ElicitationUrlMode(d: Any, _: Any = None) -> ElicitationUrlMode:
     v4 = d.get("requestId", UNSET)
     if v4 is not UNSET and type(v4) is not int and type(v4) is not str:
         raise _bad("ElicitationUrlMode", "requestId", v4, "prims")
-    return ElicitationUrlMode(
-        elicitation_id=v0, url=v1, session_id=v2, tool_call_id=v3, request_id=v4, extra=extra
-    )
+    o: ElicitationUrlMode = _new(ElicitationUrlMode)
+    o.elicitation_id = v0
+    o.url = v1
+    o.session_id = v2
+    o.tool_call_id = v3
+    o.request_id = v4
+    o.extra = extra
+    return o
 
 
 _K_ElicitationUrlMode: Final = frozenset(
@@ -8079,9 +8276,8 @@ def _s_EmbeddedResource(d: Any, _: Any = None) -> EmbeddedResource:
     if type(d) is not dict:
         raise _not_object("EmbeddedResource", d)
     extra = {} if d.keys() <= _K_EmbeddedResource else _extra(d, _K_EmbeddedResource)
-    v0 = d.get("type", "resource")
-    if v0 != "resource":
-        raise _bad("EmbeddedResource", "type", v0, '"resource"')
+    if _ is not _TAGGED and d.get("type", "resource") != "resource":
+        raise _bad("EmbeddedResource", "type", d.get("type"), "resource")
     v1 = d.get("resource", UNSET)
     if v1 is UNSET:
         raise _missing("EmbeddedResource", "resource")
@@ -8097,7 +8293,13 @@ def _s_EmbeddedResource(d: Any, _: Any = None) -> EmbeddedResource:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return EmbeddedResource(type=v0, resource=v1, annotations=v2, meta=v3, extra=extra)
+    o: EmbeddedResource = _new(EmbeddedResource)
+    o.type = "resource"
+    o.resource = v1
+    o.annotations = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_EmbeddedResource: Final = frozenset({"type", "resource", "annotations", "_meta"})
@@ -8107,16 +8309,12 @@ def _s_EnumOption(d: Any, _: Any = None) -> EnumOption:
     if type(d) is not dict:
         raise _not_object("EnumOption", d)
     extra = {} if d.keys() <= _K_EnumOption else _extra(d, _K_EnumOption)
-    v0 = d.get("const", UNSET)
-    if v0 is UNSET:
-        raise _missing("EnumOption", "const")
+    v0 = d.get("const")
     if type(v0) is not str:
-        raise _bad("EnumOption", "const", v0, "str")
-    v1 = d.get("title", UNSET)
-    if v1 is UNSET:
-        raise _missing("EnumOption", "title")
+        raise _required("EnumOption", "const", d, "str")
+    v1 = d.get("title")
     if type(v1) is not str:
-        raise _bad("EnumOption", "title", v1, "str")
+        raise _required("EnumOption", "title", d, "str")
     v2 = d.get("description", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["description"] = v2
@@ -8125,7 +8323,13 @@ def _s_EnumOption(d: Any, _: Any = None) -> EnumOption:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return EnumOption(const=v0, title=v1, description=v2, meta=v3, extra=extra)
+    o: EnumOption = _new(EnumOption)
+    o.const = v0
+    o.title = v1
+    o.description = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_EnumOption: Final = frozenset({"const", "title", "description", "_meta"})
@@ -8135,21 +8339,22 @@ def _s_EnvVariable(d: Any, _: Any = None) -> EnvVariable:
     if type(d) is not dict:
         raise _not_object("EnvVariable", d)
     extra = {} if d.keys() <= _K_EnvVariable else _extra(d, _K_EnvVariable)
-    v0 = d.get("name", UNSET)
-    if v0 is UNSET:
-        raise _missing("EnvVariable", "name")
+    v0 = d.get("name")
     if type(v0) is not str:
-        raise _bad("EnvVariable", "name", v0, "str")
-    v1 = d.get("value", UNSET)
-    if v1 is UNSET:
-        raise _missing("EnvVariable", "value")
+        raise _required("EnvVariable", "name", d, "str")
+    v1 = d.get("value")
     if type(v1) is not str:
-        raise _bad("EnvVariable", "value", v1, "str")
+        raise _required("EnvVariable", "value", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return EnvVariable(name=v0, value=v1, meta=v2, extra=extra)
+    o: EnvVariable = _new(EnvVariable)
+    o.name = v0
+    o.value = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_EnvVariable: Final = frozenset({"name", "value", "_meta"})
@@ -8159,18 +8364,19 @@ def _s_Error(d: Any, _: Any = None) -> Error:
     if type(d) is not dict:
         raise _not_object("Error", d)
     extra = {} if d.keys() <= _K_Error else _extra(d, _K_Error)
-    v0 = d.get("code", UNSET)
-    if v0 is UNSET:
-        raise _missing("Error", "code")
+    v0 = d.get("code")
     if type(v0) is not int:
-        raise _bad("Error", "code", v0, "int")
-    v1 = d.get("message", UNSET)
-    if v1 is UNSET:
-        raise _missing("Error", "message")
+        raise _required("Error", "code", d, "int")
+    v1 = d.get("message")
     if type(v1) is not str:
-        raise _bad("Error", "message", v1, "str")
+        raise _required("Error", "message", d, "str")
     v2 = d.get("data", UNSET)
-    return Error(code=v0, message=v1, data=v2, extra=extra)
+    o: Error = _new(Error)
+    o.code = v0
+    o.message = v1
+    o.data = v2
+    o.extra = extra
+    return o
 
 
 _K_Error: Final = frozenset({"code", "message", "data"})
@@ -8187,7 +8393,10 @@ def _s_ErrorStopReason(d: Any, _: Any = None) -> ErrorStopReason:
         except WireError:
             extra["error"] = v0
             v0 = UNSET
-    return ErrorStopReason(error=v0, extra=extra)
+    o: ErrorStopReason = _new(ErrorStopReason)
+    o.error = v0
+    o.extra = extra
+    return o
 
 
 _K_ErrorStopReason: Final = frozenset({"error"})
@@ -8197,16 +8406,12 @@ def _s_ForkSessionRequest(d: Any, _: Any = None) -> ForkSessionRequest:
     if type(d) is not dict:
         raise _not_object("ForkSessionRequest", d)
     extra = {} if d.keys() <= _K_ForkSessionRequest else _extra(d, _K_ForkSessionRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ForkSessionRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("ForkSessionRequest", "sessionId", v0, "str")
-    v1 = d.get("cwd", UNSET)
-    if v1 is UNSET:
-        raise _missing("ForkSessionRequest", "cwd")
+        raise _required("ForkSessionRequest", "sessionId", d, "str")
+    v1 = d.get("cwd")
     if type(v1) is not str:
-        raise _bad("ForkSessionRequest", "cwd", v1, "str")
+        raise _required("ForkSessionRequest", "cwd", d, "str")
     v2 = d.get("additionalDirectories", UNSET)
     if v2 is not UNSET and v2 is not None:
         _list_of("ForkSessionRequest", "additionalDirectories", v2, _is_str, "str")
@@ -8220,15 +8425,15 @@ def _s_ForkSessionRequest(d: Any, _: Any = None) -> ForkSessionRequest:
     if v5 is not UNSET and v5 is not None and type(v5) is not dict:
         extra["_meta"] = v5
         v5 = UNSET
-    return ForkSessionRequest(
-        session_id=v0,
-        cwd=v1,
-        additional_directories=v2,
-        mcp_servers=v3,
-        system_prompt=v4,
-        meta=v5,
-        extra=extra,
-    )
+    o: ForkSessionRequest = _new(ForkSessionRequest)
+    o.session_id = v0
+    o.cwd = v1
+    o.additional_directories = v2
+    o.mcp_servers = v3
+    o.system_prompt = v4
+    o.meta = v5
+    o.extra = extra
+    return o
 
 
 _K_ForkSessionRequest: Final = frozenset(
@@ -8240,11 +8445,9 @@ def _s_ForkSessionResponse(d: Any, _: Any = None) -> ForkSessionResponse:
     if type(d) is not dict:
         raise _not_object("ForkSessionResponse", d)
     extra = {} if d.keys() <= _K_ForkSessionResponse else _extra(d, _K_ForkSessionResponse)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ForkSessionResponse", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("ForkSessionResponse", "sessionId", v0, "str")
+        raise _required("ForkSessionResponse", "sessionId", d, "str")
     v1 = d.get("configOptions", UNSET)
     if v1 is not UNSET:
         try:
@@ -8263,9 +8466,13 @@ def _s_ForkSessionResponse(d: Any, _: Any = None) -> ForkSessionResponse:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return ForkSessionResponse(
-        session_id=v0, config_options=v1, available_commands=v2, meta=v3, extra=extra
-    )
+    o: ForkSessionResponse = _new(ForkSessionResponse)
+    o.session_id = v0
+    o.config_options = v1
+    o.available_commands = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_ForkSessionResponse: Final = frozenset(
@@ -8277,21 +8484,22 @@ def _s_HttpHeader(d: Any, _: Any = None) -> HttpHeader:
     if type(d) is not dict:
         raise _not_object("HttpHeader", d)
     extra = {} if d.keys() <= _K_HttpHeader else _extra(d, _K_HttpHeader)
-    v0 = d.get("name", UNSET)
-    if v0 is UNSET:
-        raise _missing("HttpHeader", "name")
+    v0 = d.get("name")
     if type(v0) is not str:
-        raise _bad("HttpHeader", "name", v0, "str")
-    v1 = d.get("value", UNSET)
-    if v1 is UNSET:
-        raise _missing("HttpHeader", "value")
+        raise _required("HttpHeader", "name", d, "str")
+    v1 = d.get("value")
     if type(v1) is not str:
-        raise _bad("HttpHeader", "value", v1, "str")
+        raise _required("HttpHeader", "value", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return HttpHeader(name=v0, value=v1, meta=v2, extra=extra)
+    o: HttpHeader = _new(HttpHeader)
+    o.name = v0
+    o.value = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_HttpHeader: Final = frozenset({"name", "value", "_meta"})
@@ -8301,11 +8509,9 @@ def _s_Icon(d: Any, _: Any = None) -> Icon:
     if type(d) is not dict:
         raise _not_object("Icon", d)
     extra = {} if d.keys() <= _K_Icon else _extra(d, _K_Icon)
-    v0 = d.get("src", UNSET)
-    if v0 is UNSET:
-        raise _missing("Icon", "src")
+    v0 = d.get("src")
     if type(v0) is not str:
-        raise _bad("Icon", "src", v0, "str")
+        raise _required("Icon", "src", d, "str")
     v1 = d.get("mimeType", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["mimeType"] = v1
@@ -8325,7 +8531,14 @@ def _s_Icon(d: Any, _: Any = None) -> Icon:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return Icon(src=v0, mime_type=v1, sizes=v2, theme=v3, meta=v4, extra=extra)
+    o: Icon = _new(Icon)
+    o.src = v0
+    o.mime_type = v1
+    o.sizes = v2
+    o.theme = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_Icon: Final = frozenset({"src", "mimeType", "sizes", "theme", "_meta"})
@@ -8335,9 +8548,8 @@ def _s_IdleState(d: Any, _: Any = None) -> IdleState:
     if type(d) is not dict:
         raise _not_object("IdleState", d)
     extra = {} if d.keys() <= _K_IdleState else _extra(d, _K_IdleState)
-    v0 = d.get("state", "idle")
-    if v0 != "idle":
-        raise _bad("IdleState", "state", v0, '"idle"')
+    if _ is not _TAGGED and d.get("state", "idle") != "idle":
+        raise _bad("IdleState", "state", d.get("state"), "idle")
     v1 = d.get("usage", UNSET)
     if v1 is not UNSET and v1 is not None:
         try:
@@ -8367,9 +8579,15 @@ def _s_IdleState(d: Any, _: Any = None) -> IdleState:
         except WireError:
             extra["error"] = v5
             v5 = UNSET
-    return IdleState(
-        state=v0, usage=v1, background=v2, meta=v3, stop_reason=v4, error=v5, extra=extra
-    )
+    o: IdleState = _new(IdleState)
+    o.state = "idle"
+    o.usage = v1
+    o.background = v2
+    o.meta = v3
+    o.stop_reason = v4
+    o.error = v5
+    o.extra = extra
+    return o
 
 
 _K_IdleState: Final = frozenset({"state", "usage", "background", "_meta", "stopReason", "error"})
@@ -8379,12 +8597,10 @@ def _s_IdleStateUpdate(d: Any, _: Any = None) -> IdleStateUpdate:
     if type(d) is not dict:
         raise _not_object("IdleStateUpdate", d)
     extra = {} if d.keys() <= _K_IdleStateUpdate else _extra(d, _K_IdleStateUpdate)
-    v0 = d.get("sessionUpdate", "state_update")
-    if v0 != "state_update":
-        raise _bad("IdleStateUpdate", "sessionUpdate", v0, '"state_update"')
-    v1 = d.get("state", "idle")
-    if v1 != "idle":
-        raise _bad("IdleStateUpdate", "state", v1, '"idle"')
+    if _ is not _TAGGED and d.get("sessionUpdate", "state_update") != "state_update":
+        raise _bad("IdleStateUpdate", "sessionUpdate", d.get("sessionUpdate"), "state_update")
+    if _ is not _TAGGED and d.get("state", "idle") != "idle":
+        raise _bad("IdleStateUpdate", "state", d.get("state"), "idle")
     v2 = d.get("usage", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
@@ -8414,16 +8630,16 @@ def _s_IdleStateUpdate(d: Any, _: Any = None) -> IdleStateUpdate:
         except WireError:
             extra["error"] = v6
             v6 = UNSET
-    return IdleStateUpdate(
-        session_update=v0,
-        state=v1,
-        usage=v2,
-        background=v3,
-        meta=v4,
-        stop_reason=v5,
-        error=v6,
-        extra=extra,
-    )
+    o: IdleStateUpdate = _new(IdleStateUpdate)
+    o.session_update = "state_update"
+    o.state = "idle"
+    o.usage = v2
+    o.background = v3
+    o.meta = v4
+    o.stop_reason = v5
+    o.error = v6
+    o.extra = extra
+    return o
 
 
 _K_IdleStateUpdate: Final = frozenset(
@@ -8435,19 +8651,14 @@ def _s_ImageContent(d: Any, _: Any = None) -> ImageContent:
     if type(d) is not dict:
         raise _not_object("ImageContent", d)
     extra = {} if d.keys() <= _K_ImageContent else _extra(d, _K_ImageContent)
-    v0 = d.get("type", "image")
-    if v0 != "image":
-        raise _bad("ImageContent", "type", v0, '"image"')
-    v1 = d.get("data", UNSET)
-    if v1 is UNSET:
-        raise _missing("ImageContent", "data")
+    if _ is not _TAGGED and d.get("type", "image") != "image":
+        raise _bad("ImageContent", "type", d.get("type"), "image")
+    v1 = d.get("data")
     if type(v1) is not str:
-        raise _bad("ImageContent", "data", v1, "str")
-    v2 = d.get("mimeType", UNSET)
-    if v2 is UNSET:
-        raise _missing("ImageContent", "mimeType")
+        raise _required("ImageContent", "data", d, "str")
+    v2 = d.get("mimeType")
     if type(v2) is not str:
-        raise _bad("ImageContent", "mimeType", v2, "str")
+        raise _required("ImageContent", "mimeType", d, "str")
     v3 = d.get("uri", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not str:
         extra["uri"] = v3
@@ -8463,9 +8674,15 @@ def _s_ImageContent(d: Any, _: Any = None) -> ImageContent:
     if v5 is not UNSET and v5 is not None and type(v5) is not dict:
         extra["_meta"] = v5
         v5 = UNSET
-    return ImageContent(
-        type=v0, data=v1, mime_type=v2, uri=v3, annotations=v4, meta=v5, extra=extra
-    )
+    o: ImageContent = _new(ImageContent)
+    o.type = "image"
+    o.data = v1
+    o.mime_type = v2
+    o.uri = v3
+    o.annotations = v4
+    o.meta = v5
+    o.extra = extra
+    return o
 
 
 _K_ImageContent: Final = frozenset({"type", "data", "mimeType", "uri", "annotations", "_meta"})
@@ -8475,25 +8692,27 @@ def _s_Implementation(d: Any, _: Any = None) -> Implementation:
     if type(d) is not dict:
         raise _not_object("Implementation", d)
     extra = {} if d.keys() <= _K_Implementation else _extra(d, _K_Implementation)
-    v0 = d.get("name", UNSET)
-    if v0 is UNSET:
-        raise _missing("Implementation", "name")
+    v0 = d.get("name")
     if type(v0) is not str:
-        raise _bad("Implementation", "name", v0, "str")
+        raise _required("Implementation", "name", d, "str")
     v1 = d.get("title", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["title"] = v1
         v1 = UNSET
-    v2 = d.get("version", UNSET)
-    if v2 is UNSET:
-        raise _missing("Implementation", "version")
+    v2 = d.get("version")
     if type(v2) is not str:
-        raise _bad("Implementation", "version", v2, "str")
+        raise _required("Implementation", "version", d, "str")
     v3 = d.get("_meta", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return Implementation(name=v0, title=v1, version=v2, meta=v3, extra=extra)
+    o: Implementation = _new(Implementation)
+    o.name = v0
+    o.title = v1
+    o.version = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_Implementation: Final = frozenset({"name", "title", "version", "_meta"})
@@ -8503,11 +8722,9 @@ def _s_InitializeRequest(d: Any, _: Any = None) -> InitializeRequest:
     if type(d) is not dict:
         raise _not_object("InitializeRequest", d)
     extra = {} if d.keys() <= _K_InitializeRequest else _extra(d, _K_InitializeRequest)
-    v0 = d.get("protocolVersion", UNSET)
-    if v0 is UNSET:
-        raise _missing("InitializeRequest", "protocolVersion")
+    v0 = d.get("protocolVersion")
     if type(v0) is not int:
-        raise _bad("InitializeRequest", "protocolVersion", v0, "int")
+        raise _required("InitializeRequest", "protocolVersion", d, "int")
     v1 = d.get("info", UNSET)
     if v1 is UNSET:
         raise _missing("InitializeRequest", "info")
@@ -8523,7 +8740,13 @@ def _s_InitializeRequest(d: Any, _: Any = None) -> InitializeRequest:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return InitializeRequest(protocol_version=v0, info=v1, capabilities=v2, meta=v3, extra=extra)
+    o: InitializeRequest = _new(InitializeRequest)
+    o.protocol_version = v0
+    o.info = v1
+    o.capabilities = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_InitializeRequest: Final = frozenset({"protocolVersion", "info", "capabilities", "_meta"})
@@ -8533,11 +8756,9 @@ def _s_InitializeResponse(d: Any, _: Any = None) -> InitializeResponse:
     if type(d) is not dict:
         raise _not_object("InitializeResponse", d)
     extra = {} if d.keys() <= _K_InitializeResponse else _extra(d, _K_InitializeResponse)
-    v0 = d.get("protocolVersion", UNSET)
-    if v0 is UNSET:
-        raise _missing("InitializeResponse", "protocolVersion")
+    v0 = d.get("protocolVersion")
     if type(v0) is not int:
-        raise _bad("InitializeResponse", "protocolVersion", v0, "int")
+        raise _required("InitializeResponse", "protocolVersion", d, "int")
     v1 = d.get("info", UNSET)
     if v1 is UNSET:
         raise _missing("InitializeResponse", "info")
@@ -8560,9 +8781,14 @@ def _s_InitializeResponse(d: Any, _: Any = None) -> InitializeResponse:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return InitializeResponse(
-        protocol_version=v0, info=v1, capabilities=v2, auth_methods=v3, meta=v4, extra=extra
-    )
+    o: InitializeResponse = _new(InitializeResponse)
+    o.protocol_version = v0
+    o.info = v1
+    o.capabilities = v2
+    o.auth_methods = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_InitializeResponse: Final = frozenset(
@@ -8574,9 +8800,8 @@ def _s_IntegerPropertySchema(d: Any, _: Any = None) -> IntegerPropertySchema:
     if type(d) is not dict:
         raise _not_object("IntegerPropertySchema", d)
     extra = {} if d.keys() <= _K_IntegerPropertySchema else _extra(d, _K_IntegerPropertySchema)
-    v0 = d.get("type", "integer")
-    if v0 != "integer":
-        raise _bad("IntegerPropertySchema", "type", v0, '"integer"')
+    if _ is not _TAGGED and d.get("type", "integer") != "integer":
+        raise _bad("IntegerPropertySchema", "type", d.get("type"), "integer")
     v1 = d.get("title", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["title"] = v1
@@ -8599,9 +8824,16 @@ def _s_IntegerPropertySchema(d: Any, _: Any = None) -> IntegerPropertySchema:
     if v6 is not UNSET and v6 is not None and type(v6) is not dict:
         extra["_meta"] = v6
         v6 = UNSET
-    return IntegerPropertySchema(
-        type=v0, title=v1, description=v2, minimum=v3, maximum=v4, default=v5, meta=v6, extra=extra
-    )
+    o: IntegerPropertySchema = _new(IntegerPropertySchema)
+    o.type = "integer"
+    o.title = v1
+    o.description = v2
+    o.minimum = v3
+    o.maximum = v4
+    o.default = v5
+    o.meta = v6
+    o.extra = extra
+    return o
 
 
 _K_IntegerPropertySchema: Final = frozenset(
@@ -8617,7 +8849,10 @@ def _s_ListProvidersRequest(d: Any, _: Any = None) -> ListProvidersRequest:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return ListProvidersRequest(meta=v0, extra=extra)
+    o: ListProvidersRequest = _new(ListProvidersRequest)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_ListProvidersRequest: Final = frozenset({"_meta"})
@@ -8635,7 +8870,11 @@ def _s_ListProvidersResponse(d: Any, _: Any = None) -> ListProvidersResponse:
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return ListProvidersResponse(providers=v0, meta=v1, extra=extra)
+    o: ListProvidersResponse = _new(ListProvidersResponse)
+    o.providers = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_ListProvidersResponse: Final = frozenset({"providers", "_meta"})
@@ -8658,7 +8897,13 @@ def _s_ListSessionsRequest(d: Any, _: Any = None) -> ListSessionsRequest:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return ListSessionsRequest(cwd=v0, cursor=v1, archived=v2, meta=v3, extra=extra)
+    o: ListSessionsRequest = _new(ListSessionsRequest)
+    o.cwd = v0
+    o.cursor = v1
+    o.archived = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_ListSessionsRequest: Final = frozenset({"cwd", "cursor", "archived", "_meta"})
@@ -8679,7 +8924,12 @@ def _s_ListSessionsResponse(d: Any, _: Any = None) -> ListSessionsResponse:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ListSessionsResponse(sessions=v0, next_cursor=v1, meta=v2, extra=extra)
+    o: ListSessionsResponse = _new(ListSessionsResponse)
+    o.sessions = v0
+    o.next_cursor = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ListSessionsResponse: Final = frozenset({"sessions", "nextCursor", "_meta"})
@@ -8689,16 +8939,18 @@ def _s_LoginAuthRequest(d: Any, _: Any = None) -> LoginAuthRequest:
     if type(d) is not dict:
         raise _not_object("LoginAuthRequest", d)
     extra = {} if d.keys() <= _K_LoginAuthRequest else _extra(d, _K_LoginAuthRequest)
-    v0 = d.get("methodId", UNSET)
-    if v0 is UNSET:
-        raise _missing("LoginAuthRequest", "methodId")
+    v0 = d.get("methodId")
     if type(v0) is not str:
-        raise _bad("LoginAuthRequest", "methodId", v0, "str")
+        raise _required("LoginAuthRequest", "methodId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return LoginAuthRequest(method_id=v0, meta=v1, extra=extra)
+    o: LoginAuthRequest = _new(LoginAuthRequest)
+    o.method_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_LoginAuthRequest: Final = frozenset({"methodId", "_meta"})
@@ -8712,7 +8964,10 @@ def _s_LoginAuthResponse(d: Any, _: Any = None) -> LoginAuthResponse:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return LoginAuthResponse(meta=v0, extra=extra)
+    o: LoginAuthResponse = _new(LoginAuthResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_LoginAuthResponse: Final = frozenset({"_meta"})
@@ -8726,7 +8981,10 @@ def _s_LogoutAuthRequest(d: Any, _: Any = None) -> LogoutAuthRequest:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return LogoutAuthRequest(meta=v0, extra=extra)
+    o: LogoutAuthRequest = _new(LogoutAuthRequest)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_LogoutAuthRequest: Final = frozenset({"_meta"})
@@ -8740,7 +8998,10 @@ def _s_LogoutAuthResponse(d: Any, _: Any = None) -> LogoutAuthResponse:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return LogoutAuthResponse(meta=v0, extra=extra)
+    o: LogoutAuthResponse = _new(LogoutAuthResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_LogoutAuthResponse: Final = frozenset({"_meta"})
@@ -8754,7 +9015,10 @@ def _s_McpAcpCapabilities(d: Any, _: Any = None) -> McpAcpCapabilities:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return McpAcpCapabilities(meta=v0, extra=extra)
+    o: McpAcpCapabilities = _new(McpAcpCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_McpAcpCapabilities: Final = frozenset({"_meta"})
@@ -8789,7 +9053,13 @@ def _s_McpCapabilities(d: Any, _: Any = None) -> McpCapabilities:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return McpCapabilities(stdio=v0, http=v1, acp=v2, meta=v3, extra=extra)
+    o: McpCapabilities = _new(McpCapabilities)
+    o.stdio = v0
+    o.http = v1
+    o.acp = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_McpCapabilities: Final = frozenset({"stdio", "http", "acp", "_meta"})
@@ -8799,18 +9069,19 @@ def _s_McpError(d: Any, _: Any = None) -> McpError:
     if type(d) is not dict:
         raise _not_object("McpError", d)
     extra = {} if d.keys() <= _K_McpError else _extra(d, _K_McpError)
-    v0 = d.get("code", UNSET)
-    if v0 is UNSET:
-        raise _missing("McpError", "code")
+    v0 = d.get("code")
     if type(v0) is not int:
-        raise _bad("McpError", "code", v0, "int")
-    v1 = d.get("message", UNSET)
-    if v1 is UNSET:
-        raise _missing("McpError", "message")
+        raise _required("McpError", "code", d, "int")
+    v1 = d.get("message")
     if type(v1) is not str:
-        raise _bad("McpError", "message", v1, "str")
+        raise _required("McpError", "message", d, "str")
     v2 = d.get("data", UNSET)
-    return McpError(code=v0, message=v1, data=v2, extra=extra)
+    o: McpError = _new(McpError)
+    o.code = v0
+    o.message = v1
+    o.data = v2
+    o.extra = extra
+    return o
 
 
 _K_McpError: Final = frozenset({"code", "message", "data"})
@@ -8824,7 +9095,10 @@ def _s_McpHttpCapabilities(d: Any, _: Any = None) -> McpHttpCapabilities:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return McpHttpCapabilities(meta=v0, extra=extra)
+    o: McpHttpCapabilities = _new(McpHttpCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_McpHttpCapabilities: Final = frozenset({"_meta"})
@@ -8834,24 +9108,25 @@ def _s_McpServerAcp(d: Any, _: Any = None) -> McpServerAcp:
     if type(d) is not dict:
         raise _not_object("McpServerAcp", d)
     extra = {} if d.keys() <= _K_McpServerAcp else _extra(d, _K_McpServerAcp)
-    v0 = d.get("type", "acp")
-    if v0 != "acp":
-        raise _bad("McpServerAcp", "type", v0, '"acp"')
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("McpServerAcp", "name")
+    if _ is not _TAGGED and d.get("type", "acp") != "acp":
+        raise _bad("McpServerAcp", "type", d.get("type"), "acp")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("McpServerAcp", "name", v1, "str")
-    v2 = d.get("serverId", UNSET)
-    if v2 is UNSET:
-        raise _missing("McpServerAcp", "serverId")
+        raise _required("McpServerAcp", "name", d, "str")
+    v2 = d.get("serverId")
     if type(v2) is not str:
-        raise _bad("McpServerAcp", "serverId", v2, "str")
+        raise _required("McpServerAcp", "serverId", d, "str")
     v3 = d.get("_meta", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return McpServerAcp(type=v0, name=v1, server_id=v2, meta=v3, extra=extra)
+    o: McpServerAcp = _new(McpServerAcp)
+    o.type = "acp"
+    o.name = v1
+    o.server_id = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_McpServerAcp: Final = frozenset({"type", "name", "serverId", "_meta"})
@@ -8861,19 +9136,14 @@ def _s_McpServerHttp(d: Any, _: Any = None) -> McpServerHttp:
     if type(d) is not dict:
         raise _not_object("McpServerHttp", d)
     extra = {} if d.keys() <= _K_McpServerHttp else _extra(d, _K_McpServerHttp)
-    v0 = d.get("type", "http")
-    if v0 != "http":
-        raise _bad("McpServerHttp", "type", v0, '"http"')
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("McpServerHttp", "name")
+    if _ is not _TAGGED and d.get("type", "http") != "http":
+        raise _bad("McpServerHttp", "type", d.get("type"), "http")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("McpServerHttp", "name", v1, "str")
-    v2 = d.get("url", UNSET)
-    if v2 is UNSET:
-        raise _missing("McpServerHttp", "url")
+        raise _required("McpServerHttp", "name", d, "str")
+    v2 = d.get("url")
     if type(v2) is not str:
-        raise _bad("McpServerHttp", "url", v2, "str")
+        raise _required("McpServerHttp", "url", d, "str")
     v3 = d.get("headers", UNSET)
     if v3 is not UNSET and v3 is not None:
         v3 = _struct_list("McpServerHttp", "headers", v3, _s_HttpHeader)
@@ -8881,7 +9151,14 @@ def _s_McpServerHttp(d: Any, _: Any = None) -> McpServerHttp:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return McpServerHttp(type=v0, name=v1, url=v2, headers=v3, meta=v4, extra=extra)
+    o: McpServerHttp = _new(McpServerHttp)
+    o.type = "http"
+    o.name = v1
+    o.url = v2
+    o.headers = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_McpServerHttp: Final = frozenset({"type", "name", "url", "headers", "_meta"})
@@ -8891,19 +9168,14 @@ def _s_McpServerStdio(d: Any, _: Any = None) -> McpServerStdio:
     if type(d) is not dict:
         raise _not_object("McpServerStdio", d)
     extra = {} if d.keys() <= _K_McpServerStdio else _extra(d, _K_McpServerStdio)
-    v0 = d.get("type", "stdio")
-    if v0 != "stdio":
-        raise _bad("McpServerStdio", "type", v0, '"stdio"')
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("McpServerStdio", "name")
+    if _ is not _TAGGED and d.get("type", "stdio") != "stdio":
+        raise _bad("McpServerStdio", "type", d.get("type"), "stdio")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("McpServerStdio", "name", v1, "str")
-    v2 = d.get("command", UNSET)
-    if v2 is UNSET:
-        raise _missing("McpServerStdio", "command")
+        raise _required("McpServerStdio", "name", d, "str")
+    v2 = d.get("command")
     if type(v2) is not str:
-        raise _bad("McpServerStdio", "command", v2, "str")
+        raise _required("McpServerStdio", "command", d, "str")
     v3 = d.get("args", UNSET)
     if v3 is not UNSET and v3 is not None:
         _list_of("McpServerStdio", "args", v3, _is_str, "str")
@@ -8914,7 +9186,15 @@ def _s_McpServerStdio(d: Any, _: Any = None) -> McpServerStdio:
     if v5 is not UNSET and v5 is not None and type(v5) is not dict:
         extra["_meta"] = v5
         v5 = UNSET
-    return McpServerStdio(type=v0, name=v1, command=v2, args=v3, env=v4, meta=v5, extra=extra)
+    o: McpServerStdio = _new(McpServerStdio)
+    o.type = "stdio"
+    o.name = v1
+    o.command = v2
+    o.args = v3
+    o.env = v4
+    o.meta = v5
+    o.extra = extra
+    return o
 
 
 _K_McpServerStdio: Final = frozenset({"type", "name", "command", "args", "env", "_meta"})
@@ -8928,7 +9208,10 @@ def _s_McpStdioCapabilities(d: Any, _: Any = None) -> McpStdioCapabilities:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return McpStdioCapabilities(meta=v0, extra=extra)
+    o: McpStdioCapabilities = _new(McpStdioCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_McpStdioCapabilities: Final = frozenset({"_meta"})
@@ -8938,21 +9221,15 @@ def _s_MessageMcpNotification(d: Any, _: Any = None) -> MessageMcpNotification:
     if type(d) is not dict:
         raise _not_object("MessageMcpNotification", d)
     extra = {} if d.keys() <= _K_MessageMcpNotification else _extra(d, _K_MessageMcpNotification)
-    v0 = d.get("serverId", UNSET)
-    if v0 is UNSET:
-        raise _missing("MessageMcpNotification", "serverId")
+    v0 = d.get("serverId")
     if type(v0) is not str:
-        raise _bad("MessageMcpNotification", "serverId", v0, "str")
-    v1 = d.get("requestId", UNSET)
-    if v1 is UNSET:
-        raise _missing("MessageMcpNotification", "requestId")
+        raise _required("MessageMcpNotification", "serverId", d, "str")
+    v1 = d.get("requestId")
     if type(v1) is not str:
-        raise _bad("MessageMcpNotification", "requestId", v1, "str")
-    v2 = d.get("method", UNSET)
-    if v2 is UNSET:
-        raise _missing("MessageMcpNotification", "method")
+        raise _required("MessageMcpNotification", "requestId", d, "str")
+    v2 = d.get("method")
     if type(v2) is not str:
-        raise _bad("MessageMcpNotification", "method", v2, "str")
+        raise _required("MessageMcpNotification", "method", d, "str")
     v3 = d.get("params", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         raise _bad("MessageMcpNotification", "params", v3, "dict")
@@ -8960,9 +9237,14 @@ def _s_MessageMcpNotification(d: Any, _: Any = None) -> MessageMcpNotification:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return MessageMcpNotification(
-        server_id=v0, request_id=v1, method=v2, params=v3, meta=v4, extra=extra
-    )
+    o: MessageMcpNotification = _new(MessageMcpNotification)
+    o.server_id = v0
+    o.request_id = v1
+    o.method = v2
+    o.params = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_MessageMcpNotification: Final = frozenset({"serverId", "requestId", "method", "params", "_meta"})
@@ -8972,21 +9254,15 @@ def _s_MessageMcpRequest(d: Any, _: Any = None) -> MessageMcpRequest:
     if type(d) is not dict:
         raise _not_object("MessageMcpRequest", d)
     extra = {} if d.keys() <= _K_MessageMcpRequest else _extra(d, _K_MessageMcpRequest)
-    v0 = d.get("serverId", UNSET)
-    if v0 is UNSET:
-        raise _missing("MessageMcpRequest", "serverId")
+    v0 = d.get("serverId")
     if type(v0) is not str:
-        raise _bad("MessageMcpRequest", "serverId", v0, "str")
-    v1 = d.get("requestId", UNSET)
-    if v1 is UNSET:
-        raise _missing("MessageMcpRequest", "requestId")
+        raise _required("MessageMcpRequest", "serverId", d, "str")
+    v1 = d.get("requestId")
     if type(v1) is not str:
-        raise _bad("MessageMcpRequest", "requestId", v1, "str")
-    v2 = d.get("method", UNSET)
-    if v2 is UNSET:
-        raise _missing("MessageMcpRequest", "method")
+        raise _required("MessageMcpRequest", "requestId", d, "str")
+    v2 = d.get("method")
     if type(v2) is not str:
-        raise _bad("MessageMcpRequest", "method", v2, "str")
+        raise _required("MessageMcpRequest", "method", d, "str")
     v3 = d.get("params", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         raise _bad("MessageMcpRequest", "params", v3, "dict")
@@ -8994,9 +9270,14 @@ def _s_MessageMcpRequest(d: Any, _: Any = None) -> MessageMcpRequest:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return MessageMcpRequest(
-        server_id=v0, request_id=v1, method=v2, params=v3, meta=v4, extra=extra
-    )
+    o: MessageMcpRequest = _new(MessageMcpRequest)
+    o.server_id = v0
+    o.request_id = v1
+    o.method = v2
+    o.params = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_MessageMcpRequest: Final = frozenset({"serverId", "requestId", "method", "params", "_meta"})
@@ -9014,7 +9295,12 @@ def _s_MessageMcpResponse(d: Any, _: Any = None) -> MessageMcpResponse:
     v2 = d.get("error", UNSET)
     if v2 is not UNSET:
         v2 = _s_McpError(v2)
-    return MessageMcpResponse(result=v0, meta=v1, error=v2, extra=extra)
+    o: MessageMcpResponse = _new(MessageMcpResponse)
+    o.result = v0
+    o.meta = v1
+    o.error = v2
+    o.extra = extra
+    return o
 
 
 _K_MessageMcpResponse: Final = frozenset({"result", "_meta", "error"})
@@ -9026,9 +9312,8 @@ def _s_MultiSelectPropertySchema(d: Any, _: Any = None) -> MultiSelectPropertySc
     extra = (
         {} if d.keys() <= _K_MultiSelectPropertySchema else _extra(d, _K_MultiSelectPropertySchema)
     )
-    v0 = d.get("type", "array")
-    if v0 != "array":
-        raise _bad("MultiSelectPropertySchema", "type", v0, '"array"')
+    if _ is not _TAGGED and d.get("type", "array") != "array":
+        raise _bad("MultiSelectPropertySchema", "type", d.get("type"), "array")
     v1 = d.get("title", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["title"] = v1
@@ -9058,17 +9343,17 @@ def _s_MultiSelectPropertySchema(d: Any, _: Any = None) -> MultiSelectPropertySc
     if v7 is not UNSET and v7 is not None and type(v7) is not dict:
         extra["_meta"] = v7
         v7 = UNSET
-    return MultiSelectPropertySchema(
-        type=v0,
-        title=v1,
-        description=v2,
-        min_items=v3,
-        max_items=v4,
-        items=v5,
-        default=v6,
-        meta=v7,
-        extra=extra,
-    )
+    o: MultiSelectPropertySchema = _new(MultiSelectPropertySchema)
+    o.type = "array"
+    o.title = v1
+    o.description = v2
+    o.min_items = v3
+    o.max_items = v4
+    o.items = v5
+    o.default = v6
+    o.meta = v7
+    o.extra = extra
+    return o
 
 
 _K_MultiSelectPropertySchema: Final = frozenset(
@@ -9080,11 +9365,9 @@ def _s_NewSessionRequest(d: Any, _: Any = None) -> NewSessionRequest:
     if type(d) is not dict:
         raise _not_object("NewSessionRequest", d)
     extra = {} if d.keys() <= _K_NewSessionRequest else _extra(d, _K_NewSessionRequest)
-    v0 = d.get("cwd", UNSET)
-    if v0 is UNSET:
-        raise _missing("NewSessionRequest", "cwd")
+    v0 = d.get("cwd")
     if type(v0) is not str:
-        raise _bad("NewSessionRequest", "cwd", v0, "str")
+        raise _required("NewSessionRequest", "cwd", d, "str")
     v1 = d.get("additionalDirectories", UNSET)
     if v1 is not UNSET and v1 is not None:
         _list_of("NewSessionRequest", "additionalDirectories", v1, _is_str, "str")
@@ -9098,9 +9381,14 @@ def _s_NewSessionRequest(d: Any, _: Any = None) -> NewSessionRequest:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return NewSessionRequest(
-        cwd=v0, additional_directories=v1, mcp_servers=v2, system_prompt=v3, meta=v4, extra=extra
-    )
+    o: NewSessionRequest = _new(NewSessionRequest)
+    o.cwd = v0
+    o.additional_directories = v1
+    o.mcp_servers = v2
+    o.system_prompt = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_NewSessionRequest: Final = frozenset(
@@ -9112,11 +9400,9 @@ def _s_NewSessionResponse(d: Any, _: Any = None) -> NewSessionResponse:
     if type(d) is not dict:
         raise _not_object("NewSessionResponse", d)
     extra = {} if d.keys() <= _K_NewSessionResponse else _extra(d, _K_NewSessionResponse)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("NewSessionResponse", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("NewSessionResponse", "sessionId", v0, "str")
+        raise _required("NewSessionResponse", "sessionId", d, "str")
     v1 = d.get("configOptions", UNSET)
     if v1 is not UNSET:
         try:
@@ -9135,9 +9421,13 @@ def _s_NewSessionResponse(d: Any, _: Any = None) -> NewSessionResponse:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return NewSessionResponse(
-        session_id=v0, config_options=v1, available_commands=v2, meta=v3, extra=extra
-    )
+    o: NewSessionResponse = _new(NewSessionResponse)
+    o.session_id = v0
+    o.config_options = v1
+    o.available_commands = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_NewSessionResponse: Final = frozenset(
@@ -9149,19 +9439,14 @@ def _s_Notice(d: Any, _: Any = None) -> Notice:
     if type(d) is not dict:
         raise _not_object("Notice", d)
     extra = {} if d.keys() <= _K_Notice else _extra(d, _K_Notice)
-    v0 = d.get("sessionUpdate", "notice")
-    if v0 != "notice":
-        raise _bad("Notice", "sessionUpdate", v0, '"notice"')
-    v1 = d.get("severity", UNSET)
-    if v1 is UNSET:
-        raise _missing("Notice", "severity")
+    if _ is not _TAGGED and d.get("sessionUpdate", "notice") != "notice":
+        raise _bad("Notice", "sessionUpdate", d.get("sessionUpdate"), "notice")
+    v1 = d.get("severity")
     if type(v1) is not str:
-        raise _bad("Notice", "severity", v1, "str")
-    v2 = d.get("title", UNSET)
-    if v2 is UNSET:
-        raise _missing("Notice", "title")
+        raise _required("Notice", "severity", d, "str")
+    v2 = d.get("title")
     if type(v2) is not str:
-        raise _bad("Notice", "title", v2, "str")
+        raise _required("Notice", "title", d, "str")
     v3 = d.get("description", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not str:
         extra["description"] = v3
@@ -9170,7 +9455,14 @@ def _s_Notice(d: Any, _: Any = None) -> Notice:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return Notice(session_update=v0, severity=v1, title=v2, description=v3, meta=v4, extra=extra)
+    o: Notice = _new(Notice)
+    o.session_update = "notice"
+    o.severity = v1
+    o.title = v2
+    o.description = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_Notice: Final = frozenset({"sessionUpdate", "severity", "title", "description", "_meta"})
@@ -9180,9 +9472,8 @@ def _s_NumberPropertySchema(d: Any, _: Any = None) -> NumberPropertySchema:
     if type(d) is not dict:
         raise _not_object("NumberPropertySchema", d)
     extra = {} if d.keys() <= _K_NumberPropertySchema else _extra(d, _K_NumberPropertySchema)
-    v0 = d.get("type", "number")
-    if v0 != "number":
-        raise _bad("NumberPropertySchema", "type", v0, '"number"')
+    if _ is not _TAGGED and d.get("type", "number") != "number":
+        raise _bad("NumberPropertySchema", "type", d.get("type"), "number")
     v1 = d.get("title", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["title"] = v1
@@ -9205,9 +9496,16 @@ def _s_NumberPropertySchema(d: Any, _: Any = None) -> NumberPropertySchema:
     if v6 is not UNSET and v6 is not None and type(v6) is not dict:
         extra["_meta"] = v6
         v6 = UNSET
-    return NumberPropertySchema(
-        type=v0, title=v1, description=v2, minimum=v3, maximum=v4, default=v5, meta=v6, extra=extra
-    )
+    o: NumberPropertySchema = _new(NumberPropertySchema)
+    o.type = "number"
+    o.title = v1
+    o.description = v2
+    o.minimum = v3
+    o.maximum = v4
+    o.default = v5
+    o.meta = v6
+    o.extra = extra
+    return o
 
 
 _K_NumberPropertySchema: Final = frozenset(
@@ -9219,26 +9517,26 @@ def _s_PermissionOption(d: Any, _: Any = None) -> PermissionOption:
     if type(d) is not dict:
         raise _not_object("PermissionOption", d)
     extra = {} if d.keys() <= _K_PermissionOption else _extra(d, _K_PermissionOption)
-    v0 = d.get("optionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("PermissionOption", "optionId")
+    v0 = d.get("optionId")
     if type(v0) is not str:
-        raise _bad("PermissionOption", "optionId", v0, "str")
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("PermissionOption", "name")
+        raise _required("PermissionOption", "optionId", d, "str")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("PermissionOption", "name", v1, "str")
-    v2 = d.get("kind", UNSET)
-    if v2 is UNSET:
-        raise _missing("PermissionOption", "kind")
+        raise _required("PermissionOption", "name", d, "str")
+    v2 = d.get("kind")
     if type(v2) is not str:
-        raise _bad("PermissionOption", "kind", v2, "str")
+        raise _required("PermissionOption", "kind", d, "str")
     v3 = d.get("_meta", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return PermissionOption(option_id=v0, name=v1, kind=v2, meta=v3, extra=extra)
+    o: PermissionOption = _new(PermissionOption)
+    o.option_id = v0
+    o.name = v1
+    o.kind = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_PermissionOption: Final = frozenset({"optionId", "name", "kind", "_meta"})
@@ -9248,26 +9546,26 @@ def _s_PlanEntry(d: Any, _: Any = None) -> PlanEntry:
     if type(d) is not dict:
         raise _not_object("PlanEntry", d)
     extra = {} if d.keys() <= _K_PlanEntry else _extra(d, _K_PlanEntry)
-    v0 = d.get("content", UNSET)
-    if v0 is UNSET:
-        raise _missing("PlanEntry", "content")
+    v0 = d.get("content")
     if type(v0) is not str:
-        raise _bad("PlanEntry", "content", v0, "str")
-    v1 = d.get("priority", UNSET)
-    if v1 is UNSET:
-        raise _missing("PlanEntry", "priority")
+        raise _required("PlanEntry", "content", d, "str")
+    v1 = d.get("priority")
     if type(v1) is not str:
-        raise _bad("PlanEntry", "priority", v1, "str")
-    v2 = d.get("status", UNSET)
-    if v2 is UNSET:
-        raise _missing("PlanEntry", "status")
+        raise _required("PlanEntry", "priority", d, "str")
+    v2 = d.get("status")
     if type(v2) is not str:
-        raise _bad("PlanEntry", "status", v2, "str")
+        raise _required("PlanEntry", "status", d, "str")
     v3 = d.get("_meta", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return PlanEntry(content=v0, priority=v1, status=v2, meta=v3, extra=extra)
+    o: PlanEntry = _new(PlanEntry)
+    o.content = v0
+    o.priority = v1
+    o.status = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_PlanEntry: Final = frozenset({"content", "priority", "status", "_meta"})
@@ -9277,24 +9575,25 @@ def _s_PlanFile(d: Any, _: Any = None) -> PlanFile:
     if type(d) is not dict:
         raise _not_object("PlanFile", d)
     extra = {} if d.keys() <= _K_PlanFile else _extra(d, _K_PlanFile)
-    v0 = d.get("type", "file")
-    if v0 != "file":
-        raise _bad("PlanFile", "type", v0, '"file"')
-    v1 = d.get("planId", UNSET)
-    if v1 is UNSET:
-        raise _missing("PlanFile", "planId")
+    if _ is not _TAGGED and d.get("type", "file") != "file":
+        raise _bad("PlanFile", "type", d.get("type"), "file")
+    v1 = d.get("planId")
     if type(v1) is not str:
-        raise _bad("PlanFile", "planId", v1, "str")
-    v2 = d.get("uri", UNSET)
-    if v2 is UNSET:
-        raise _missing("PlanFile", "uri")
+        raise _required("PlanFile", "planId", d, "str")
+    v2 = d.get("uri")
     if type(v2) is not str:
-        raise _bad("PlanFile", "uri", v2, "str")
+        raise _required("PlanFile", "uri", d, "str")
     v3 = d.get("_meta", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return PlanFile(type=v0, plan_id=v1, uri=v2, meta=v3, extra=extra)
+    o: PlanFile = _new(PlanFile)
+    o.type = "file"
+    o.plan_id = v1
+    o.uri = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_PlanFile: Final = frozenset({"type", "planId", "uri", "_meta"})
@@ -9304,14 +9603,11 @@ def _s_PlanItems(d: Any, _: Any = None) -> PlanItems:
     if type(d) is not dict:
         raise _not_object("PlanItems", d)
     extra = {} if d.keys() <= _K_PlanItems else _extra(d, _K_PlanItems)
-    v0 = d.get("type", "items")
-    if v0 != "items":
-        raise _bad("PlanItems", "type", v0, '"items"')
-    v1 = d.get("planId", UNSET)
-    if v1 is UNSET:
-        raise _missing("PlanItems", "planId")
+    if _ is not _TAGGED and d.get("type", "items") != "items":
+        raise _bad("PlanItems", "type", d.get("type"), "items")
+    v1 = d.get("planId")
     if type(v1) is not str:
-        raise _bad("PlanItems", "planId", v1, "str")
+        raise _required("PlanItems", "planId", d, "str")
     v2 = d.get("entries", UNSET)
     if v2 is UNSET:
         raise _missing("PlanItems", "entries")
@@ -9320,7 +9616,13 @@ def _s_PlanItems(d: Any, _: Any = None) -> PlanItems:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return PlanItems(type=v0, plan_id=v1, entries=v2, meta=v3, extra=extra)
+    o: PlanItems = _new(PlanItems)
+    o.type = "items"
+    o.plan_id = v1
+    o.entries = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_PlanItems: Final = frozenset({"type", "planId", "entries", "_meta"})
@@ -9330,24 +9632,25 @@ def _s_PlanMarkdown(d: Any, _: Any = None) -> PlanMarkdown:
     if type(d) is not dict:
         raise _not_object("PlanMarkdown", d)
     extra = {} if d.keys() <= _K_PlanMarkdown else _extra(d, _K_PlanMarkdown)
-    v0 = d.get("type", "markdown")
-    if v0 != "markdown":
-        raise _bad("PlanMarkdown", "type", v0, '"markdown"')
-    v1 = d.get("planId", UNSET)
-    if v1 is UNSET:
-        raise _missing("PlanMarkdown", "planId")
+    if _ is not _TAGGED and d.get("type", "markdown") != "markdown":
+        raise _bad("PlanMarkdown", "type", d.get("type"), "markdown")
+    v1 = d.get("planId")
     if type(v1) is not str:
-        raise _bad("PlanMarkdown", "planId", v1, "str")
-    v2 = d.get("content", UNSET)
-    if v2 is UNSET:
-        raise _missing("PlanMarkdown", "content")
+        raise _required("PlanMarkdown", "planId", d, "str")
+    v2 = d.get("content")
     if type(v2) is not str:
-        raise _bad("PlanMarkdown", "content", v2, "str")
+        raise _required("PlanMarkdown", "content", d, "str")
     v3 = d.get("_meta", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return PlanMarkdown(type=v0, plan_id=v1, content=v2, meta=v3, extra=extra)
+    o: PlanMarkdown = _new(PlanMarkdown)
+    o.type = "markdown"
+    o.plan_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_PlanMarkdown: Final = frozenset({"type", "planId", "content", "_meta"})
@@ -9357,19 +9660,21 @@ def _s_PlanRemoved(d: Any, _: Any = None) -> PlanRemoved:
     if type(d) is not dict:
         raise _not_object("PlanRemoved", d)
     extra = {} if d.keys() <= _K_PlanRemoved else _extra(d, _K_PlanRemoved)
-    v0 = d.get("sessionUpdate", "plan_removed")
-    if v0 != "plan_removed":
-        raise _bad("PlanRemoved", "sessionUpdate", v0, '"plan_removed"')
-    v1 = d.get("planId", UNSET)
-    if v1 is UNSET:
-        raise _missing("PlanRemoved", "planId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "plan_removed") != "plan_removed":
+        raise _bad("PlanRemoved", "sessionUpdate", d.get("sessionUpdate"), "plan_removed")
+    v1 = d.get("planId")
     if type(v1) is not str:
-        raise _bad("PlanRemoved", "planId", v1, "str")
+        raise _required("PlanRemoved", "planId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return PlanRemoved(session_update=v0, plan_id=v1, meta=v2, extra=extra)
+    o: PlanRemoved = _new(PlanRemoved)
+    o.session_update = "plan_removed"
+    o.plan_id = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_PlanRemoved: Final = frozenset({"sessionUpdate", "planId", "_meta"})
@@ -9379,9 +9684,8 @@ def _s_PlanUpdate(d: Any, _: Any = None) -> PlanUpdate:
     if type(d) is not dict:
         raise _not_object("PlanUpdate", d)
     extra = {} if d.keys() <= _K_PlanUpdate else _extra(d, _K_PlanUpdate)
-    v0 = d.get("sessionUpdate", "plan_update")
-    if v0 != "plan_update":
-        raise _bad("PlanUpdate", "sessionUpdate", v0, '"plan_update"')
+    if _ is not _TAGGED and d.get("sessionUpdate", "plan_update") != "plan_update":
+        raise _bad("PlanUpdate", "sessionUpdate", d.get("sessionUpdate"), "plan_update")
     v1 = d.get("plan", UNSET)
     if v1 is UNSET:
         raise _missing("PlanUpdate", "plan")
@@ -9390,7 +9694,12 @@ def _s_PlanUpdate(d: Any, _: Any = None) -> PlanUpdate:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return PlanUpdate(session_update=v0, plan=v1, meta=v2, extra=extra)
+    o: PlanUpdate = _new(PlanUpdate)
+    o.session_update = "plan_update"
+    o.plan = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_PlanUpdate: Final = frozenset({"sessionUpdate", "plan", "_meta"})
@@ -9404,7 +9713,10 @@ def _s_PromptAudioCapabilities(d: Any, _: Any = None) -> PromptAudioCapabilities
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return PromptAudioCapabilities(meta=v0, extra=extra)
+    o: PromptAudioCapabilities = _new(PromptAudioCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_PromptAudioCapabilities: Final = frozenset({"_meta"})
@@ -9439,7 +9751,13 @@ def _s_PromptCapabilities(d: Any, _: Any = None) -> PromptCapabilities:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return PromptCapabilities(image=v0, audio=v1, embedded_context=v2, meta=v3, extra=extra)
+    o: PromptCapabilities = _new(PromptCapabilities)
+    o.image = v0
+    o.audio = v1
+    o.embedded_context = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_PromptCapabilities: Final = frozenset({"image", "audio", "embeddedContext", "_meta"})
@@ -9459,7 +9777,10 @@ def _s_PromptEmbeddedContextCapabilities(
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return PromptEmbeddedContextCapabilities(meta=v0, extra=extra)
+    o: PromptEmbeddedContextCapabilities = _new(PromptEmbeddedContextCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_PromptEmbeddedContextCapabilities: Final = frozenset({"_meta"})
@@ -9473,7 +9794,10 @@ def _s_PromptImageCapabilities(d: Any, _: Any = None) -> PromptImageCapabilities
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return PromptImageCapabilities(meta=v0, extra=extra)
+    o: PromptImageCapabilities = _new(PromptImageCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_PromptImageCapabilities: Final = frozenset({"_meta"})
@@ -9483,11 +9807,9 @@ def _s_PromptRequest(d: Any, _: Any = None) -> PromptRequest:
     if type(d) is not dict:
         raise _not_object("PromptRequest", d)
     extra = {} if d.keys() <= _K_PromptRequest else _extra(d, _K_PromptRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("PromptRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("PromptRequest", "sessionId", v0, "str")
+        raise _required("PromptRequest", "sessionId", d, "str")
     v1 = d.get("prompt", UNSET)
     if v1 is UNSET:
         raise _missing("PromptRequest", "prompt")
@@ -9496,7 +9818,12 @@ def _s_PromptRequest(d: Any, _: Any = None) -> PromptRequest:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return PromptRequest(session_id=v0, prompt=v1, meta=v2, extra=extra)
+    o: PromptRequest = _new(PromptRequest)
+    o.session_id = v0
+    o.prompt = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_PromptRequest: Final = frozenset({"sessionId", "prompt", "_meta"})
@@ -9506,16 +9833,18 @@ def _s_PromptResponse(d: Any, _: Any = None) -> PromptResponse:
     if type(d) is not dict:
         raise _not_object("PromptResponse", d)
     extra = {} if d.keys() <= _K_PromptResponse else _extra(d, _K_PromptResponse)
-    v0 = d.get("messageId", UNSET)
-    if v0 is UNSET:
-        raise _missing("PromptResponse", "messageId")
+    v0 = d.get("messageId")
     if type(v0) is not str:
-        raise _bad("PromptResponse", "messageId", v0, "str")
+        raise _required("PromptResponse", "messageId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return PromptResponse(message_id=v0, meta=v1, extra=extra)
+    o: PromptResponse = _new(PromptResponse)
+    o.message_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_PromptResponse: Final = frozenset({"messageId", "_meta"})
@@ -9525,21 +9854,22 @@ def _s_ProviderCurrentConfig(d: Any, _: Any = None) -> ProviderCurrentConfig:
     if type(d) is not dict:
         raise _not_object("ProviderCurrentConfig", d)
     extra = {} if d.keys() <= _K_ProviderCurrentConfig else _extra(d, _K_ProviderCurrentConfig)
-    v0 = d.get("apiType", UNSET)
-    if v0 is UNSET:
-        raise _missing("ProviderCurrentConfig", "apiType")
+    v0 = d.get("apiType")
     if type(v0) is not str:
-        raise _bad("ProviderCurrentConfig", "apiType", v0, "str")
-    v1 = d.get("baseUrl", UNSET)
-    if v1 is UNSET:
-        raise _missing("ProviderCurrentConfig", "baseUrl")
+        raise _required("ProviderCurrentConfig", "apiType", d, "str")
+    v1 = d.get("baseUrl")
     if type(v1) is not str:
-        raise _bad("ProviderCurrentConfig", "baseUrl", v1, "str")
+        raise _required("ProviderCurrentConfig", "baseUrl", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ProviderCurrentConfig(api_type=v0, base_url=v1, meta=v2, extra=extra)
+    o: ProviderCurrentConfig = _new(ProviderCurrentConfig)
+    o.api_type = v0
+    o.base_url = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ProviderCurrentConfig: Final = frozenset({"apiType", "baseUrl", "_meta"})
@@ -9549,20 +9879,16 @@ def _s_ProviderInfo(d: Any, _: Any = None) -> ProviderInfo:
     if type(d) is not dict:
         raise _not_object("ProviderInfo", d)
     extra = {} if d.keys() <= _K_ProviderInfo else _extra(d, _K_ProviderInfo)
-    v0 = d.get("providerId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ProviderInfo", "providerId")
+    v0 = d.get("providerId")
     if type(v0) is not str:
-        raise _bad("ProviderInfo", "providerId", v0, "str")
+        raise _required("ProviderInfo", "providerId", d, "str")
     v1 = d.get("supported", UNSET)
     if v1 is UNSET:
         raise _missing("ProviderInfo", "supported")
     _list_of("ProviderInfo", "supported", v1, _is_str, "str")
-    v2 = d.get("required", UNSET)
-    if v2 is UNSET:
-        raise _missing("ProviderInfo", "required")
+    v2 = d.get("required")
     if type(v2) is not bool:
-        raise _bad("ProviderInfo", "required", v2, "bool")
+        raise _required("ProviderInfo", "required", d, "bool")
     v3 = d.get("current", UNSET)
     if v3 is not UNSET and v3 is not None:
         v3 = _s_ProviderCurrentConfig(v3)
@@ -9570,7 +9896,14 @@ def _s_ProviderInfo(d: Any, _: Any = None) -> ProviderInfo:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return ProviderInfo(provider_id=v0, supported=v1, required=v2, current=v3, meta=v4, extra=extra)
+    o: ProviderInfo = _new(ProviderInfo)
+    o.provider_id = v0
+    o.supported = v1
+    o.required = v2
+    o.current = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_ProviderInfo: Final = frozenset({"providerId", "supported", "required", "current", "_meta"})
@@ -9584,7 +9917,10 @@ def _s_ProvidersCapabilities(d: Any, _: Any = None) -> ProvidersCapabilities:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return ProvidersCapabilities(meta=v0, extra=extra)
+    o: ProvidersCapabilities = _new(ProvidersCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_ProvidersCapabilities: Final = frozenset({"_meta"})
@@ -9598,17 +9934,20 @@ def _s_ProxySuccessorNotification(d: Any, _: Any = None) -> ProxySuccessorNotifi
         if d.keys() <= _K_ProxySuccessorNotification
         else _extra(d, _K_ProxySuccessorNotification)
     )
-    v0 = d.get("method", UNSET)
-    if v0 is UNSET:
-        raise _missing("ProxySuccessorNotification", "method")
+    v0 = d.get("method")
     if type(v0) is not str:
-        raise _bad("ProxySuccessorNotification", "method", v0, "str")
+        raise _required("ProxySuccessorNotification", "method", d, "str")
     v1 = d.get("params", UNSET)
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ProxySuccessorNotification(method=v0, params=v1, meta=v2, extra=extra)
+    o: ProxySuccessorNotification = _new(ProxySuccessorNotification)
+    o.method = v0
+    o.params = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ProxySuccessorNotification: Final = frozenset({"method", "params", "_meta"})
@@ -9618,17 +9957,20 @@ def _s_ProxySuccessorRequest(d: Any, _: Any = None) -> ProxySuccessorRequest:
     if type(d) is not dict:
         raise _not_object("ProxySuccessorRequest", d)
     extra = {} if d.keys() <= _K_ProxySuccessorRequest else _extra(d, _K_ProxySuccessorRequest)
-    v0 = d.get("method", UNSET)
-    if v0 is UNSET:
-        raise _missing("ProxySuccessorRequest", "method")
+    v0 = d.get("method")
     if type(v0) is not str:
-        raise _bad("ProxySuccessorRequest", "method", v0, "str")
+        raise _required("ProxySuccessorRequest", "method", d, "str")
     v1 = d.get("params", UNSET)
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ProxySuccessorRequest(method=v0, params=v1, meta=v2, extra=extra)
+    o: ProxySuccessorRequest = _new(ProxySuccessorRequest)
+    o.method = v0
+    o.params = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ProxySuccessorRequest: Final = frozenset({"method", "params", "_meta"})
@@ -9638,14 +9980,17 @@ def _s_ReplayFromStart(d: Any, _: Any = None) -> ReplayFromStart:
     if type(d) is not dict:
         raise _not_object("ReplayFromStart", d)
     extra = {} if d.keys() <= _K_ReplayFromStart else _extra(d, _K_ReplayFromStart)
-    v0 = d.get("type", "start")
-    if v0 != "start":
-        raise _bad("ReplayFromStart", "type", v0, '"start"')
+    if _ is not _TAGGED and d.get("type", "start") != "start":
+        raise _bad("ReplayFromStart", "type", d.get("type"), "start")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return ReplayFromStart(type=v0, meta=v1, extra=extra)
+    o: ReplayFromStart = _new(ReplayFromStart)
+    o.type = "start"
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_ReplayFromStart: Final = frozenset({"type", "_meta"})
@@ -9657,16 +10002,12 @@ def _s_RequestPermissionRequest(d: Any, _: Any = None) -> RequestPermissionReque
     extra = (
         {} if d.keys() <= _K_RequestPermissionRequest else _extra(d, _K_RequestPermissionRequest)
     )
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("RequestPermissionRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("RequestPermissionRequest", "sessionId", v0, "str")
-    v1 = d.get("title", UNSET)
-    if v1 is UNSET:
-        raise _missing("RequestPermissionRequest", "title")
+        raise _required("RequestPermissionRequest", "sessionId", d, "str")
+    v1 = d.get("title")
     if type(v1) is not str:
-        raise _bad("RequestPermissionRequest", "title", v1, "str")
+        raise _required("RequestPermissionRequest", "title", d, "str")
     v2 = d.get("description", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["description"] = v2
@@ -9682,9 +10023,15 @@ def _s_RequestPermissionRequest(d: Any, _: Any = None) -> RequestPermissionReque
     if v5 is not UNSET and v5 is not None and type(v5) is not dict:
         extra["_meta"] = v5
         v5 = UNSET
-    return RequestPermissionRequest(
-        session_id=v0, title=v1, description=v2, subject=v3, options=v4, meta=v5, extra=extra
-    )
+    o: RequestPermissionRequest = _new(RequestPermissionRequest)
+    o.session_id = v0
+    o.title = v1
+    o.description = v2
+    o.subject = v3
+    o.options = v4
+    o.meta = v5
+    o.extra = extra
+    return o
 
 
 _K_RequestPermissionRequest: Final = frozenset(
@@ -9706,7 +10053,11 @@ def _s_RequestPermissionResponse(d: Any, _: Any = None) -> RequestPermissionResp
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return RequestPermissionResponse(outcome=v0, meta=v1, extra=extra)
+    o: RequestPermissionResponse = _new(RequestPermissionResponse)
+    o.outcome = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_RequestPermissionResponse: Final = frozenset({"outcome", "_meta"})
@@ -9716,9 +10067,8 @@ def _s_RequiresActionState(d: Any, _: Any = None) -> RequiresActionState:
     if type(d) is not dict:
         raise _not_object("RequiresActionState", d)
     extra = {} if d.keys() <= _K_RequiresActionState else _extra(d, _K_RequiresActionState)
-    v0 = d.get("state", "requires_action")
-    if v0 != "requires_action":
-        raise _bad("RequiresActionState", "state", v0, '"requires_action"')
+    if _ is not _TAGGED and d.get("state", "requires_action") != "requires_action":
+        raise _bad("RequiresActionState", "state", d.get("state"), "requires_action")
     v1 = d.get("background", UNSET)
     if v1 is not UNSET and v1 is not None:
         try:
@@ -9730,7 +10080,12 @@ def _s_RequiresActionState(d: Any, _: Any = None) -> RequiresActionState:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return RequiresActionState(state=v0, background=v1, meta=v2, extra=extra)
+    o: RequiresActionState = _new(RequiresActionState)
+    o.state = "requires_action"
+    o.background = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_RequiresActionState: Final = frozenset({"state", "background", "_meta"})
@@ -9742,12 +10097,12 @@ def _s_RequiresActionStateUpdate(d: Any, _: Any = None) -> RequiresActionStateUp
     extra = (
         {} if d.keys() <= _K_RequiresActionStateUpdate else _extra(d, _K_RequiresActionStateUpdate)
     )
-    v0 = d.get("sessionUpdate", "state_update")
-    if v0 != "state_update":
-        raise _bad("RequiresActionStateUpdate", "sessionUpdate", v0, '"state_update"')
-    v1 = d.get("state", "requires_action")
-    if v1 != "requires_action":
-        raise _bad("RequiresActionStateUpdate", "state", v1, '"requires_action"')
+    if _ is not _TAGGED and d.get("sessionUpdate", "state_update") != "state_update":
+        raise _bad(
+            "RequiresActionStateUpdate", "sessionUpdate", d.get("sessionUpdate"), "state_update"
+        )
+    if _ is not _TAGGED and d.get("state", "requires_action") != "requires_action":
+        raise _bad("RequiresActionStateUpdate", "state", d.get("state"), "requires_action")
     v2 = d.get("background", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
@@ -9759,9 +10114,13 @@ def _s_RequiresActionStateUpdate(d: Any, _: Any = None) -> RequiresActionStateUp
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return RequiresActionStateUpdate(
-        session_update=v0, state=v1, background=v2, meta=v3, extra=extra
-    )
+    o: RequiresActionStateUpdate = _new(RequiresActionStateUpdate)
+    o.session_update = "state_update"
+    o.state = "requires_action"
+    o.background = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_RequiresActionStateUpdate: Final = frozenset({"sessionUpdate", "state", "background", "_meta"})
@@ -9771,19 +10130,14 @@ def _s_ResourceLink(d: Any, _: Any = None) -> ResourceLink:
     if type(d) is not dict:
         raise _not_object("ResourceLink", d)
     extra = {} if d.keys() <= _K_ResourceLink else _extra(d, _K_ResourceLink)
-    v0 = d.get("type", "resource_link")
-    if v0 != "resource_link":
-        raise _bad("ResourceLink", "type", v0, '"resource_link"')
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("ResourceLink", "name")
+    if _ is not _TAGGED and d.get("type", "resource_link") != "resource_link":
+        raise _bad("ResourceLink", "type", d.get("type"), "resource_link")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("ResourceLink", "name", v1, "str")
-    v2 = d.get("uri", UNSET)
-    if v2 is UNSET:
-        raise _missing("ResourceLink", "uri")
+        raise _required("ResourceLink", "name", d, "str")
+    v2 = d.get("uri")
     if type(v2) is not str:
-        raise _bad("ResourceLink", "uri", v2, "str")
+        raise _required("ResourceLink", "uri", d, "str")
     v3 = d.get("title", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not str:
         extra["title"] = v3
@@ -9818,19 +10172,19 @@ def _s_ResourceLink(d: Any, _: Any = None) -> ResourceLink:
     if v9 is not UNSET and v9 is not None and type(v9) is not dict:
         extra["_meta"] = v9
         v9 = UNSET
-    return ResourceLink(
-        type=v0,
-        name=v1,
-        uri=v2,
-        title=v3,
-        description=v4,
-        icons=v5,
-        mime_type=v6,
-        size=v7,
-        annotations=v8,
-        meta=v9,
-        extra=extra,
-    )
+    o: ResourceLink = _new(ResourceLink)
+    o.type = "resource_link"
+    o.name = v1
+    o.uri = v2
+    o.title = v3
+    o.description = v4
+    o.icons = v5
+    o.mime_type = v6
+    o.size = v7
+    o.annotations = v8
+    o.meta = v9
+    o.extra = extra
+    return o
 
 
 _K_ResourceLink: Final = frozenset(
@@ -9853,16 +10207,12 @@ def _s_ResumeSessionRequest(d: Any, _: Any = None) -> ResumeSessionRequest:
     if type(d) is not dict:
         raise _not_object("ResumeSessionRequest", d)
     extra = {} if d.keys() <= _K_ResumeSessionRequest else _extra(d, _K_ResumeSessionRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ResumeSessionRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("ResumeSessionRequest", "sessionId", v0, "str")
-    v1 = d.get("cwd", UNSET)
-    if v1 is UNSET:
-        raise _missing("ResumeSessionRequest", "cwd")
+        raise _required("ResumeSessionRequest", "sessionId", d, "str")
+    v1 = d.get("cwd")
     if type(v1) is not str:
-        raise _bad("ResumeSessionRequest", "cwd", v1, "str")
+        raise _required("ResumeSessionRequest", "cwd", d, "str")
     v2 = d.get("additionalDirectories", UNSET)
     if v2 is not UNSET and v2 is not None:
         _list_of("ResumeSessionRequest", "additionalDirectories", v2, _is_str, "str")
@@ -9879,16 +10229,16 @@ def _s_ResumeSessionRequest(d: Any, _: Any = None) -> ResumeSessionRequest:
     if v6 is not UNSET and v6 is not None and type(v6) is not dict:
         extra["_meta"] = v6
         v6 = UNSET
-    return ResumeSessionRequest(
-        session_id=v0,
-        cwd=v1,
-        additional_directories=v2,
-        mcp_servers=v3,
-        replay_from=v4,
-        system_prompt=v5,
-        meta=v6,
-        extra=extra,
-    )
+    o: ResumeSessionRequest = _new(ResumeSessionRequest)
+    o.session_id = v0
+    o.cwd = v1
+    o.additional_directories = v2
+    o.mcp_servers = v3
+    o.replay_from = v4
+    o.system_prompt = v5
+    o.meta = v6
+    o.extra = extra
+    return o
 
 
 _K_ResumeSessionRequest: Final = frozenset(
@@ -9926,7 +10276,12 @@ def _s_ResumeSessionResponse(d: Any, _: Any = None) -> ResumeSessionResponse:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ResumeSessionResponse(config_options=v0, available_commands=v1, meta=v2, extra=extra)
+    o: ResumeSessionResponse = _new(ResumeSessionResponse)
+    o.config_options = v0
+    o.available_commands = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ResumeSessionResponse: Final = frozenset({"configOptions", "availableCommands", "_meta"})
@@ -9936,9 +10291,8 @@ def _s_RunningState(d: Any, _: Any = None) -> RunningState:
     if type(d) is not dict:
         raise _not_object("RunningState", d)
     extra = {} if d.keys() <= _K_RunningState else _extra(d, _K_RunningState)
-    v0 = d.get("state", "running")
-    if v0 != "running":
-        raise _bad("RunningState", "state", v0, '"running"')
+    if _ is not _TAGGED and d.get("state", "running") != "running":
+        raise _bad("RunningState", "state", d.get("state"), "running")
     v1 = d.get("background", UNSET)
     if v1 is not UNSET and v1 is not None:
         try:
@@ -9950,7 +10304,12 @@ def _s_RunningState(d: Any, _: Any = None) -> RunningState:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return RunningState(state=v0, background=v1, meta=v2, extra=extra)
+    o: RunningState = _new(RunningState)
+    o.state = "running"
+    o.background = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_RunningState: Final = frozenset({"state", "background", "_meta"})
@@ -9960,12 +10319,10 @@ def _s_RunningStateUpdate(d: Any, _: Any = None) -> RunningStateUpdate:
     if type(d) is not dict:
         raise _not_object("RunningStateUpdate", d)
     extra = {} if d.keys() <= _K_RunningStateUpdate else _extra(d, _K_RunningStateUpdate)
-    v0 = d.get("sessionUpdate", "state_update")
-    if v0 != "state_update":
-        raise _bad("RunningStateUpdate", "sessionUpdate", v0, '"state_update"')
-    v1 = d.get("state", "running")
-    if v1 != "running":
-        raise _bad("RunningStateUpdate", "state", v1, '"running"')
+    if _ is not _TAGGED and d.get("sessionUpdate", "state_update") != "state_update":
+        raise _bad("RunningStateUpdate", "sessionUpdate", d.get("sessionUpdate"), "state_update")
+    if _ is not _TAGGED and d.get("state", "running") != "running":
+        raise _bad("RunningStateUpdate", "state", d.get("state"), "running")
     v2 = d.get("background", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
@@ -9977,7 +10334,13 @@ def _s_RunningStateUpdate(d: Any, _: Any = None) -> RunningStateUpdate:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return RunningStateUpdate(session_update=v0, state=v1, background=v2, meta=v3, extra=extra)
+    o: RunningStateUpdate = _new(RunningStateUpdate)
+    o.session_update = "state_update"
+    o.state = "running"
+    o.background = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_RunningStateUpdate: Final = frozenset({"sessionUpdate", "state", "background", "_meta"})
@@ -9989,19 +10352,21 @@ def _s_SelectedPermissionOutcome(d: Any, _: Any = None) -> SelectedPermissionOut
     extra = (
         {} if d.keys() <= _K_SelectedPermissionOutcome else _extra(d, _K_SelectedPermissionOutcome)
     )
-    v0 = d.get("outcome", "selected")
-    if v0 != "selected":
-        raise _bad("SelectedPermissionOutcome", "outcome", v0, '"selected"')
-    v1 = d.get("optionId", UNSET)
-    if v1 is UNSET:
-        raise _missing("SelectedPermissionOutcome", "optionId")
+    if _ is not _TAGGED and d.get("outcome", "selected") != "selected":
+        raise _bad("SelectedPermissionOutcome", "outcome", d.get("outcome"), "selected")
+    v1 = d.get("optionId")
     if type(v1) is not str:
-        raise _bad("SelectedPermissionOutcome", "optionId", v1, "str")
+        raise _required("SelectedPermissionOutcome", "optionId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return SelectedPermissionOutcome(outcome=v0, option_id=v1, meta=v2, extra=extra)
+    o: SelectedPermissionOutcome = _new(SelectedPermissionOutcome)
+    o.outcome = "selected"
+    o.option_id = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_SelectedPermissionOutcome: Final = frozenset({"outcome", "optionId", "_meta"})
@@ -10021,7 +10386,10 @@ def _s_SessionAdditionalDirectoriesCapabilities(
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SessionAdditionalDirectoriesCapabilities(meta=v0, extra=extra)
+    o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionAdditionalDirectoriesCapabilities: Final = frozenset({"_meta"})
@@ -10039,7 +10407,10 @@ def _s_SessionArchiveCapabilities(d: Any, _: Any = None) -> SessionArchiveCapabi
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SessionArchiveCapabilities(meta=v0, extra=extra)
+    o: SessionArchiveCapabilities = _new(SessionArchiveCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionArchiveCapabilities: Final = frozenset({"_meta"})
@@ -10055,7 +10426,10 @@ def _s_SessionCancelCapabilities(d: Any, _: Any = None) -> SessionCancelCapabili
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SessionCancelCapabilities(meta=v0, extra=extra)
+    o: SessionCancelCapabilities = _new(SessionCancelCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionCancelCapabilities: Final = frozenset({"_meta"})
@@ -10132,19 +10506,19 @@ def _s_SessionCapabilities(d: Any, _: Any = None) -> SessionCapabilities:
     if v9 is not UNSET and v9 is not None and type(v9) is not dict:
         extra["_meta"] = v9
         v9 = UNSET
-    return SessionCapabilities(
-        prompt=v0,
-        mcp=v1,
-        delete=v2,
-        additional_directories=v3,
-        system_prompt=v4,
-        fork=v5,
-        archive=v6,
-        status=v7,
-        title=v8,
-        meta=v9,
-        extra=extra,
-    )
+    o: SessionCapabilities = _new(SessionCapabilities)
+    o.prompt = v0
+    o.mcp = v1
+    o.delete = v2
+    o.additional_directories = v3
+    o.system_prompt = v4
+    o.fork = v5
+    o.archive = v6
+    o.status = v7
+    o.title = v8
+    o.meta = v9
+    o.extra = extra
+    return o
 
 
 _K_SessionCapabilities: Final = frozenset(
@@ -10167,12 +10541,13 @@ def _s_SessionConfigBoolean(d: Any, _: Any = None) -> SessionConfigBoolean:
     if type(d) is not dict:
         raise _not_object("SessionConfigBoolean", d)
     extra = {} if d.keys() <= _K_SessionConfigBoolean else _extra(d, _K_SessionConfigBoolean)
-    v0 = d.get("currentValue", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionConfigBoolean", "currentValue")
+    v0 = d.get("currentValue")
     if type(v0) is not bool:
-        raise _bad("SessionConfigBoolean", "currentValue", v0, "bool")
-    return SessionConfigBoolean(current_value=v0, extra=extra)
+        raise _required("SessionConfigBoolean", "currentValue", d, "bool")
+    o: SessionConfigBoolean = _new(SessionConfigBoolean)
+    o.current_value = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionConfigBoolean: Final = frozenset({"currentValue"})
@@ -10182,16 +10557,12 @@ def _s_SessionConfigOption(d: Any, _: Any = None) -> SessionConfigOption:
     if type(d) is not dict:
         raise _not_object("SessionConfigOption", d)
     extra = {} if d.keys() <= _K_SessionConfigOption else _extra(d, _K_SessionConfigOption)
-    v0 = d.get("configId", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionConfigOption", "configId")
+    v0 = d.get("configId")
     if type(v0) is not str:
-        raise _bad("SessionConfigOption", "configId", v0, "str")
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("SessionConfigOption", "name")
+        raise _required("SessionConfigOption", "configId", d, "str")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("SessionConfigOption", "name", v1, "str")
+        raise _required("SessionConfigOption", "name", d, "str")
     v2 = d.get("description", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["description"] = v2
@@ -10204,28 +10575,26 @@ def _s_SessionConfigOption(d: Any, _: Any = None) -> SessionConfigOption:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    v5 = d.get("type", UNSET)
-    if v5 is UNSET:
-        raise _missing("SessionConfigOption", "type")
+    v5 = d.get("type")
     if type(v5) is not str:
-        raise _bad("SessionConfigOption", "type", v5, "str")
+        raise _required("SessionConfigOption", "type", d, "str")
     v6 = d.get("currentValue", UNSET)
     if v6 is not UNSET and type(v6) is not str and type(v6) is not bool:
         raise _bad("SessionConfigOption", "currentValue", v6, "prims")
     v7 = d.get("options", UNSET)
     if v7 is not UNSET:
         v7 = _s_SessionConfigSelectOptions(v7)
-    return SessionConfigOption(
-        config_id=v0,
-        name=v1,
-        description=v2,
-        category=v3,
-        meta=v4,
-        type=v5,
-        current_value=v6,
-        options=v7,
-        extra=extra,
-    )
+    o: SessionConfigOption = _new(SessionConfigOption)
+    o.config_id = v0
+    o.name = v1
+    o.description = v2
+    o.category = v3
+    o.meta = v4
+    o.type = v5
+    o.current_value = v6
+    o.options = v7
+    o.extra = extra
+    return o
 
 
 _K_SessionConfigOption: Final = frozenset(
@@ -10237,16 +10606,18 @@ def _s_SessionConfigSelect(d: Any, _: Any = None) -> SessionConfigSelect:
     if type(d) is not dict:
         raise _not_object("SessionConfigSelect", d)
     extra = {} if d.keys() <= _K_SessionConfigSelect else _extra(d, _K_SessionConfigSelect)
-    v0 = d.get("currentValue", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionConfigSelect", "currentValue")
+    v0 = d.get("currentValue")
     if type(v0) is not str:
-        raise _bad("SessionConfigSelect", "currentValue", v0, "str")
+        raise _required("SessionConfigSelect", "currentValue", d, "str")
     v1 = d.get("options", UNSET)
     if v1 is UNSET:
         raise _missing("SessionConfigSelect", "options")
     v1 = _s_SessionConfigSelectOptions(v1)
-    return SessionConfigSelect(current_value=v0, options=v1, extra=extra)
+    o: SessionConfigSelect = _new(SessionConfigSelect)
+    o.current_value = v0
+    o.options = v1
+    o.extra = extra
+    return o
 
 
 _K_SessionConfigSelect: Final = frozenset({"currentValue", "options"})
@@ -10258,16 +10629,12 @@ def _s_SessionConfigSelectGroup(d: Any, _: Any = None) -> SessionConfigSelectGro
     extra = (
         {} if d.keys() <= _K_SessionConfigSelectGroup else _extra(d, _K_SessionConfigSelectGroup)
     )
-    v0 = d.get("groupId", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionConfigSelectGroup", "groupId")
+    v0 = d.get("groupId")
     if type(v0) is not str:
-        raise _bad("SessionConfigSelectGroup", "groupId", v0, "str")
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("SessionConfigSelectGroup", "name")
+        raise _required("SessionConfigSelectGroup", "groupId", d, "str")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("SessionConfigSelectGroup", "name", v1, "str")
+        raise _required("SessionConfigSelectGroup", "name", d, "str")
     v2 = d.get("options", UNSET)
     if v2 is UNSET:
         raise _missing("SessionConfigSelectGroup", "options")
@@ -10276,7 +10643,13 @@ def _s_SessionConfigSelectGroup(d: Any, _: Any = None) -> SessionConfigSelectGro
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return SessionConfigSelectGroup(group_id=v0, name=v1, options=v2, meta=v3, extra=extra)
+    o: SessionConfigSelectGroup = _new(SessionConfigSelectGroup)
+    o.group_id = v0
+    o.name = v1
+    o.options = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_SessionConfigSelectGroup: Final = frozenset({"groupId", "name", "options", "_meta"})
@@ -10288,16 +10661,12 @@ def _s_SessionConfigSelectOption(d: Any, _: Any = None) -> SessionConfigSelectOp
     extra = (
         {} if d.keys() <= _K_SessionConfigSelectOption else _extra(d, _K_SessionConfigSelectOption)
     )
-    v0 = d.get("value", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionConfigSelectOption", "value")
+    v0 = d.get("value")
     if type(v0) is not str:
-        raise _bad("SessionConfigSelectOption", "value", v0, "str")
-    v1 = d.get("name", UNSET)
-    if v1 is UNSET:
-        raise _missing("SessionConfigSelectOption", "name")
+        raise _required("SessionConfigSelectOption", "value", d, "str")
+    v1 = d.get("name")
     if type(v1) is not str:
-        raise _bad("SessionConfigSelectOption", "name", v1, "str")
+        raise _required("SessionConfigSelectOption", "name", d, "str")
     v2 = d.get("description", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["description"] = v2
@@ -10306,7 +10675,13 @@ def _s_SessionConfigSelectOption(d: Any, _: Any = None) -> SessionConfigSelectOp
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return SessionConfigSelectOption(value=v0, name=v1, description=v2, meta=v3, extra=extra)
+    o: SessionConfigSelectOption = _new(SessionConfigSelectOption)
+    o.value = v0
+    o.name = v1
+    o.description = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_SessionConfigSelectOption: Final = frozenset({"value", "name", "description", "_meta"})
@@ -10322,7 +10697,10 @@ def _s_SessionDeleteCapabilities(d: Any, _: Any = None) -> SessionDeleteCapabili
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SessionDeleteCapabilities(meta=v0, extra=extra)
+    o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionDeleteCapabilities: Final = frozenset({"_meta"})
@@ -10336,7 +10714,10 @@ def _s_SessionForkCapabilities(d: Any, _: Any = None) -> SessionForkCapabilities
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SessionForkCapabilities(meta=v0, extra=extra)
+    o: SessionForkCapabilities = _new(SessionForkCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionForkCapabilities: Final = frozenset({"_meta"})
@@ -10346,16 +10727,12 @@ def _s_SessionInfo(d: Any, _: Any = None) -> SessionInfo:
     if type(d) is not dict:
         raise _not_object("SessionInfo", d)
     extra = {} if d.keys() <= _K_SessionInfo else _extra(d, _K_SessionInfo)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionInfo", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("SessionInfo", "sessionId", v0, "str")
-    v1 = d.get("cwd", UNSET)
-    if v1 is UNSET:
-        raise _missing("SessionInfo", "cwd")
+        raise _required("SessionInfo", "sessionId", d, "str")
+    v1 = d.get("cwd")
     if type(v1) is not str:
-        raise _bad("SessionInfo", "cwd", v1, "str")
+        raise _required("SessionInfo", "cwd", d, "str")
     v2 = d.get("additionalDirectories", UNSET)
     if v2 is not UNSET and v2 is not None:
         _list_of("SessionInfo", "additionalDirectories", v2, _is_str, "str")
@@ -10375,16 +10752,16 @@ def _s_SessionInfo(d: Any, _: Any = None) -> SessionInfo:
     if v6 is not UNSET and v6 is not None and type(v6) is not dict:
         extra["_meta"] = v6
         v6 = UNSET
-    return SessionInfo(
-        session_id=v0,
-        cwd=v1,
-        additional_directories=v2,
-        title=v3,
-        updated_at=v4,
-        archived=v5,
-        meta=v6,
-        extra=extra,
-    )
+    o: SessionInfo = _new(SessionInfo)
+    o.session_id = v0
+    o.cwd = v1
+    o.additional_directories = v2
+    o.title = v3
+    o.updated_at = v4
+    o.archived = v5
+    o.meta = v6
+    o.extra = extra
+    return o
 
 
 _K_SessionInfo: Final = frozenset(
@@ -10396,9 +10773,10 @@ def _s_SessionInfoUpdate(d: Any, _: Any = None) -> SessionInfoUpdate:
     if type(d) is not dict:
         raise _not_object("SessionInfoUpdate", d)
     extra = {} if d.keys() <= _K_SessionInfoUpdate else _extra(d, _K_SessionInfoUpdate)
-    v0 = d.get("sessionUpdate", "session_info_update")
-    if v0 != "session_info_update":
-        raise _bad("SessionInfoUpdate", "sessionUpdate", v0, '"session_info_update"')
+    if _ is not _TAGGED and d.get("sessionUpdate", "session_info_update") != "session_info_update":
+        raise _bad(
+            "SessionInfoUpdate", "sessionUpdate", d.get("sessionUpdate"), "session_info_update"
+        )
     v1 = d.get("title", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["title"] = v1
@@ -10411,7 +10789,13 @@ def _s_SessionInfoUpdate(d: Any, _: Any = None) -> SessionInfoUpdate:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return SessionInfoUpdate(session_update=v0, title=v1, updated_at=v2, meta=v3, extra=extra)
+    o: SessionInfoUpdate = _new(SessionInfoUpdate)
+    o.session_update = "session_info_update"
+    o.title = v1
+    o.updated_at = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_SessionInfoUpdate: Final = frozenset({"sessionUpdate", "title", "updatedAt", "_meta"})
@@ -10421,14 +10805,11 @@ def _s_SessionMessage(d: Any, _: Any = None) -> SessionMessage:
     if type(d) is not dict:
         raise _not_object("SessionMessage", d)
     extra = {} if d.keys() <= _K_SessionMessage else _extra(d, _K_SessionMessage)
-    v0 = d.get("sessionUpdate", "session_message")
-    if v0 != "session_message":
-        raise _bad("SessionMessage", "sessionUpdate", v0, '"session_message"')
-    v1 = d.get("messageId", UNSET)
-    if v1 is UNSET:
-        raise _missing("SessionMessage", "messageId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "session_message") != "session_message":
+        raise _bad("SessionMessage", "sessionUpdate", d.get("sessionUpdate"), "session_message")
+    v1 = d.get("messageId")
     if type(v1) is not str:
-        raise _bad("SessionMessage", "messageId", v1, "str")
+        raise _required("SessionMessage", "messageId", d, "str")
     v2 = d.get("senderSessionId", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["senderSessionId"] = v2
@@ -10456,17 +10837,17 @@ def _s_SessionMessage(d: Any, _: Any = None) -> SessionMessage:
     if v7 is not UNSET and v7 is not None and type(v7) is not dict:
         extra["_meta"] = v7
         v7 = UNSET
-    return SessionMessage(
-        session_update=v0,
-        message_id=v1,
-        sender_session_id=v2,
-        recipient_session_id=v3,
-        sender_message_id=v4,
-        recipient_message_id=v5,
-        content=v6,
-        meta=v7,
-        extra=extra,
-    )
+    o: SessionMessage = _new(SessionMessage)
+    o.session_update = "session_message"
+    o.message_id = v1
+    o.sender_session_id = v2
+    o.recipient_session_id = v3
+    o.sender_message_id = v4
+    o.recipient_message_id = v5
+    o.content = v6
+    o.meta = v7
+    o.extra = extra
+    return o
 
 
 _K_SessionMessage: Final = frozenset(
@@ -10487,14 +10868,16 @@ def _s_SessionMessageChunk(d: Any, _: Any = None) -> SessionMessageChunk:
     if type(d) is not dict:
         raise _not_object("SessionMessageChunk", d)
     extra = {} if d.keys() <= _K_SessionMessageChunk else _extra(d, _K_SessionMessageChunk)
-    v0 = d.get("sessionUpdate", "session_message_chunk")
-    if v0 != "session_message_chunk":
-        raise _bad("SessionMessageChunk", "sessionUpdate", v0, '"session_message_chunk"')
-    v1 = d.get("messageId", UNSET)
-    if v1 is UNSET:
-        raise _missing("SessionMessageChunk", "messageId")
+    if (
+        _ is not _TAGGED
+        and d.get("sessionUpdate", "session_message_chunk") != "session_message_chunk"
+    ):
+        raise _bad(
+            "SessionMessageChunk", "sessionUpdate", d.get("sessionUpdate"), "session_message_chunk"
+        )
+    v1 = d.get("messageId")
     if type(v1) is not str:
-        raise _bad("SessionMessageChunk", "messageId", v1, "str")
+        raise _required("SessionMessageChunk", "messageId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is UNSET:
         raise _missing("SessionMessageChunk", "content")
@@ -10503,7 +10886,13 @@ def _s_SessionMessageChunk(d: Any, _: Any = None) -> SessionMessageChunk:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return SessionMessageChunk(session_update=v0, message_id=v1, content=v2, meta=v3, extra=extra)
+    o: SessionMessageChunk = _new(SessionMessageChunk)
+    o.session_update = "session_message_chunk"
+    o.message_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_SessionMessageChunk: Final = frozenset({"sessionUpdate", "messageId", "content", "_meta"})
@@ -10515,16 +10904,18 @@ def _s_SessionNotFoundErrorData(d: Any, _: Any = None) -> SessionNotFoundErrorDa
     extra = (
         {} if d.keys() <= _K_SessionNotFoundErrorData else _extra(d, _K_SessionNotFoundErrorData)
     )
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionNotFoundErrorData", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("SessionNotFoundErrorData", "sessionId", v0, "str")
+        raise _required("SessionNotFoundErrorData", "sessionId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return SessionNotFoundErrorData(session_id=v0, meta=v1, extra=extra)
+    o: SessionNotFoundErrorData = _new(SessionNotFoundErrorData)
+    o.session_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_SessionNotFoundErrorData: Final = frozenset({"sessionId", "_meta"})
@@ -10540,7 +10931,10 @@ def _s_SessionStatusCapabilities(d: Any, _: Any = None) -> SessionStatusCapabili
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SessionStatusCapabilities(meta=v0, extra=extra)
+    o: SessionStatusCapabilities = _new(SessionStatusCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionStatusCapabilities: Final = frozenset({"_meta"})
@@ -10550,16 +10944,18 @@ def _s_SessionStatusRequest(d: Any, _: Any = None) -> SessionStatusRequest:
     if type(d) is not dict:
         raise _not_object("SessionStatusRequest", d)
     extra = {} if d.keys() <= _K_SessionStatusRequest else _extra(d, _K_SessionStatusRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionStatusRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("SessionStatusRequest", "sessionId", v0, "str")
+        raise _required("SessionStatusRequest", "sessionId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return SessionStatusRequest(session_id=v0, meta=v1, extra=extra)
+    o: SessionStatusRequest = _new(SessionStatusRequest)
+    o.session_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_SessionStatusRequest: Final = frozenset({"sessionId", "_meta"})
@@ -10569,11 +10965,9 @@ def _s_SessionStatusResponse(d: Any, _: Any = None) -> SessionStatusResponse:
     if type(d) is not dict:
         raise _not_object("SessionStatusResponse", d)
     extra = {} if d.keys() <= _K_SessionStatusResponse else _extra(d, _K_SessionStatusResponse)
-    v0 = d.get("status", UNSET)
-    if v0 is UNSET:
-        raise _missing("SessionStatusResponse", "status")
+    v0 = d.get("status")
     if type(v0) is not str:
-        raise _bad("SessionStatusResponse", "status", v0, "str")
+        raise _required("SessionStatusResponse", "status", d, "str")
     v1 = d.get("state", UNSET)
     if v1 is not UNSET and v1 is not None:
         try:
@@ -10585,7 +10979,12 @@ def _s_SessionStatusResponse(d: Any, _: Any = None) -> SessionStatusResponse:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return SessionStatusResponse(status=v0, state=v1, meta=v2, extra=extra)
+    o: SessionStatusResponse = _new(SessionStatusResponse)
+    o.status = v0
+    o.state = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_SessionStatusResponse: Final = frozenset({"status", "state", "_meta"})
@@ -10610,7 +11009,11 @@ def _s_SessionSystemPromptCapabilities(d: Any, _: Any = None) -> SessionSystemPr
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return SessionSystemPromptCapabilities(mode=v0, meta=v1, extra=extra)
+    o: SessionSystemPromptCapabilities = _new(SessionSystemPromptCapabilities)
+    o.mode = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_SessionSystemPromptCapabilities: Final = frozenset({"mode", "_meta"})
@@ -10637,7 +11040,11 @@ def _s_SessionSystemPromptModeCapabilities(
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return SessionSystemPromptModeCapabilities(override=v0, meta=v1, extra=extra)
+    o: SessionSystemPromptModeCapabilities = _new(SessionSystemPromptModeCapabilities)
+    o.override = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_SessionSystemPromptModeCapabilities: Final = frozenset({"override", "_meta"})
@@ -10657,7 +11064,10 @@ def _s_SessionSystemPromptOverrideCapabilities(
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SessionSystemPromptOverrideCapabilities(meta=v0, extra=extra)
+    o: SessionSystemPromptOverrideCapabilities = _new(SessionSystemPromptOverrideCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionSystemPromptOverrideCapabilities: Final = frozenset({"_meta"})
@@ -10673,7 +11083,10 @@ def _s_SessionTitleCapabilities(d: Any, _: Any = None) -> SessionTitleCapabiliti
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SessionTitleCapabilities(meta=v0, extra=extra)
+    o: SessionTitleCapabilities = _new(SessionTitleCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SessionTitleCapabilities: Final = frozenset({"_meta"})
@@ -10683,21 +11096,15 @@ def _s_SetProviderRequest(d: Any, _: Any = None) -> SetProviderRequest:
     if type(d) is not dict:
         raise _not_object("SetProviderRequest", d)
     extra = {} if d.keys() <= _K_SetProviderRequest else _extra(d, _K_SetProviderRequest)
-    v0 = d.get("providerId", UNSET)
-    if v0 is UNSET:
-        raise _missing("SetProviderRequest", "providerId")
+    v0 = d.get("providerId")
     if type(v0) is not str:
-        raise _bad("SetProviderRequest", "providerId", v0, "str")
-    v1 = d.get("apiType", UNSET)
-    if v1 is UNSET:
-        raise _missing("SetProviderRequest", "apiType")
+        raise _required("SetProviderRequest", "providerId", d, "str")
+    v1 = d.get("apiType")
     if type(v1) is not str:
-        raise _bad("SetProviderRequest", "apiType", v1, "str")
-    v2 = d.get("baseUrl", UNSET)
-    if v2 is UNSET:
-        raise _missing("SetProviderRequest", "baseUrl")
+        raise _required("SetProviderRequest", "apiType", d, "str")
+    v2 = d.get("baseUrl")
     if type(v2) is not str:
-        raise _bad("SetProviderRequest", "baseUrl", v2, "str")
+        raise _required("SetProviderRequest", "baseUrl", d, "str")
     v3 = d.get("headers", UNSET)
     if v3 is not UNSET and type(v3) is not dict:
         raise _bad("SetProviderRequest", "headers", v3, "dict")
@@ -10705,9 +11112,14 @@ def _s_SetProviderRequest(d: Any, _: Any = None) -> SetProviderRequest:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return SetProviderRequest(
-        provider_id=v0, api_type=v1, base_url=v2, headers=v3, meta=v4, extra=extra
-    )
+    o: SetProviderRequest = _new(SetProviderRequest)
+    o.provider_id = v0
+    o.api_type = v1
+    o.base_url = v2
+    o.headers = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_SetProviderRequest: Final = frozenset({"providerId", "apiType", "baseUrl", "headers", "_meta"})
@@ -10721,7 +11133,10 @@ def _s_SetProviderResponse(d: Any, _: Any = None) -> SetProviderResponse:
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return SetProviderResponse(meta=v0, extra=extra)
+    o: SetProviderResponse = _new(SetProviderResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_SetProviderResponse: Final = frozenset({"_meta"})
@@ -10735,31 +11150,30 @@ def _s_SetSessionConfigOptionRequest(d: Any, _: Any = None) -> SetSessionConfigO
         if d.keys() <= _K_SetSessionConfigOptionRequest
         else _extra(d, _K_SetSessionConfigOptionRequest)
     )
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("SetSessionConfigOptionRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("SetSessionConfigOptionRequest", "sessionId", v0, "str")
-    v1 = d.get("configId", UNSET)
-    if v1 is UNSET:
-        raise _missing("SetSessionConfigOptionRequest", "configId")
+        raise _required("SetSessionConfigOptionRequest", "sessionId", d, "str")
+    v1 = d.get("configId")
     if type(v1) is not str:
-        raise _bad("SetSessionConfigOptionRequest", "configId", v1, "str")
+        raise _required("SetSessionConfigOptionRequest", "configId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    v3 = d.get("type", UNSET)
-    if v3 is UNSET:
-        raise _missing("SetSessionConfigOptionRequest", "type")
+    v3 = d.get("type")
     if type(v3) is not str:
-        raise _bad("SetSessionConfigOptionRequest", "type", v3, "str")
+        raise _required("SetSessionConfigOptionRequest", "type", d, "str")
     v4 = d.get("value", UNSET)
     if v4 is UNSET:
         raise _missing("SetSessionConfigOptionRequest", "value")
-    return SetSessionConfigOptionRequest(
-        session_id=v0, config_id=v1, meta=v2, type=v3, value=v4, extra=extra
-    )
+    o: SetSessionConfigOptionRequest = _new(SetSessionConfigOptionRequest)
+    o.session_id = v0
+    o.config_id = v1
+    o.meta = v2
+    o.type = v3
+    o.value = v4
+    o.extra = extra
+    return o
 
 
 _K_SetSessionConfigOptionRequest: Final = frozenset(
@@ -10783,7 +11197,11 @@ def _s_SetSessionConfigOptionResponse(d: Any, _: Any = None) -> SetSessionConfig
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return SetSessionConfigOptionResponse(config_options=v0, meta=v1, extra=extra)
+    o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
+    o.config_options = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_SetSessionConfigOptionResponse: Final = frozenset({"configOptions", "_meta"})
@@ -10793,21 +11211,22 @@ def _s_SetSessionTitleRequest(d: Any, _: Any = None) -> SetSessionTitleRequest:
     if type(d) is not dict:
         raise _not_object("SetSessionTitleRequest", d)
     extra = {} if d.keys() <= _K_SetSessionTitleRequest else _extra(d, _K_SetSessionTitleRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("SetSessionTitleRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("SetSessionTitleRequest", "sessionId", v0, "str")
-    v1 = d.get("title", UNSET)
-    if v1 is UNSET:
-        raise _missing("SetSessionTitleRequest", "title")
+        raise _required("SetSessionTitleRequest", "sessionId", d, "str")
+    v1 = d.get("title")
     if type(v1) is not str:
-        raise _bad("SetSessionTitleRequest", "title", v1, "str")
+        raise _required("SetSessionTitleRequest", "title", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return SetSessionTitleRequest(session_id=v0, title=v1, meta=v2, extra=extra)
+    o: SetSessionTitleRequest = _new(SetSessionTitleRequest)
+    o.session_id = v0
+    o.title = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_SetSessionTitleRequest: Final = frozenset({"sessionId", "title", "_meta"})
@@ -10817,16 +11236,18 @@ def _s_SetSessionTitleResponse(d: Any, _: Any = None) -> SetSessionTitleResponse
     if type(d) is not dict:
         raise _not_object("SetSessionTitleResponse", d)
     extra = {} if d.keys() <= _K_SetSessionTitleResponse else _extra(d, _K_SetSessionTitleResponse)
-    v0 = d.get("title", UNSET)
-    if v0 is UNSET:
-        raise _missing("SetSessionTitleResponse", "title")
+    v0 = d.get("title")
     if type(v0) is not str:
-        raise _bad("SetSessionTitleResponse", "title", v0, "str")
+        raise _required("SetSessionTitleResponse", "title", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return SetSessionTitleResponse(title=v0, meta=v1, extra=extra)
+    o: SetSessionTitleResponse = _new(SetSessionTitleResponse)
+    o.title = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_SetSessionTitleResponse: Final = frozenset({"title", "_meta"})
@@ -10836,9 +11257,8 @@ def _s_StringMultiSelectItems(d: Any, _: Any = None) -> StringMultiSelectItems:
     if type(d) is not dict:
         raise _not_object("StringMultiSelectItems", d)
     extra = {} if d.keys() <= _K_StringMultiSelectItems else _extra(d, _K_StringMultiSelectItems)
-    v0 = d.get("type", "string")
-    if v0 != "string":
-        raise _bad("StringMultiSelectItems", "type", v0, '"string"')
+    if _ is not _TAGGED and d.get("type", "string") != "string":
+        raise _bad("StringMultiSelectItems", "type", d.get("type"), "string")
     v1 = d.get("enum", UNSET)
     if v1 is UNSET:
         raise _missing("StringMultiSelectItems", "enum")
@@ -10847,7 +11267,12 @@ def _s_StringMultiSelectItems(d: Any, _: Any = None) -> StringMultiSelectItems:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return StringMultiSelectItems(type=v0, enum=v1, meta=v2, extra=extra)
+    o: StringMultiSelectItems = _new(StringMultiSelectItems)
+    o.type = "string"
+    o.enum = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_StringMultiSelectItems: Final = frozenset({"type", "enum", "_meta"})
@@ -10857,9 +11282,8 @@ def _s_StringPropertySchema(d: Any, _: Any = None) -> StringPropertySchema:
     if type(d) is not dict:
         raise _not_object("StringPropertySchema", d)
     extra = {} if d.keys() <= _K_StringPropertySchema else _extra(d, _K_StringPropertySchema)
-    v0 = d.get("type", "string")
-    if v0 != "string":
-        raise _bad("StringPropertySchema", "type", v0, '"string"')
+    if _ is not _TAGGED and d.get("type", "string") != "string":
+        raise _bad("StringPropertySchema", "type", d.get("type"), "string")
     v1 = d.get("title", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["title"] = v1
@@ -10894,20 +11318,20 @@ def _s_StringPropertySchema(d: Any, _: Any = None) -> StringPropertySchema:
     if v10 is not UNSET and v10 is not None and type(v10) is not dict:
         extra["_meta"] = v10
         v10 = UNSET
-    return StringPropertySchema(
-        type=v0,
-        title=v1,
-        description=v2,
-        min_length=v3,
-        max_length=v4,
-        pattern=v5,
-        format=v6,
-        default=v7,
-        enum=v8,
-        one_of=v9,
-        meta=v10,
-        extra=extra,
-    )
+    o: StringPropertySchema = _new(StringPropertySchema)
+    o.type = "string"
+    o.title = v1
+    o.description = v2
+    o.min_length = v3
+    o.max_length = v4
+    o.pattern = v5
+    o.format = v6
+    o.default = v7
+    o.enum = v8
+    o.one_of = v9
+    o.meta = v10
+    o.extra = extra
+    return o
 
 
 _K_StringPropertySchema: Final = frozenset(
@@ -10946,7 +11370,11 @@ def _s_SubagentSessionCapabilities(d: Any, _: Any = None) -> SubagentSessionCapa
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return SubagentSessionCapabilities(cancel=v0, meta=v1, extra=extra)
+    o: SubagentSessionCapabilities = _new(SubagentSessionCapabilities)
+    o.cancel = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_SubagentSessionCapabilities: Final = frozenset({"cancel", "_meta"})
@@ -10956,14 +11384,11 @@ def _s_SubagentUpdate(d: Any, _: Any = None) -> SubagentUpdate:
     if type(d) is not dict:
         raise _not_object("SubagentUpdate", d)
     extra = {} if d.keys() <= _K_SubagentUpdate else _extra(d, _K_SubagentUpdate)
-    v0 = d.get("sessionUpdate", "subagent_update")
-    if v0 != "subagent_update":
-        raise _bad("SubagentUpdate", "sessionUpdate", v0, '"subagent_update"')
-    v1 = d.get("sessionId", UNSET)
-    if v1 is UNSET:
-        raise _missing("SubagentUpdate", "sessionId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "subagent_update") != "subagent_update":
+        raise _bad("SubagentUpdate", "sessionUpdate", d.get("sessionUpdate"), "subagent_update")
+    v1 = d.get("sessionId")
     if type(v1) is not str:
-        raise _bad("SubagentUpdate", "sessionId", v1, "str")
+        raise _required("SubagentUpdate", "sessionId", d, "str")
     v2 = d.get("title", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["title"] = v2
@@ -10996,18 +11421,18 @@ def _s_SubagentUpdate(d: Any, _: Any = None) -> SubagentUpdate:
     if v8 is not UNSET and v8 is not None and type(v8) is not dict:
         extra["_meta"] = v8
         v8 = UNSET
-    return SubagentUpdate(
-        session_update=v0,
-        session_id=v1,
-        title=v2,
-        description=v3,
-        capabilities=v4,
-        state=v5,
-        cwd=v6,
-        additional_directories=v7,
-        meta=v8,
-        extra=extra,
-    )
+    o: SubagentUpdate = _new(SubagentUpdate)
+    o.session_update = "subagent_update"
+    o.session_id = v1
+    o.title = v2
+    o.description = v3
+    o.capabilities = v4
+    o.state = v5
+    o.cwd = v6
+    o.additional_directories = v7
+    o.meta = v8
+    o.extra = extra
+    return o
 
 
 _K_SubagentUpdate: Final = frozenset(
@@ -11029,11 +11454,9 @@ def _s_SystemPrompt(d: Any, _: Any = None) -> SystemPrompt:
     if type(d) is not dict:
         raise _not_object("SystemPrompt", d)
     extra = {} if d.keys() <= _K_SystemPrompt else _extra(d, _K_SystemPrompt)
-    v0 = d.get("mode", UNSET)
-    if v0 is UNSET:
-        raise _missing("SystemPrompt", "mode")
+    v0 = d.get("mode")
     if type(v0) is not str:
-        raise _bad("SystemPrompt", "mode", v0, "str")
+        raise _required("SystemPrompt", "mode", d, "str")
     v1 = d.get("content", UNSET)
     if v1 is UNSET:
         raise _missing("SystemPrompt", "content")
@@ -11042,7 +11465,12 @@ def _s_SystemPrompt(d: Any, _: Any = None) -> SystemPrompt:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return SystemPrompt(mode=v0, content=v1, meta=v2, extra=extra)
+    o: SystemPrompt = _new(SystemPrompt)
+    o.mode = v0
+    o.content = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_SystemPrompt: Final = frozenset({"mode", "content", "_meta"})
@@ -11052,19 +11480,21 @@ def _s_Terminal(d: Any, _: Any = None) -> Terminal:
     if type(d) is not dict:
         raise _not_object("Terminal", d)
     extra = {} if d.keys() <= _K_Terminal else _extra(d, _K_Terminal)
-    v0 = d.get("type", "terminal")
-    if v0 != "terminal":
-        raise _bad("Terminal", "type", v0, '"terminal"')
-    v1 = d.get("terminalId", UNSET)
-    if v1 is UNSET:
-        raise _missing("Terminal", "terminalId")
+    if _ is not _TAGGED and d.get("type", "terminal") != "terminal":
+        raise _bad("Terminal", "type", d.get("type"), "terminal")
+    v1 = d.get("terminalId")
     if type(v1) is not str:
-        raise _bad("Terminal", "terminalId", v1, "str")
+        raise _required("Terminal", "terminalId", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return Terminal(type=v0, terminal_id=v1, meta=v2, extra=extra)
+    o: Terminal = _new(Terminal)
+    o.type = "terminal"
+    o.terminal_id = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_Terminal: Final = frozenset({"type", "terminalId", "_meta"})
@@ -11080,7 +11510,10 @@ def _s_TerminalAuthCapabilities(d: Any, _: Any = None) -> TerminalAuthCapabiliti
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return TerminalAuthCapabilities(meta=v0, extra=extra)
+    o: TerminalAuthCapabilities = _new(TerminalAuthCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_TerminalAuthCapabilities: Final = frozenset({"_meta"})
@@ -11098,7 +11531,10 @@ def _s_TerminalCancelCapabilities(d: Any, _: Any = None) -> TerminalCancelCapabi
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return TerminalCancelCapabilities(meta=v0, extra=extra)
+    o: TerminalCancelCapabilities = _new(TerminalCancelCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_TerminalCancelCapabilities: Final = frozenset({"_meta"})
@@ -11119,7 +11555,11 @@ def _s_TerminalCapabilities(d: Any, _: Any = None) -> TerminalCapabilities:
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return TerminalCapabilities(cancel=v0, meta=v1, extra=extra)
+    o: TerminalCapabilities = _new(TerminalCapabilities)
+    o.cancel = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_TerminalCapabilities: Final = frozenset({"cancel", "_meta"})
@@ -11141,7 +11581,12 @@ def _s_TerminalExitStatus(d: Any, _: Any = None) -> TerminalExitStatus:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return TerminalExitStatus(exit_code=v0, signal=v1, meta=v2, extra=extra)
+    o: TerminalExitStatus = _new(TerminalExitStatus)
+    o.exit_code = v0
+    o.signal = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_TerminalExitStatus: Final = frozenset({"exitCode", "signal", "_meta"})
@@ -11151,16 +11596,18 @@ def _s_TerminalOutput(d: Any, _: Any = None) -> TerminalOutput:
     if type(d) is not dict:
         raise _not_object("TerminalOutput", d)
     extra = {} if d.keys() <= _K_TerminalOutput else _extra(d, _K_TerminalOutput)
-    v0 = d.get("data", UNSET)
-    if v0 is UNSET:
-        raise _missing("TerminalOutput", "data")
+    v0 = d.get("data")
     if type(v0) is not str:
-        raise _bad("TerminalOutput", "data", v0, "str")
+        raise _required("TerminalOutput", "data", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return TerminalOutput(data=v0, meta=v1, extra=extra)
+    o: TerminalOutput = _new(TerminalOutput)
+    o.data = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_TerminalOutput: Final = frozenset({"data", "_meta"})
@@ -11170,24 +11617,30 @@ def _s_TerminalOutputChunk(d: Any, _: Any = None) -> TerminalOutputChunk:
     if type(d) is not dict:
         raise _not_object("TerminalOutputChunk", d)
     extra = {} if d.keys() <= _K_TerminalOutputChunk else _extra(d, _K_TerminalOutputChunk)
-    v0 = d.get("sessionUpdate", "terminal_output_chunk")
-    if v0 != "terminal_output_chunk":
-        raise _bad("TerminalOutputChunk", "sessionUpdate", v0, '"terminal_output_chunk"')
-    v1 = d.get("terminalId", UNSET)
-    if v1 is UNSET:
-        raise _missing("TerminalOutputChunk", "terminalId")
+    if (
+        _ is not _TAGGED
+        and d.get("sessionUpdate", "terminal_output_chunk") != "terminal_output_chunk"
+    ):
+        raise _bad(
+            "TerminalOutputChunk", "sessionUpdate", d.get("sessionUpdate"), "terminal_output_chunk"
+        )
+    v1 = d.get("terminalId")
     if type(v1) is not str:
-        raise _bad("TerminalOutputChunk", "terminalId", v1, "str")
-    v2 = d.get("data", UNSET)
-    if v2 is UNSET:
-        raise _missing("TerminalOutputChunk", "data")
+        raise _required("TerminalOutputChunk", "terminalId", d, "str")
+    v2 = d.get("data")
     if type(v2) is not str:
-        raise _bad("TerminalOutputChunk", "data", v2, "str")
+        raise _required("TerminalOutputChunk", "data", d, "str")
     v3 = d.get("_meta", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return TerminalOutputChunk(session_update=v0, terminal_id=v1, data=v2, meta=v3, extra=extra)
+    o: TerminalOutputChunk = _new(TerminalOutputChunk)
+    o.session_update = "terminal_output_chunk"
+    o.terminal_id = v1
+    o.data = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_TerminalOutputChunk: Final = frozenset({"sessionUpdate", "terminalId", "data", "_meta"})
@@ -11197,21 +11650,22 @@ def _s_TerminalSize(d: Any, _: Any = None) -> TerminalSize:
     if type(d) is not dict:
         raise _not_object("TerminalSize", d)
     extra = {} if d.keys() <= _K_TerminalSize else _extra(d, _K_TerminalSize)
-    v0 = d.get("cols", UNSET)
-    if v0 is UNSET:
-        raise _missing("TerminalSize", "cols")
+    v0 = d.get("cols")
     if type(v0) is not int:
-        raise _bad("TerminalSize", "cols", v0, "int")
-    v1 = d.get("rows", UNSET)
-    if v1 is UNSET:
-        raise _missing("TerminalSize", "rows")
+        raise _required("TerminalSize", "cols", d, "int")
+    v1 = d.get("rows")
     if type(v1) is not int:
-        raise _bad("TerminalSize", "rows", v1, "int")
+        raise _required("TerminalSize", "rows", d, "int")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return TerminalSize(cols=v0, rows=v1, meta=v2, extra=extra)
+    o: TerminalSize = _new(TerminalSize)
+    o.cols = v0
+    o.rows = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_TerminalSize: Final = frozenset({"cols", "rows", "_meta"})
@@ -11221,14 +11675,11 @@ def _s_TerminalUpdate(d: Any, _: Any = None) -> TerminalUpdate:
     if type(d) is not dict:
         raise _not_object("TerminalUpdate", d)
     extra = {} if d.keys() <= _K_TerminalUpdate else _extra(d, _K_TerminalUpdate)
-    v0 = d.get("sessionUpdate", "terminal_update")
-    if v0 != "terminal_update":
-        raise _bad("TerminalUpdate", "sessionUpdate", v0, '"terminal_update"')
-    v1 = d.get("terminalId", UNSET)
-    if v1 is UNSET:
-        raise _missing("TerminalUpdate", "terminalId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "terminal_update") != "terminal_update":
+        raise _bad("TerminalUpdate", "sessionUpdate", d.get("sessionUpdate"), "terminal_update")
+    v1 = d.get("terminalId")
     if type(v1) is not str:
-        raise _bad("TerminalUpdate", "terminalId", v1, "str")
+        raise _required("TerminalUpdate", "terminalId", d, "str")
     v2 = d.get("command", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["command"] = v2
@@ -11269,18 +11720,18 @@ def _s_TerminalUpdate(d: Any, _: Any = None) -> TerminalUpdate:
     if v8 is not UNSET and v8 is not None and type(v8) is not dict:
         extra["_meta"] = v8
         v8 = UNSET
-    return TerminalUpdate(
-        session_update=v0,
-        terminal_id=v1,
-        command=v2,
-        cwd=v3,
-        output=v4,
-        exit_status=v5,
-        size=v6,
-        capabilities=v7,
-        meta=v8,
-        extra=extra,
-    )
+    o: TerminalUpdate = _new(TerminalUpdate)
+    o.session_update = "terminal_update"
+    o.terminal_id = v1
+    o.command = v2
+    o.cwd = v3
+    o.output = v4
+    o.exit_status = v5
+    o.size = v6
+    o.capabilities = v7
+    o.meta = v8
+    o.extra = extra
+    return o
 
 
 _K_TerminalUpdate: Final = frozenset(
@@ -11302,19 +11753,21 @@ def _s_TextCommandInput(d: Any, _: Any = None) -> TextCommandInput:
     if type(d) is not dict:
         raise _not_object("TextCommandInput", d)
     extra = {} if d.keys() <= _K_TextCommandInput else _extra(d, _K_TextCommandInput)
-    v0 = d.get("type", "text")
-    if v0 != "text":
-        raise _bad("TextCommandInput", "type", v0, '"text"')
-    v1 = d.get("hint", UNSET)
-    if v1 is UNSET:
-        raise _missing("TextCommandInput", "hint")
+    if _ is not _TAGGED and d.get("type", "text") != "text":
+        raise _bad("TextCommandInput", "type", d.get("type"), "text")
+    v1 = d.get("hint")
     if type(v1) is not str:
-        raise _bad("TextCommandInput", "hint", v1, "str")
+        raise _required("TextCommandInput", "hint", d, "str")
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return TextCommandInput(type=v0, hint=v1, meta=v2, extra=extra)
+    o: TextCommandInput = _new(TextCommandInput)
+    o.type = "text"
+    o.hint = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_TextCommandInput: Final = frozenset({"type", "hint", "_meta"})
@@ -11324,14 +11777,11 @@ def _s_TextContent(d: Any, _: Any = None) -> TextContent:
     if type(d) is not dict:
         raise _not_object("TextContent", d)
     extra = {} if d.keys() <= _K_TextContent else _extra(d, _K_TextContent)
-    v0 = d.get("type", "text")
-    if v0 != "text":
-        raise _bad("TextContent", "type", v0, '"text"')
-    v1 = d.get("text", UNSET)
-    if v1 is UNSET:
-        raise _missing("TextContent", "text")
+    if _ is not _TAGGED and d.get("type", "text") != "text":
+        raise _bad("TextContent", "type", d.get("type"), "text")
+    v1 = d.get("text")
     if type(v1) is not str:
-        raise _bad("TextContent", "text", v1, "str")
+        raise _required("TextContent", "text", d, "str")
     v2 = d.get("annotations", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
@@ -11343,7 +11793,13 @@ def _s_TextContent(d: Any, _: Any = None) -> TextContent:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return TextContent(type=v0, text=v1, annotations=v2, meta=v3, extra=extra)
+    o: TextContent = _new(TextContent)
+    o.type = "text"
+    o.text = v1
+    o.annotations = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_TextContent: Final = frozenset({"type", "text", "annotations", "_meta"})
@@ -11353,16 +11809,12 @@ def _s_TextResourceContents(d: Any, _: Any = None) -> TextResourceContents:
     if type(d) is not dict:
         raise _not_object("TextResourceContents", d)
     extra = {} if d.keys() <= _K_TextResourceContents else _extra(d, _K_TextResourceContents)
-    v0 = d.get("text", UNSET)
-    if v0 is UNSET:
-        raise _missing("TextResourceContents", "text")
+    v0 = d.get("text")
     if type(v0) is not str:
-        raise _bad("TextResourceContents", "text", v0, "str")
-    v1 = d.get("uri", UNSET)
-    if v1 is UNSET:
-        raise _missing("TextResourceContents", "uri")
+        raise _required("TextResourceContents", "text", d, "str")
+    v1 = d.get("uri")
     if type(v1) is not str:
-        raise _bad("TextResourceContents", "uri", v1, "str")
+        raise _required("TextResourceContents", "uri", d, "str")
     v2 = d.get("mimeType", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["mimeType"] = v2
@@ -11371,7 +11823,13 @@ def _s_TextResourceContents(d: Any, _: Any = None) -> TextResourceContents:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return TextResourceContents(text=v0, uri=v1, mime_type=v2, meta=v3, extra=extra)
+    o: TextResourceContents = _new(TextResourceContents)
+    o.text = v0
+    o.uri = v1
+    o.mime_type = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_TextResourceContents: Final = frozenset({"text", "uri", "mimeType", "_meta"})
@@ -11389,7 +11847,11 @@ def _s_TitledMultiSelectItems(d: Any, _: Any = None) -> TitledMultiSelectItems:
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return TitledMultiSelectItems(any_of=v0, meta=v1, extra=extra)
+    o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
+    o.any_of = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_TitledMultiSelectItems: Final = frozenset({"anyOf", "_meta"})
@@ -11399,11 +11861,9 @@ def _s_ToolCall(d: Any, _: Any = None) -> ToolCall:
     if type(d) is not dict:
         raise _not_object("ToolCall", d)
     extra = {} if d.keys() <= _K_ToolCall else _extra(d, _K_ToolCall)
-    v0 = d.get("toolCallId", UNSET)
-    if v0 is UNSET:
-        raise _missing("ToolCall", "toolCallId")
+    v0 = d.get("toolCallId")
     if type(v0) is not str:
-        raise _bad("ToolCall", "toolCallId", v0, "str")
+        raise _required("ToolCall", "toolCallId", d, "str")
     v1 = d.get("name", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not str:
         extra["name"] = v1
@@ -11447,20 +11907,20 @@ def _s_ToolCall(d: Any, _: Any = None) -> ToolCall:
     if v10 is not UNSET and v10 is not None and type(v10) is not dict:
         extra["_meta"] = v10
         v10 = UNSET
-    return ToolCall(
-        tool_call_id=v0,
-        name=v1,
-        title=v2,
-        kind=v3,
-        status=v4,
-        content=v5,
-        locations=v6,
-        raw_input=v7,
-        raw_output=v8,
-        capabilities=v9,
-        meta=v10,
-        extra=extra,
-    )
+    o: ToolCall = _new(ToolCall)
+    o.tool_call_id = v0
+    o.name = v1
+    o.title = v2
+    o.kind = v3
+    o.status = v4
+    o.content = v5
+    o.locations = v6
+    o.raw_input = v7
+    o.raw_output = v8
+    o.capabilities = v9
+    o.meta = v10
+    o.extra = extra
+    return o
 
 
 _K_ToolCall: Final = frozenset(
@@ -11492,7 +11952,10 @@ def _s_ToolCallCancelCapabilities(d: Any, _: Any = None) -> ToolCallCancelCapabi
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return ToolCallCancelCapabilities(meta=v0, extra=extra)
+    o: ToolCallCancelCapabilities = _new(ToolCallCancelCapabilities)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_ToolCallCancelCapabilities: Final = frozenset({"_meta"})
@@ -11513,7 +11976,11 @@ def _s_ToolCallCapabilities(d: Any, _: Any = None) -> ToolCallCapabilities:
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return ToolCallCapabilities(cancel=v0, meta=v1, extra=extra)
+    o: ToolCallCapabilities = _new(ToolCallCapabilities)
+    o.cancel = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_ToolCallCapabilities: Final = frozenset({"cancel", "_meta"})
@@ -11523,14 +11990,19 @@ def _s_ToolCallContentChunk(d: Any, _: Any = None) -> ToolCallContentChunk:
     if type(d) is not dict:
         raise _not_object("ToolCallContentChunk", d)
     extra = {} if d.keys() <= _K_ToolCallContentChunk else _extra(d, _K_ToolCallContentChunk)
-    v0 = d.get("sessionUpdate", "tool_call_content_chunk")
-    if v0 != "tool_call_content_chunk":
-        raise _bad("ToolCallContentChunk", "sessionUpdate", v0, '"tool_call_content_chunk"')
-    v1 = d.get("toolCallId", UNSET)
-    if v1 is UNSET:
-        raise _missing("ToolCallContentChunk", "toolCallId")
+    if (
+        _ is not _TAGGED
+        and d.get("sessionUpdate", "tool_call_content_chunk") != "tool_call_content_chunk"
+    ):
+        raise _bad(
+            "ToolCallContentChunk",
+            "sessionUpdate",
+            d.get("sessionUpdate"),
+            "tool_call_content_chunk",
+        )
+    v1 = d.get("toolCallId")
     if type(v1) is not str:
-        raise _bad("ToolCallContentChunk", "toolCallId", v1, "str")
+        raise _required("ToolCallContentChunk", "toolCallId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is UNSET:
         raise _missing("ToolCallContentChunk", "content")
@@ -11539,9 +12011,13 @@ def _s_ToolCallContentChunk(d: Any, _: Any = None) -> ToolCallContentChunk:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return ToolCallContentChunk(
-        session_update=v0, tool_call_id=v1, content=v2, meta=v3, extra=extra
-    )
+    o: ToolCallContentChunk = _new(ToolCallContentChunk)
+    o.session_update = "tool_call_content_chunk"
+    o.tool_call_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_ToolCallContentChunk: Final = frozenset({"sessionUpdate", "toolCallId", "content", "_meta"})
@@ -11551,11 +12027,9 @@ def _s_ToolCallLocation(d: Any, _: Any = None) -> ToolCallLocation:
     if type(d) is not dict:
         raise _not_object("ToolCallLocation", d)
     extra = {} if d.keys() <= _K_ToolCallLocation else _extra(d, _K_ToolCallLocation)
-    v0 = d.get("path", UNSET)
-    if v0 is UNSET:
-        raise _missing("ToolCallLocation", "path")
+    v0 = d.get("path")
     if type(v0) is not str:
-        raise _bad("ToolCallLocation", "path", v0, "str")
+        raise _required("ToolCallLocation", "path", d, "str")
     v1 = d.get("line", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not int:
         extra["line"] = v1
@@ -11564,7 +12038,12 @@ def _s_ToolCallLocation(d: Any, _: Any = None) -> ToolCallLocation:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ToolCallLocation(path=v0, line=v1, meta=v2, extra=extra)
+    o: ToolCallLocation = _new(ToolCallLocation)
+    o.path = v0
+    o.line = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ToolCallLocation: Final = frozenset({"path", "line", "_meta"})
@@ -11576,9 +12055,8 @@ def _s_ToolCallPermissionSubject(d: Any, _: Any = None) -> ToolCallPermissionSub
     extra = (
         {} if d.keys() <= _K_ToolCallPermissionSubject else _extra(d, _K_ToolCallPermissionSubject)
     )
-    v0 = d.get("type", "tool_call")
-    if v0 != "tool_call":
-        raise _bad("ToolCallPermissionSubject", "type", v0, '"tool_call"')
+    if _ is not _TAGGED and d.get("type", "tool_call") != "tool_call":
+        raise _bad("ToolCallPermissionSubject", "type", d.get("type"), "tool_call")
     v1 = d.get("toolCall", UNSET)
     if v1 is UNSET:
         raise _missing("ToolCallPermissionSubject", "toolCall")
@@ -11587,7 +12065,12 @@ def _s_ToolCallPermissionSubject(d: Any, _: Any = None) -> ToolCallPermissionSub
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return ToolCallPermissionSubject(type=v0, tool_call=v1, meta=v2, extra=extra)
+    o: ToolCallPermissionSubject = _new(ToolCallPermissionSubject)
+    o.type = "tool_call"
+    o.tool_call = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_ToolCallPermissionSubject: Final = frozenset({"type", "toolCall", "_meta"})
@@ -11597,14 +12080,11 @@ def _s_ToolCallUpdate(d: Any, _: Any = None) -> ToolCallUpdate:
     if type(d) is not dict:
         raise _not_object("ToolCallUpdate", d)
     extra = {} if d.keys() <= _K_ToolCallUpdate else _extra(d, _K_ToolCallUpdate)
-    v0 = d.get("sessionUpdate", "tool_call_update")
-    if v0 != "tool_call_update":
-        raise _bad("ToolCallUpdate", "sessionUpdate", v0, '"tool_call_update"')
-    v1 = d.get("toolCallId", UNSET)
-    if v1 is UNSET:
-        raise _missing("ToolCallUpdate", "toolCallId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "tool_call_update") != "tool_call_update":
+        raise _bad("ToolCallUpdate", "sessionUpdate", d.get("sessionUpdate"), "tool_call_update")
+    v1 = d.get("toolCallId")
     if type(v1) is not str:
-        raise _bad("ToolCallUpdate", "toolCallId", v1, "str")
+        raise _required("ToolCallUpdate", "toolCallId", d, "str")
     v2 = d.get("name", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not str:
         extra["name"] = v2
@@ -11648,21 +12128,21 @@ def _s_ToolCallUpdate(d: Any, _: Any = None) -> ToolCallUpdate:
     if v11 is not UNSET and v11 is not None and type(v11) is not dict:
         extra["_meta"] = v11
         v11 = UNSET
-    return ToolCallUpdate(
-        session_update=v0,
-        tool_call_id=v1,
-        name=v2,
-        title=v3,
-        kind=v4,
-        status=v5,
-        content=v6,
-        locations=v7,
-        raw_input=v8,
-        raw_output=v9,
-        capabilities=v10,
-        meta=v11,
-        extra=extra,
-    )
+    o: ToolCallUpdate = _new(ToolCallUpdate)
+    o.session_update = "tool_call_update"
+    o.tool_call_id = v1
+    o.name = v2
+    o.title = v3
+    o.kind = v4
+    o.status = v5
+    o.content = v6
+    o.locations = v7
+    o.raw_input = v8
+    o.raw_output = v9
+    o.capabilities = v10
+    o.meta = v11
+    o.extra = extra
+    return o
 
 
 _K_ToolCallUpdate: Final = frozenset(
@@ -11687,16 +12167,18 @@ def _s_UnarchiveSessionRequest(d: Any, _: Any = None) -> UnarchiveSessionRequest
     if type(d) is not dict:
         raise _not_object("UnarchiveSessionRequest", d)
     extra = {} if d.keys() <= _K_UnarchiveSessionRequest else _extra(d, _K_UnarchiveSessionRequest)
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("UnarchiveSessionRequest", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("UnarchiveSessionRequest", "sessionId", v0, "str")
+        raise _required("UnarchiveSessionRequest", "sessionId", d, "str")
     v1 = d.get("_meta", UNSET)
     if v1 is not UNSET and v1 is not None and type(v1) is not dict:
         extra["_meta"] = v1
         v1 = UNSET
-    return UnarchiveSessionRequest(session_id=v0, meta=v1, extra=extra)
+    o: UnarchiveSessionRequest = _new(UnarchiveSessionRequest)
+    o.session_id = v0
+    o.meta = v1
+    o.extra = extra
+    return o
 
 
 _K_UnarchiveSessionRequest: Final = frozenset({"sessionId", "_meta"})
@@ -11712,7 +12194,10 @@ def _s_UnarchiveSessionResponse(d: Any, _: Any = None) -> UnarchiveSessionRespon
     if v0 is not UNSET and v0 is not None and type(v0) is not dict:
         extra["_meta"] = v0
         v0 = UNSET
-    return UnarchiveSessionResponse(meta=v0, extra=extra)
+    o: UnarchiveSessionResponse = _new(UnarchiveSessionResponse)
+    o.meta = v0
+    o.extra = extra
+    return o
 
 
 _K_UnarchiveSessionResponse: Final = frozenset({"_meta"})
@@ -11722,9 +12207,8 @@ def _s_UnknownState(d: Any, _: Any = None) -> UnknownState:
     if type(d) is not dict:
         raise _not_object("UnknownState", d)
     extra = {} if d.keys() <= _K_UnknownState else _extra(d, _K_UnknownState)
-    v0 = d.get("state", "unknown")
-    if v0 != "unknown":
-        raise _bad("UnknownState", "state", v0, '"unknown"')
+    if _ is not _TAGGED and d.get("state", "unknown") != "unknown":
+        raise _bad("UnknownState", "state", d.get("state"), "unknown")
     v1 = d.get("background", UNSET)
     if v1 is not UNSET and v1 is not None:
         try:
@@ -11736,7 +12220,12 @@ def _s_UnknownState(d: Any, _: Any = None) -> UnknownState:
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return UnknownState(state=v0, background=v1, meta=v2, extra=extra)
+    o: UnknownState = _new(UnknownState)
+    o.state = "unknown"
+    o.background = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_UnknownState: Final = frozenset({"state", "background", "_meta"})
@@ -11746,12 +12235,10 @@ def _s_UnknownStateUpdate(d: Any, _: Any = None) -> UnknownStateUpdate:
     if type(d) is not dict:
         raise _not_object("UnknownStateUpdate", d)
     extra = {} if d.keys() <= _K_UnknownStateUpdate else _extra(d, _K_UnknownStateUpdate)
-    v0 = d.get("sessionUpdate", "state_update")
-    if v0 != "state_update":
-        raise _bad("UnknownStateUpdate", "sessionUpdate", v0, '"state_update"')
-    v1 = d.get("state", "unknown")
-    if v1 != "unknown":
-        raise _bad("UnknownStateUpdate", "state", v1, '"unknown"')
+    if _ is not _TAGGED and d.get("sessionUpdate", "state_update") != "state_update":
+        raise _bad("UnknownStateUpdate", "sessionUpdate", d.get("sessionUpdate"), "state_update")
+    if _ is not _TAGGED and d.get("state", "unknown") != "unknown":
+        raise _bad("UnknownStateUpdate", "state", d.get("state"), "unknown")
     v2 = d.get("background", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
@@ -11763,7 +12250,13 @@ def _s_UnknownStateUpdate(d: Any, _: Any = None) -> UnknownStateUpdate:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return UnknownStateUpdate(session_update=v0, state=v1, background=v2, meta=v3, extra=extra)
+    o: UnknownStateUpdate = _new(UnknownStateUpdate)
+    o.session_update = "state_update"
+    o.state = "unknown"
+    o.background = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_UnknownStateUpdate: Final = frozenset({"sessionUpdate", "state", "background", "_meta"})
@@ -11947,11 +12440,9 @@ def _s_UnsupportedProtocolVersionErrorData(
         if d.keys() <= _K_UnsupportedProtocolVersionErrorData
         else _extra(d, _K_UnsupportedProtocolVersionErrorData)
     )
-    v0 = d.get("requested", UNSET)
-    if v0 is UNSET:
-        raise _missing("UnsupportedProtocolVersionErrorData", "requested")
+    v0 = d.get("requested")
     if type(v0) is not int:
-        raise _bad("UnsupportedProtocolVersionErrorData", "requested", v0, "int")
+        raise _required("UnsupportedProtocolVersionErrorData", "requested", d, "int")
     v1 = d.get("supported", UNSET)
     if v1 is UNSET:
         raise _missing("UnsupportedProtocolVersionErrorData", "supported")
@@ -11960,7 +12451,12 @@ def _s_UnsupportedProtocolVersionErrorData(
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return UnsupportedProtocolVersionErrorData(requested=v0, supported=v1, meta=v2, extra=extra)
+    o: UnsupportedProtocolVersionErrorData = _new(UnsupportedProtocolVersionErrorData)
+    o.requested = v0
+    o.supported = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_UnsupportedProtocolVersionErrorData: Final = frozenset({"requested", "supported", "_meta"})
@@ -11972,11 +12468,9 @@ def _s_UpdateSessionNotification(d: Any, _: Any = None) -> UpdateSessionNotifica
     extra = (
         {} if d.keys() <= _K_UpdateSessionNotification else _extra(d, _K_UpdateSessionNotification)
     )
-    v0 = d.get("sessionId", UNSET)
-    if v0 is UNSET:
-        raise _missing("UpdateSessionNotification", "sessionId")
+    v0 = d.get("sessionId")
     if type(v0) is not str:
-        raise _bad("UpdateSessionNotification", "sessionId", v0, "str")
+        raise _required("UpdateSessionNotification", "sessionId", d, "str")
     v1 = d.get("update", UNSET)
     if v1 is UNSET:
         raise _missing("UpdateSessionNotification", "update")
@@ -11985,7 +12479,12 @@ def _s_UpdateSessionNotification(d: Any, _: Any = None) -> UpdateSessionNotifica
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
         v2 = UNSET
-    return UpdateSessionNotification(session_id=v0, update=v1, meta=v2, extra=extra)
+    o: UpdateSessionNotification = _new(UpdateSessionNotification)
+    o.session_id = v0
+    o.update = v1
+    o.meta = v2
+    o.extra = extra
+    return o
 
 
 _K_UpdateSessionNotification: Final = frozenset({"sessionId", "update", "_meta"})
@@ -11995,21 +12494,15 @@ def _s_Usage(d: Any, _: Any = None) -> Usage:
     if type(d) is not dict:
         raise _not_object("Usage", d)
     extra = {} if d.keys() <= _K_Usage else _extra(d, _K_Usage)
-    v0 = d.get("totalTokens", UNSET)
-    if v0 is UNSET:
-        raise _missing("Usage", "totalTokens")
+    v0 = d.get("totalTokens")
     if type(v0) is not int:
-        raise _bad("Usage", "totalTokens", v0, "int")
-    v1 = d.get("inputTokens", UNSET)
-    if v1 is UNSET:
-        raise _missing("Usage", "inputTokens")
+        raise _required("Usage", "totalTokens", d, "int")
+    v1 = d.get("inputTokens")
     if type(v1) is not int:
-        raise _bad("Usage", "inputTokens", v1, "int")
-    v2 = d.get("outputTokens", UNSET)
-    if v2 is UNSET:
-        raise _missing("Usage", "outputTokens")
+        raise _required("Usage", "inputTokens", d, "int")
+    v2 = d.get("outputTokens")
     if type(v2) is not int:
-        raise _bad("Usage", "outputTokens", v2, "int")
+        raise _required("Usage", "outputTokens", d, "int")
     v3 = d.get("thoughtTokens", UNSET)
     if v3 is not UNSET and v3 is not None and type(v3) is not int:
         extra["thoughtTokens"] = v3
@@ -12026,16 +12519,16 @@ def _s_Usage(d: Any, _: Any = None) -> Usage:
     if v6 is not UNSET and v6 is not None and type(v6) is not dict:
         extra["_meta"] = v6
         v6 = UNSET
-    return Usage(
-        total_tokens=v0,
-        input_tokens=v1,
-        output_tokens=v2,
-        thought_tokens=v3,
-        cached_read_tokens=v4,
-        cached_write_tokens=v5,
-        meta=v6,
-        extra=extra,
-    )
+    o: Usage = _new(Usage)
+    o.total_tokens = v0
+    o.input_tokens = v1
+    o.output_tokens = v2
+    o.thought_tokens = v3
+    o.cached_read_tokens = v4
+    o.cached_write_tokens = v5
+    o.meta = v6
+    o.extra = extra
+    return o
 
 
 _K_Usage: Final = frozenset(
@@ -12055,19 +12548,14 @@ def _s_UsageUpdate(d: Any, _: Any = None) -> UsageUpdate:
     if type(d) is not dict:
         raise _not_object("UsageUpdate", d)
     extra = {} if d.keys() <= _K_UsageUpdate else _extra(d, _K_UsageUpdate)
-    v0 = d.get("sessionUpdate", "usage_update")
-    if v0 != "usage_update":
-        raise _bad("UsageUpdate", "sessionUpdate", v0, '"usage_update"')
-    v1 = d.get("used", UNSET)
-    if v1 is UNSET:
-        raise _missing("UsageUpdate", "used")
+    if _ is not _TAGGED and d.get("sessionUpdate", "usage_update") != "usage_update":
+        raise _bad("UsageUpdate", "sessionUpdate", d.get("sessionUpdate"), "usage_update")
+    v1 = d.get("used")
     if type(v1) is not int:
-        raise _bad("UsageUpdate", "used", v1, "int")
-    v2 = d.get("size", UNSET)
-    if v2 is UNSET:
-        raise _missing("UsageUpdate", "size")
+        raise _required("UsageUpdate", "used", d, "int")
+    v2 = d.get("size")
     if type(v2) is not int:
-        raise _bad("UsageUpdate", "size", v2, "int")
+        raise _required("UsageUpdate", "size", d, "int")
     v3 = d.get("cost", UNSET)
     if v3 is not UNSET and v3 is not None:
         try:
@@ -12079,7 +12567,14 @@ def _s_UsageUpdate(d: Any, _: Any = None) -> UsageUpdate:
     if v4 is not UNSET and v4 is not None and type(v4) is not dict:
         extra["_meta"] = v4
         v4 = UNSET
-    return UsageUpdate(session_update=v0, used=v1, size=v2, cost=v3, meta=v4, extra=extra)
+    o: UsageUpdate = _new(UsageUpdate)
+    o.session_update = "usage_update"
+    o.used = v1
+    o.size = v2
+    o.cost = v3
+    o.meta = v4
+    o.extra = extra
+    return o
 
 
 _K_UsageUpdate: Final = frozenset({"sessionUpdate", "used", "size", "cost", "_meta"})
@@ -12089,14 +12584,11 @@ def _s_UserMessage(d: Any, _: Any = None) -> UserMessage:
     if type(d) is not dict:
         raise _not_object("UserMessage", d)
     extra = {} if d.keys() <= _K_UserMessage else _extra(d, _K_UserMessage)
-    v0 = d.get("sessionUpdate", "user_message")
-    if v0 != "user_message":
-        raise _bad("UserMessage", "sessionUpdate", v0, '"user_message"')
-    v1 = d.get("messageId", UNSET)
-    if v1 is UNSET:
-        raise _missing("UserMessage", "messageId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "user_message") != "user_message":
+        raise _bad("UserMessage", "sessionUpdate", d.get("sessionUpdate"), "user_message")
+    v1 = d.get("messageId")
     if type(v1) is not str:
-        raise _bad("UserMessage", "messageId", v1, "str")
+        raise _required("UserMessage", "messageId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
@@ -12108,7 +12600,13 @@ def _s_UserMessage(d: Any, _: Any = None) -> UserMessage:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return UserMessage(session_update=v0, message_id=v1, content=v2, meta=v3, extra=extra)
+    o: UserMessage = _new(UserMessage)
+    o.session_update = "user_message"
+    o.message_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_UserMessage: Final = frozenset({"sessionUpdate", "messageId", "content", "_meta"})
@@ -12118,14 +12616,13 @@ def _s_UserMessageChunk(d: Any, _: Any = None) -> UserMessageChunk:
     if type(d) is not dict:
         raise _not_object("UserMessageChunk", d)
     extra = {} if d.keys() <= _K_UserMessageChunk else _extra(d, _K_UserMessageChunk)
-    v0 = d.get("sessionUpdate", "user_message_chunk")
-    if v0 != "user_message_chunk":
-        raise _bad("UserMessageChunk", "sessionUpdate", v0, '"user_message_chunk"')
-    v1 = d.get("messageId", UNSET)
-    if v1 is UNSET:
-        raise _missing("UserMessageChunk", "messageId")
+    if _ is not _TAGGED and d.get("sessionUpdate", "user_message_chunk") != "user_message_chunk":
+        raise _bad(
+            "UserMessageChunk", "sessionUpdate", d.get("sessionUpdate"), "user_message_chunk"
+        )
+    v1 = d.get("messageId")
     if type(v1) is not str:
-        raise _bad("UserMessageChunk", "messageId", v1, "str")
+        raise _required("UserMessageChunk", "messageId", d, "str")
     v2 = d.get("content", UNSET)
     if v2 is UNSET:
         raise _missing("UserMessageChunk", "content")
@@ -12134,7 +12631,13 @@ def _s_UserMessageChunk(d: Any, _: Any = None) -> UserMessageChunk:
     if v3 is not UNSET and v3 is not None and type(v3) is not dict:
         extra["_meta"] = v3
         v3 = UNSET
-    return UserMessageChunk(session_update=v0, message_id=v1, content=v2, meta=v3, extra=extra)
+    o: UserMessageChunk = _new(UserMessageChunk)
+    o.session_update = "user_message_chunk"
+    o.message_id = v1
+    o.content = v2
+    o.meta = v3
+    o.extra = extra
+    return o
 
 
 _K_UserMessageChunk: Final = frozenset({"sessionUpdate", "messageId", "content", "_meta"})
@@ -12147,7 +12650,7 @@ def _s_AuthMethod(d: Any, _: Any = None) -> AuthMethod:
     fn = _T_AuthMethod.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedAuthMethod(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_AvailableCommand(d: Any, _: Any = None) -> AvailableCommand:
@@ -12157,7 +12660,7 @@ def _s_AvailableCommand(d: Any, _: Any = None) -> AvailableCommand:
     fn = _T_AvailableCommand.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedAvailableCommand(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_AvailableCommandInput(d: Any, _: Any = None) -> AvailableCommandInput:
@@ -12167,7 +12670,7 @@ def _s_AvailableCommandInput(d: Any, _: Any = None) -> AvailableCommandInput:
     fn = _T_AvailableCommandInput.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedAvailableCommandInput(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_BackgroundWork(d: Any, _: Any = None) -> BackgroundWork:
@@ -12177,7 +12680,7 @@ def _s_BackgroundWork(d: Any, _: Any = None) -> BackgroundWork:
     fn = _T_BackgroundWork.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedBackgroundWork(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_ContentBlock(d: Any, _: Any = None) -> ContentBlock:
@@ -12187,7 +12690,7 @@ def _s_ContentBlock(d: Any, _: Any = None) -> ContentBlock:
     fn = _T_ContentBlock.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedContentBlock(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_ElicitationPropertySchema(d: Any, _: Any = None) -> ElicitationPropertySchema:
@@ -12197,7 +12700,7 @@ def _s_ElicitationPropertySchema(d: Any, _: Any = None) -> ElicitationPropertySc
     fn = _T_ElicitationPropertySchema.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedElicitationPropertySchema(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_EmbeddedResourceResource(d: Any, _: Any = None) -> EmbeddedResourceResource:
@@ -12219,7 +12722,7 @@ def _s_McpServer(d: Any, _: Any = None) -> McpServer:
     fn = _T_McpServer.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedMcpServer(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_MultiSelectItems(d: Any, _: Any = None) -> MultiSelectItems:
@@ -12234,7 +12737,7 @@ def _s_MultiSelectItems(d: Any, _: Any = None) -> MultiSelectItems:
             except WireError:
                 pass
         return _s_UnrecognizedMultiSelectItems(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_PlanUpdateContent(d: Any, _: Any = None) -> PlanUpdateContent:
@@ -12244,7 +12747,7 @@ def _s_PlanUpdateContent(d: Any, _: Any = None) -> PlanUpdateContent:
     fn = _T_PlanUpdateContent.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedPlanUpdateContent(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_ReplayFrom(d: Any, _: Any = None) -> ReplayFrom:
@@ -12254,7 +12757,7 @@ def _s_ReplayFrom(d: Any, _: Any = None) -> ReplayFrom:
     fn = _T_ReplayFrom.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedReplayFrom(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_RequestPermissionOutcome(d: Any, _: Any = None) -> RequestPermissionOutcome:
@@ -12264,7 +12767,7 @@ def _s_RequestPermissionOutcome(d: Any, _: Any = None) -> RequestPermissionOutco
     fn = _T_RequestPermissionOutcome.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedRequestPermissionOutcome(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_RequestPermissionSubject(d: Any, _: Any = None) -> RequestPermissionSubject:
@@ -12274,7 +12777,7 @@ def _s_RequestPermissionSubject(d: Any, _: Any = None) -> RequestPermissionSubje
     fn = _T_RequestPermissionSubject.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedRequestPermissionSubject(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_SessionConfigSelectOptions(d: Any, _: Any = None) -> SessionConfigSelectOptions:
@@ -12300,7 +12803,7 @@ def _s_SessionUpdate(d: Any, _: Any = None) -> SessionUpdate:
             return UnrecognizedSessionUpdate(session_update="", raw=d, error=msg)
         return _s_UnrecognizedSessionUpdate(d)
     try:
-        return fn(d)  # type: ignore[no-any-return]
+        return fn(d, _TAGGED)  # type: ignore[no-any-return]
     except WireError as exc:
         return UnrecognizedSessionUpdate(session_update=tag, raw=d, error=str(exc))
 
@@ -12312,7 +12815,7 @@ def _s_StateUpdate(d: Any, _: Any = None) -> StateUpdate:
     fn = _T_StateUpdate.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedState(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_StateUpdateAsStateUpdate(d: Any, _: Any = None) -> StateUpdateAsStateUpdate:
@@ -12322,7 +12825,7 @@ def _s_StateUpdateAsStateUpdate(d: Any, _: Any = None) -> StateUpdateAsStateUpda
     fn = _T_StateUpdateAsStateUpdate.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedStateUpdate(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
 def _s_ToolCallContent(d: Any, _: Any = None) -> ToolCallContent:
@@ -12332,55 +12835,59 @@ def _s_ToolCallContent(d: Any, _: Any = None) -> ToolCallContent:
     fn = _T_ToolCallContent.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedToolCallContent(d)
-    return fn(d)  # type: ignore[no-any-return]
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
-_T_AuthMethod: Final[dict[str, Callable[[Any], Any]]] = {
+_T_AuthMethod: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "terminal": _s_AuthMethodTerminal,
     "agent": _s_AuthMethodAgent,
 }
-_T_AvailableCommand: Final[dict[str, Callable[[Any], Any]]] = {"command": _s_Command}
-_T_AvailableCommandInput: Final[dict[str, Callable[[Any], Any]]] = {"text": _s_TextCommandInput}
-_T_BackgroundWork: Final[dict[str, Callable[[Any], Any]]] = {
+_T_AvailableCommand: Final[dict[str, Callable[[Any, Any], Any]]] = {"command": _s_Command}
+_T_AvailableCommandInput: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "text": _s_TextCommandInput
+}
+_T_BackgroundWork: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "terminal": _s_BackgroundTerminal,
     "tool_call": _s_BackgroundToolCall,
     "subagent": _s_BackgroundSubagent,
 }
-_T_ContentBlock: Final[dict[str, Callable[[Any], Any]]] = {
+_T_ContentBlock: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "text": _s_TextContent,
     "image": _s_ImageContent,
     "audio": _s_AudioContent,
     "resource_link": _s_ResourceLink,
     "resource": _s_EmbeddedResource,
 }
-_T_ElicitationPropertySchema: Final[dict[str, Callable[[Any], Any]]] = {
+_T_ElicitationPropertySchema: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "string": _s_StringPropertySchema,
     "number": _s_NumberPropertySchema,
     "integer": _s_IntegerPropertySchema,
     "boolean": _s_BooleanPropertySchema,
     "array": _s_MultiSelectPropertySchema,
 }
-_T_McpServer: Final[dict[str, Callable[[Any], Any]]] = {
+_T_McpServer: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "http": _s_McpServerHttp,
     "acp": _s_McpServerAcp,
     "stdio": _s_McpServerStdio,
 }
-_T_MultiSelectItems: Final[dict[str, Callable[[Any], Any]]] = {"string": _s_StringMultiSelectItems}
-_T_PlanUpdateContent: Final[dict[str, Callable[[Any], Any]]] = {
+_T_MultiSelectItems: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "string": _s_StringMultiSelectItems
+}
+_T_PlanUpdateContent: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "items": _s_PlanItems,
     "file": _s_PlanFile,
     "markdown": _s_PlanMarkdown,
 }
-_T_ReplayFrom: Final[dict[str, Callable[[Any], Any]]] = {"start": _s_ReplayFromStart}
-_T_RequestPermissionOutcome: Final[dict[str, Callable[[Any], Any]]] = {
+_T_ReplayFrom: Final[dict[str, Callable[[Any, Any], Any]]] = {"start": _s_ReplayFromStart}
+_T_RequestPermissionOutcome: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "cancelled": _s_CancelledPermissionOutcome,
     "selected": _s_SelectedPermissionOutcome,
 }
-_T_RequestPermissionSubject: Final[dict[str, Callable[[Any], Any]]] = {
+_T_RequestPermissionSubject: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "tool_call": _s_ToolCallPermissionSubject,
     "command": _s_CommandPermissionSubject,
 }
-_T_SessionUpdate: Final[dict[str, Callable[[Any], Any]]] = {
+_T_SessionUpdate: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "user_message_chunk": _s_UserMessageChunk,
     "user_message": _s_UserMessage,
     "agent_message_chunk": _s_AgentMessageChunk,
@@ -12405,19 +12912,19 @@ _T_SessionUpdate: Final[dict[str, Callable[[Any], Any]]] = {
     "session_message": _s_SessionMessage,
     "session_message_chunk": _s_SessionMessageChunk,
 }
-_T_StateUpdate: Final[dict[str, Callable[[Any], Any]]] = {
+_T_StateUpdate: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "running": _s_RunningState,
     "idle": _s_IdleState,
     "requires_action": _s_RequiresActionState,
     "unknown": _s_UnknownState,
 }
-_T_StateUpdateAsStateUpdate: Final[dict[str, Callable[[Any], Any]]] = {
+_T_StateUpdateAsStateUpdate: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "running": _s_RunningStateUpdate,
     "idle": _s_IdleStateUpdate,
     "requires_action": _s_RequiresActionStateUpdate,
     "unknown": _s_UnknownStateUpdate,
 }
-_T_ToolCallContent: Final[dict[str, Callable[[Any], Any]]] = {
+_T_ToolCallContent: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "content": _s_Content,
     "diff": _s_Diff,
     "terminal": _s_Terminal,

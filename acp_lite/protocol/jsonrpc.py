@@ -95,7 +95,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
 """Every ACP method of the schema (including drafts) -> :class:`MethodSpec`."""
 
 
-@attrs.frozen
+@attrs.define
 class ErrorObject:
     """The ``error`` member of an error response."""
 
@@ -105,7 +105,7 @@ class ErrorObject:
     """``UNSET`` when the error had no ``data`` member."""
 
 
-@attrs.frozen
+@attrs.define
 class Request:
     """A request: expects a response with the same ``id``."""
 
@@ -117,7 +117,7 @@ class Request:
     """The params as decoded from the wire (``UNSET`` for locally built messages)."""
 
 
-@attrs.frozen
+@attrs.define
 class Notification:
     """A notification: no response."""
 
@@ -128,7 +128,7 @@ class Notification:
     """The params dict as decoded (session/update keeps raw payloads without re-encoding)."""
 
 
-@attrs.frozen
+@attrs.define
 class Response:
     """A success response. ``result`` is raw JSON (see ``METHODS[method].result``)."""
 
@@ -136,7 +136,7 @@ class Response:
     result: Any
 
 
-@attrs.frozen
+@attrs.define
 class ErrorResponse:
     """An error response; ``id`` is ``None`` when the request id was unknown."""
 
@@ -144,7 +144,7 @@ class ErrorResponse:
     error: ErrorObject
 
 
-@attrs.frozen
+@attrs.define
 class InvalidMessage:
     """A line or batch element that is not a valid message. A value, never raised.
 
@@ -167,8 +167,7 @@ Message: TypeAlias = Request | Notification | Response | ErrorResponse | Invalid
 _Loads: TypeAlias = Callable[[bytes | str], Any]
 
 
-def _std_loads(line: bytes | str) -> Any:
-    return json.loads(line)
+_std_loads: _Loads = json.loads
 
 
 def _std_dumps(obj: Any) -> bytes:
@@ -232,6 +231,24 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
         # JSONDecodeError and UnicodeDecodeError are ValueErrors.
         return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
     if type(obj) is dict:
+        method = obj.get("method")
+        if "id" not in obj and type(method) is str and obj.get("jsonrpc") == "2.0":
+            # Hot path, inlined: a notification (every session/update). Anything
+            # unusual falls through to decode_value, which builds the error.
+            raw = obj.get("params", UNSET)
+            structure = _PARAMS.get(method)
+            if structure is not None:
+                try:
+                    params = structure({} if raw is UNSET else raw)
+                except WireError:
+                    return decode_value(obj)
+            elif raw is UNSET or type(raw) is dict or type(raw) is list:
+                params = raw
+            else:
+                return decode_value(obj)
+            msg: Notification = _new(Notification)
+            msg.method, msg.params, msg.raw_params = method, params, raw
+            return msg
         return decode_value(obj)
     if type(obj) is list:
         if not obj:  # JSON-RPC 2.0 section 6: an empty batch is one invalid request
@@ -277,20 +294,14 @@ def _decode_call(d: dict[str, Any], method: Any, id: Any) -> Message:
         return _invalid(
             ErrorCode.INVALID_REQUEST, "Invalid Request: method must be a string", d, id
         )
-    is_request = id is not UNSET
-    # ACP: a request id is a string or an integer and MUST NOT be null (schema RequestId).
-    if is_request and type(id) is not int and type(id) is not str:
-        return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: bad id", d, None, method)
     raw = d.get("params", UNSET)
+    structure = _PARAMS.get(method)
     params = raw
-    spec = METHODS.get(method)
-    if spec is not None and spec.params is not None:
-        if raw is UNSET:
-            raw_for_struct: Any = {}
-        else:
-            raw_for_struct = raw
+    if structure is not None:
         try:
-            params = g.STRUCTURE[spec.params](raw_for_struct, None)
+            # Absent params of a known method are validated as {} (every ACP params
+            # type is an object); re-encoding then emits "params": {...}.
+            params = structure({} if raw is UNSET else raw)
         except WireError as exc:
             return _invalid(
                 ErrorCode.INVALID_PARAMS, f"Invalid params for {method}: {exc}", d, id, method
@@ -299,9 +310,22 @@ def _decode_call(d: dict[str, Any], method: Any, id: Any) -> Message:
         return _invalid(
             ErrorCode.INVALID_REQUEST, "Invalid Request: params must be structured", d, id, method
         )
-    if is_request:
-        return Request(id, method, params, raw)
-    return Notification(method, params, raw)
+    if id is UNSET:
+        # Hot path (every session/update): skip the keyword __init__.
+        msg: Notification = _new(Notification)
+        msg.method, msg.params, msg.raw_params = method, params, raw
+        return msg
+    # ACP: a request id is a string or an integer and MUST NOT be null (schema RequestId).
+    if type(id) is not int and type(id) is not str:
+        return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: bad id", d, None, method)
+    return Request(id, method, params, raw)
+
+
+_new: Any = object.__new__
+# method -> structure function of its params (one dict lookup on the hot path).
+_PARAMS: Final[dict[str, Callable[..., Any]]] = {
+    m: g.STRUCTURE[spec.params] for m, spec in METHODS.items() if spec.params is not None
+}
 
 
 # ------------------------------------------------------------------ encoding

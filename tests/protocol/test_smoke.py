@@ -90,3 +90,21 @@ def test_update_without_tag_is_kept_with_error() -> None:
 def test_non_object_raises_wire_error() -> None:
     with pytest.raises(WireError):
         structure_update([1, 2])
+
+
+def test_variant_structured_directly_checks_its_tag() -> None:
+    wire = {
+        "sessionUpdate": "agent_message",
+        "messageId": "m",
+        "content": {"type": "text", "text": "x"},
+    }
+    with pytest.raises(WireError, match="sessionUpdate"):
+        converter.structure(wire, AgentMessageChunk)
+    with pytest.raises(WireError, match="messageId"):
+        converter.structure({"content": {"type": "text", "text": "x"}}, AgentMessageChunk)
+    with pytest.raises(WireError, match="expected str"):
+        converter.structure({"text": 1}, TextContent)
+    direct = converter.structure(
+        {"messageId": "m", "content": {"type": "text", "text": "x"}}, AgentMessageChunk
+    )
+    assert direct.session_update == "agent_message_chunk"
