@@ -303,19 +303,27 @@ class Agent:
             self.reply_error(held.request_id, cancelled_error())
 
     def cancel_request(self, request_id: Any) -> None:
-        """``$/cancel_request`` from the client: withdraw a held prompt."""
+        """``$/cancel_request`` from the client: withdraw a prompt not yet inserted.
+
+        A held prompt is answered -32800 at once. A prompt whose turn already
+        started but is not inserted yet (steps before ``insert``) is withdrawn
+        when the turn reaches insertion: its work then ends ``cancelled``.
+        An inserted prompt keeps its successful response (spec "2. Prompt
+        accepted": once inserted it MUST NOT get an error).
+        """
         with self.cond:
             for session in self.sessions.values():
-                for held in session.held:
-                    if held.request_id == request_id:
-                        session.held.remove(held)
-                        break
-                else:
-                    continue
-                break
+                held = next((h for h in session.held if h.request_id == request_id), None)
+                if held is not None:
+                    session.held.remove(held)
+                    break
+                run = session.turn
+                if run is not None and run.request_id == request_id and not run.inserted:
+                    run.withdrawn = True
+                    self.cond.notify_all()
+                    return
             else:
-                # Already inserted (it gets its messageId) or already answered.
-                return
+                return  # unknown, already inserted or already answered: nothing to do
         self.reply_error(request_id, cancelled_error())
 
     # -- methods: initialization and auth -------------------------------------

@@ -135,6 +135,7 @@ class TurnRun:
     spec: Turn | None
     message_id: str | None = None
     answered: bool = False
+    withdrawn: bool = False  # $/cancel_request arrived before insertion
     tool_calls: dict[str, str] = attrs.field(factory=dict)
     ids_used: int = 0
 

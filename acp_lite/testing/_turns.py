@@ -157,6 +157,10 @@ class TurnRunner:
         step = step or Insert()
         if run.inserted:
             return
+        if run.withdrawn:
+            # The client withdrew the prompt before insertion: answer -32800
+            # (in finish) and end the work it started as cancelled.
+            raise TurnEnded((run.spec or Turn()).cancel_stop_reason)
         session = run.session
         with self.agent.cond:
             session.user_messages += 1

@@ -6,7 +6,7 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from acp_lite.testing import Echo, Script, Sleep, Turn
+from acp_lite.testing import Echo, Insert, Permission, Script, Sleep, Turn
 
 from ._agentproc import AgentProcess
 
@@ -280,3 +280,21 @@ def test_sigterm_kills_a_normal_agent(spawn: Spawn) -> None:
     agent.call("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
     agent.proc.send_signal(signal.SIGTERM)
     assert agent.wait_exit() == -signal.SIGTERM
+
+
+def test_cancel_request_withdraws_a_prompt_whose_work_started_before_insertion(
+    spawn: Spawn,
+) -> None:
+    # The work asks permission before inserting the prompt (like a pre-prompt hook).
+    script = Script(turns=[Turn(steps=[Permission(), Insert(), Echo()])])
+    agent = spawn(script=script)
+    sid = agent.start_session()
+    rid = agent.prompt(sid, "withdraw me")
+    request = agent.agent_request("session/request_permission")
+    agent.notify("$/cancel_request", {"requestId": rid})
+    assert agent.call("_sync") == {"echo": {}}  # the cancel_request has been read
+    agent.send({"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {
+        "outcome": "selected", "optionId": "allow"}}})  # fmt: skip
+    assert agent.response(rid)["error"]["code"] == -32800
+    assert agent.wait_idle(sid)["stopReason"] == "cancelled"
+    assert "user_message" not in kinds(agent.updates(sid))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ import pytest
 
 from acp_lite.testing import (
     Fail,
+    IgnoreSigterm,
     Insert,
     Permission,
     Reject,
@@ -21,6 +23,7 @@ from acp_lite.testing import (
     Text,
     Turn,
     Update,
+    WaitForCancel,
     agent_command,
     load_script,
 )
@@ -184,3 +187,32 @@ def test_unknown_scenario_exits_2_and_list_scenarios_lists_them() -> None:
 def test_agent_command_rejects_two_sources() -> None:
     with pytest.raises(ValueError, match="either"):
         agent_command("echo", script=Script())
+
+
+def test_wait_for_cancel_times_out_or_ends_cancelled(spawn: Spawn) -> None:
+    script = Script(
+        turns=[
+            Turn(steps=[WaitForCancel(timeout=0.01), Text(text="timed out")]),
+            Turn(steps=[WaitForCancel(), Text(text="never")]),
+        ]
+    )
+    agent = spawn(script=script)
+    sid = agent.start_session()
+    drive_turn(agent, sid, "one")
+    assert agent.updates(sid)[-2]["content"]["text"] == "timed out"
+    since = len(agent.messages)
+    agent.response(agent.prompt(sid, "two"))
+    agent.notify("session/cancel", {"sessionId": sid})
+    idle = agent.wait_for(lambda m: m.get("method") == "session/update"
+                          and "stopReason" in m["params"]["update"], since=since)  # fmt: skip
+    assert idle["params"]["update"]["stopReason"] == "cancelled"
+    assert "never" not in json.dumps(agent.updates(sid))
+
+
+def test_ignore_sigterm_step(spawn: Spawn) -> None:
+    agent = spawn(script=Script(turns=[Turn(steps=[IgnoreSigterm(), Text(text="armored")])]))
+    sid = agent.start_session()
+    drive_turn(agent, sid, "x")
+    agent.proc.send_signal(signal.SIGTERM)
+    agent.wait_stderr("ignoring SIGTERM")
+    assert agent.call("_sync") == {"echo": {}}
