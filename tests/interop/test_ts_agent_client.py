@@ -1,5 +1,5 @@
-"""acp_lite's blocking client drives ts_agent.mjs, an agent built with the official
-TypeScript SDK (@agentclientprotocol/sdk 2.4.0, experimental/v2).
+"""acp_lite's clients (blocking, and one async test) drive ts_agent.mjs, an agent built
+with the official TypeScript SDK (@agentclientprotocol/sdk 2.4.0, experimental/v2).
 
 test_ts_agent_raw.py proves the agent on its own; these tests prove that our
 client reads someone else's v2 implementation the way the spec says.
@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import trio
 from rawpipe import HERE, TS_AGENT, node_executable
 
+from acp_lite.aio import connect as aio_connect
 from acp_lite.client import connect as acp_connect
 from acp_lite.errors import PromptRejected
 from acp_lite.turn import TurnFailed
@@ -249,3 +251,29 @@ def test_withdrawing_a_held_prompt(connect: Callable[..., Any]) -> None:
     assert (first.stop_reason, held.status) == ("end_turn", "rejected")
     users = [e for e in session.model.timeline if e.kind == "user_message"]
     assert [u.id for u in users] == [first.message_id]
+
+
+@pytest.mark.trio
+async def test_async_client_runs_sessions_concurrently() -> None:
+    """acp_lite.aio against the SDK agent: three sessions on one connection, turns in
+    parallel, every update routed to its own session."""
+
+    async with aio_connect([node_executable(), str(TS_AGENT)], timeout=TIMEOUT) as client:
+        sessions = [await client.new_session(cwd=str(HERE)) for _ in range(3)]
+        turns: dict[str, Any] = {}
+
+        async def run(session: Any, text: str) -> None:
+            turns[session.id] = await session.run(text, timeout=TIMEOUT)
+
+        async with trio.open_nursery() as nursery:
+            for session, text in zip(sessions, ["stream", "hello", "fail"], strict=True):
+                nursery.start_soon(run, session, text)
+    results = [(turns[s.id].stop_reason, turns[s.id].text) for s in sessions]
+    assert results == [
+        ("end_turn", "one two three four five"),
+        ("end_turn", "echo: hello"),
+        ("error", ""),
+    ]
+    assert len({s.id for s in sessions}) == 3
+    for session in sessions:
+        assert session.model.violations == []
