@@ -51,6 +51,10 @@ class Foreground:
         # Between session/resume and its response, state updates are the resume
         # snapshot: they report the current state without implying a transition.
         self.resyncing = False
+        # Event index where the current foreground work became busy, and the tool
+        # calls the last session/cancel marked: checked when the work ends.
+        self.busy_since = 0
+        self._cancel_marked: list[ToolCallEntity] = []
 
     # ---------------------------------------------------------------- applying
 
@@ -71,6 +75,7 @@ class Foreground:
         if prev == IDLE and state != UNKNOWN:
             self.stop_reason = None
             self.error = None
+            self.busy_since = index
         if state in KNOWN_STATES and state != UNKNOWN:
             self.last_known_state = state
         self.state = state
@@ -116,8 +121,46 @@ class Foreground:
                 "stop reason 'error' without an error object",
                 index,
             )
+        self._check_unfinished(reason, index)
         for found in self._subs.on_ending_idle(index, reason, error, usage):
             self._violate(found.rule, found.message, found.event_index)
+
+    def _check_unfinished(self, reason: str | None, index: int) -> None:
+        # spec "Failures": before reporting `error`, the agent SHOULD give each tool
+        # call the failed work left unfinished a final status (listed background work
+        # and tool calls referencing a listed terminal are not part of it).
+        # spec "Cancellation": the agent gives the tool calls the client marked their
+        # final status before its idle confirms the cancellation.
+        marked, self._cancel_marked = self._cancel_marked, []
+        if reason == "error":
+            left = [
+                t
+                for t in self._kinds["tool_call"].values()
+                if t.first_event_index >= self.busy_since and self._unfinished_foreground(t)
+            ]
+            if left:
+                ids = ", ".join(repr(t.id) for t in left)
+                self._violate(
+                    "tool-call-unfinished-at-failure",
+                    f"failed work ended with tool calls still unfinished: {ids}",
+                    index,
+                )
+        elif reason == "cancelled":
+            left = [t for t in marked if self._unfinished_foreground(t)]
+            if left:
+                ids = ", ".join(repr(t.id) for t in left)
+                self._violate(
+                    "tool-call-unfinished-at-cancel",
+                    f"cancellation confirmed with tool calls still unfinished: {ids}",
+                    index,
+                )
+
+    def _unfinished_foreground(self, tool_call: ToolCallEntity) -> bool:
+        return not (
+            tool_call.is_final
+            or ("tool_call", tool_call.id) in self.listed
+            or self._references_listed_terminal(tool_call)
+        )
 
     def _apply_background(self, update: Any, index: int, raw: Mapping[str, Any] | None) -> None:
         items = update.background
@@ -223,6 +266,7 @@ class Foreground:
                 continue
             tool_call.cancel_hint = True
             marked.append(tool_call)
+        self._cancel_marked = marked
         return marked
 
 

@@ -112,6 +112,18 @@ _RULE_LIST = [
         "Background work",
     ),
     Rule(
+        "tool-call-unfinished-at-failure",
+        "An idle with stop reason 'error' left tool calls of the failed work unfinished.",
+        "Failures",
+        "SHOULD",
+    ),
+    Rule(
+        "tool-call-unfinished-at-cancel",
+        "An idle confirming cancellation left tool calls the client marked cancelled unfinished.",
+        "Cancellation",
+        "SHOULD",
+    ),
+    Rule(
         "terminal-output-not-base64",
         "Terminal output bytes are not valid base64.",
         "schema TerminalOutputChunk.data",

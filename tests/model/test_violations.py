@@ -145,6 +145,34 @@ def test_rule_tool_call_reopened() -> None:
     assert only(m, "tool-call-reopened").event_index == 3
 
 
+def test_rule_tool_call_unfinished_at_failure() -> None:
+    m = SessionModel("s")
+    err = {"code": 1, "message": "model error"}
+    feed(m, tool("old", status="in_progress"), idle())  # not part of the next work
+    feed(m, terminal("srv"), state("running", background=[bg_terminal("srv")]))
+    feed(
+        m,
+        tool("ok", status="in_progress"),
+        tool("ok", status="failed"),
+        tool("uses-srv", status="in_progress", content=[{"type": "terminal", "terminalId": "srv"}]),
+        tool("left", status="in_progress"),
+        idle("error", error=err, background=[bg_terminal("srv")]),
+    )
+    v = only(m, "tool-call-unfinished-at-failure")
+    assert v.event_index == 8 and "'left'" in v.message and "'old'" not in v.message
+
+
+def test_rule_tool_call_unfinished_at_cancel() -> None:
+    m = SessionModel("s")
+    feed(m, state("running"), tool("a", status="in_progress"), tool("b", status="pending"))
+    assert [t.id for t in m.cancel_sent()] == ["a", "b"]
+    feed(m, tool("a", status="cancelled"), tool("b", status="in_progress"), idle("cancelled"))
+    v = only(m, "tool-call-unfinished-at-cancel")
+    assert v.event_index == 5 and "'b'" in v.message and "'a'" not in v.message
+    feed(m, state("running"), idle("cancelled"))  # no new cancel: nothing to check
+    assert len(m.violations) == 1
+
+
 def test_rule_terminal_output_not_base64() -> None:
     m = SessionModel("s")
     ok = base64.b64encode(b"fine").decode()
