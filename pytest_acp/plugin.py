@@ -39,6 +39,9 @@ __all__ = ["AcpConformanceError", "AcpConformanceWarning", "AgentCommand", "Test
 
 AgentCommand = settings.AgentCommand
 
+HANDSHAKE_TIMEOUT = 10.0
+"""Least time given to start the agent and answer ``initialize`` (seconds)."""
+
 MARKERS = (
     "acp_agent(argv, *, env=None, cwd=None): the ACP agent command for this test (an argv "
     "list or a command string), extra environment variables and its working directory.",
@@ -278,6 +281,15 @@ class _Policies:
         return self.current_elicitation(request, session)
 
 
+def _limits(timeout: float) -> Any:
+    from acp_lite.limits import Limits
+
+    # The test's timeout bounds every call; starting the agent (interpreter start-up,
+    # the initialize handshake) gets at least HANDSHAKE_TIMEOUT so a short
+    # @pytest.mark.acp_timeout does not fail in the handshake.
+    return Limits(default_timeout=timeout, connect_timeout=max(timeout, HANDSHAKE_TIMEOUT))
+
+
 def _connect(command: AgentCommand, timeout: float, policies: _Policies) -> Any:
     from acp_lite.client import connect
 
@@ -285,7 +297,7 @@ def _connect(command: AgentCommand, timeout: float, policies: _Policies) -> Any:
         list(command.argv),
         cwd=command.cwd,
         env=dict(command.env) or None,
-        timeout=timeout,
+        limits=_limits(timeout),
         on_permission=policies.permission,
         on_elicitation=policies.elicitation,
     )
@@ -437,7 +449,7 @@ async def acp_async_client(
         list(command.argv),
         cwd=command.cwd,
         env=dict(command.env) or None,
-        timeout=acp_timeout,
+        limits=_limits(acp_timeout),
         on_permission=acp_permission_policy,
         on_elicitation=acp_elicitation_policy,
     ) as client:

@@ -1,0 +1,209 @@
+"""Fixtures against real agent processes, in one pytester subprocess run: clients,
+sessions, the transcript fixture, policies, env/cwd, timeouts, scopes, async
+fixtures with pytest-trio, report sections and saved transcripts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import REFERENCE_AGENT
+
+SUITE = f"""
+import os, sys, time
+import pytest
+
+AGENT = {REFERENCE_AGENT!r}
+PIDS = {{}}
+
+
+def scenario(name):
+    return pytest.mark.acp_agent([*AGENT, "--scenario", name])
+
+
+def test_client_and_session(acp_client, acp_session, acp_transcript, tmp_path):
+    assert acp_client.protocol_version == 2
+    turn = acp_session.run("hello pytest")
+    assert turn.stop_reason == "end_turn" and turn.text == "hello pytest"
+    sent = acp_transcript.messages("send")
+    assert [m["method"] for m in sent[:3]] == ["initialize", "session/new", "session/prompt"]
+    assert sent[1]["params"]["cwd"] == str(tmp_path)
+    assert acp_transcript.violations() == []
+    assert '"dir": "recv"' in acp_transcript.to_ndjson()
+
+
+@scenario("tool_call_permission")
+def test_permission_rejected_by_default(acp_session):
+    assert "did not write" in acp_session.run("write it").text
+
+
+@scenario("tool_call_permission")
+@pytest.mark.acp_permission("allow_once")
+def test_permission_marker(acp_session):
+    assert "notes.txt is written" in acp_session.run("write it").text
+
+
+@scenario("elicitation")
+def test_elicitation_declined_by_default(acp_session):
+    assert acp_session.run("ask me").text == "No problem."
+
+
+@scenario("elicitation")
+@pytest.mark.acp_elicitation("cancel")
+def test_elicitation_marker(acp_session):
+    assert acp_session.run("ask me").text == "Cancelled the form."
+
+
+@pytest.mark.acp_agent(
+    ["sh", "-c", 'echo "FOO=$FOO" >&2; pwd >&2; exec "$0" -m acp_lite.testing.agent',
+     sys.executable],
+    env={{"FOO": "from-marker"}},
+    cwd="/",
+)
+def test_env_and_cwd(acp_client):
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        tail = acp_client.stderr_tail()
+        if any("ready" in line for line in tail):
+            break
+        time.sleep(0.02)
+    assert "FOO=from-marker" in tail and "/" in tail
+    assert "BAR=from-cli" in os.environ.get("PYTEST_ACP_EXPECT", "BAR=from-cli")
+
+
+@pytest.mark.acp_agent(
+    ["sh", "-c", 'echo "BAR=$BAR" >&2; exec "$0" -m acp_lite.testing.agent', sys.executable]
+)
+def test_env_option(acp_client):
+    deadline = time.monotonic() + 5
+    while not any("ready" in line for line in acp_client.stderr_tail()):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert "BAR=from-cli" in acp_client.stderr_tail()
+
+
+@scenario("hang")
+@pytest.mark.acp_timeout(0.5)
+def test_timeout_marker(acp_session):
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        acp_session.run("never answered")
+    assert time.monotonic() - start < 5
+
+
+class TestModuleScope:
+    pytestmark = pytest.mark.acp_scope("module")
+
+    def test_first(self, acp_client, acp_session):
+        PIDS["module"] = acp_client.pid
+        acp_session.run("one")
+
+    def test_second_shares_the_agent(self, acp_client, acp_session, acp_transcript):
+        assert acp_client.pid == PIDS["module"]
+        acp_session.run("two")
+        # Only this test's traffic: no initialize, and its own session/new.
+        methods = [m.get("method") for m in acp_transcript.messages("send")]
+        assert methods[0] == "session/new" and "initialize" not in methods
+
+
+def test_function_scope_is_fresh(acp_client):
+    assert acp_client.pid != PIDS["module"]
+
+
+@pytest.mark.trio
+async def test_async_fixtures(acp_async_client, acp_async_session, acp_transcript):
+    turn = await acp_async_session.run("async hello")
+    assert turn.text == "async hello"
+    assert acp_async_client.protocol_version == 2
+    assert len(acp_transcript) >= 6
+
+
+@scenario("broken_bad_stop_reason")
+def test_conformance_warns_by_default(acp_session):
+    acp_session.run("x")
+
+
+@scenario("broken_bad_stop_reason")
+@pytest.mark.acp_waive("unknown-stop-reason")
+def test_waived_rule(acp_session):
+    acp_session.run("x")
+
+
+@scenario("broken_bad_stop_reason")
+@pytest.mark.acp_conformance("off")
+def test_conformance_off(acp_session):
+    acp_session.run("x")
+
+
+@scenario("broken_bad_stop_reason")
+@pytest.mark.acp_conformance("strict")
+def test_conformance_strict_marker(acp_session):
+    acp_session.run("x")
+
+
+@scenario("streaming")
+def test_fails_on_purpose(acp_session):
+    acp_session.run("please stream")
+    assert False, "deliberate failure"
+"""
+
+
+def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--acp-env=BAR=from-cli",
+        "--acp-transcripts=saved",
+        "-W",
+        "default::pytest_acp.plugin.AcpConformanceWarning",
+        timeout=120,
+    )
+    out = result.stdout.str()
+    result.assert_outcomes(passed=15, failed=2)
+
+    # Conformance: warn (default) -> a warning naming the rule; waived / off -> nothing;
+    # the strict marker fails the test with the rule, its explanation and spec section.
+    result.stdout.fnmatch_lines(
+        [
+            "*test_suite.py::test_conformance_warns_by_default*",
+            "*AcpConformanceWarning: ACP conformance: 1 violation(s) of unknown-stop-reason*",
+        ]
+    )
+    assert "test_waived_rule" not in out.split("warnings summary")[1].split("short test")[0]
+    assert "test_conformance_off" not in out.split("warnings summary")[1]
+    result.stdout.fnmatch_lines(
+        [
+            "*AcpConformanceError: ACP conformance: 1 violation(s) of unknown-stop-reason",
+            "*stopReason 'finished' is not a spec stop reason*prompt-lifecycle#stop-reasons]",
+        ]
+    )
+
+    # Report sections of the failed test: both directions of the wire and stderr.
+    failure = out.split("_ test_fails_on_purpose _")[1]
+    assert "deliberate failure" in failure
+    transcript = failure.split("ACP transcript")[1].split("ACP agent stderr")[0]
+    assert '--> {"jsonrpc":"2.0","id":1,"method":"initialize"' in transcript
+    assert "<-- " in transcript and '"text":"Streaming "' in transcript
+    assert "[agent] ready: scenario 'streaming'" in failure.split("ACP agent stderr")[1]
+    passed_sections = out.split("_ test_fails_on_purpose _")[0]
+    assert (
+        "ACP transcript"
+        not in passed_sections.split("FAILURES")[-1].replace("test_conformance_strict_marker", "")
+        or "test_conformance_strict_marker" in passed_sections
+    )
+
+    # --acp-transcripts: one NDJSON file per test that used a client.
+    saved = sorted(p.name for p in (pytester.path / "saved").iterdir())
+    assert "test_suite.py_test_client_and_session.ndjson" in saved
+    assert "test_suite.py_TestModuleScope_test_second_shares_the_agent.ndjson" in saved
+    assert len(saved) == 17  # every test above uses an ACP client
+    records = [
+        json.loads(line)
+        for line in (pytester.path / "saved" / "test_suite.py_test_client_and_session.ndjson")
+        .read_text()
+        .splitlines()
+    ]
+    assert records[0]["dir"] == "send" and records[0]["msg"]["method"] == "initialize"
+    assert {r["dir"] for r in records} == {"send", "recv"} and records[0]["t"] == 0.0
