@@ -53,6 +53,7 @@ __all__ = [
     "RpcEngine",
     "RpcEvent",
     "TooManyPendingRequests",
+    "UnhandledRequest",
     "UnmatchedResponse",
 ]
 
@@ -118,6 +119,14 @@ class RequestReceived:
 
 
 @attrs.frozen(slots=True)
+class UnhandledRequest:
+    """An agent request for a method we do not implement; already answered -32601."""
+
+    id: RequestId
+    method: str
+
+
+@attrs.frozen(slots=True)
 class PeerCancelled:
     """The agent withdrew its request ``id``; the engine already answered it."""
 
@@ -145,6 +154,7 @@ RpcEvent = (
     | UnmatchedResponse
     | RequestReceived
     | PeerCancelled
+    | UnhandledRequest
     | NotificationReceived
     | InvalidReceived
 )
@@ -298,6 +308,7 @@ class RpcEngine:
                 ),
                 batch,
             )
+            events.append(UnhandledRequest(rid, msg.method))
             return
         self._incoming[rid] = _Incoming(msg.method, batch)
         if batch is not None:

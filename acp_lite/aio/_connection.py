@@ -43,6 +43,7 @@ from acp_lite.rpc import (
     RequestReceived,
     ResponseReceived,
     RpcEngine,
+    UnhandledRequest,
     UnmatchedResponse,
 )
 from acp_lite.transcript import Transcript
@@ -427,6 +428,8 @@ class Connection:
                 if req is not None:
                     req.scope.cancel()
                 self._log("agent_cancelled_request", data=ev)
+            elif cls is UnhandledRequest:
+                self._log("unhandled_request", data=ev, method=ev.method)  # type: ignore[union-attr]
             elif cls is UnmatchedResponse:
                 self._log("unmatched_response", data=ev.message)  # type: ignore[union-attr]
             elif cls is InvalidReceived:

@@ -552,3 +552,21 @@ async def test_custom_update_is_kept_in_the_event_log() -> None:
         turn = await session.run("x")
         (custom,) = [e for e in turn.updates if e.tag == "_acp_lite/progress"]
         assert custom.raw["percent"] == 50
+
+
+async def test_batches_and_unmatched_responses_from_a_real_agent() -> None:
+    batch = (
+        '[{"jsonrpc":"2.0","method":"_acme/a","params":{}},'
+        '{"jsonrpc":"2.0","id":"b1","method":"fs/read_text_file","params":{}}]'
+    )
+    stray = '{"jsonrpc":"2.0","id":999,"result":{}}'
+    steps = [{"type": "raw", "text": batch}, {"type": "raw", "text": stray}]
+    steps.append({"type": "text", "text": "ok"})
+    async with aio.connect(scripted({"turns": [{"steps": steps}]}), limits=FAST) as client:
+        turn = await (await client.new_session(cwd="/tmp")).run("x")
+        assert turn.text == "ok"
+        answers = [m for d, m in wire(client) if d == "send" and isinstance(m, list)]
+        assert len(answers) == 1 and answers[0][0]["id"] == "b1"
+        assert answers[0][0]["error"]["code"] == -32601
+        kinds = [e.kind for e in client.events]
+        assert kinds == ["extension_notification", "unhandled_request", "unmatched_response"]

@@ -16,6 +16,7 @@ from acp_lite.rpc import (
     ResponseReceived,
     RpcEngine,
     TooManyPendingRequests,
+    UnhandledRequest,
     UnmatchedResponse,
 )
 
@@ -65,7 +66,8 @@ def test_response_for_unknown_id_is_recorded_not_fatal() -> None:
 
 def test_unimplemented_agent_request_gets_method_not_found() -> None:
     e = RpcEngine()
-    assert feed(e, {"jsonrpc": "2.0", "id": 7, "method": "fs/read_text_file", "params": {}}) == []
+    (ev,) = feed(e, {"jsonrpc": "2.0", "id": 7, "method": "fs/read_text_file", "params": {}})
+    assert isinstance(ev, UnhandledRequest) and ev.method == "fs/read_text_file"
     (answer,) = sent(e)
     assert answer["id"] == 7 and answer["error"]["code"] == -32601
 
@@ -161,7 +163,13 @@ def test_batch_is_handled_and_answered_as_one_array() -> None:
     ]
     events = feed(e, batch)
     kinds = [type(ev) for ev in events]
-    assert kinds == [ResponseReceived, NotificationReceived, RequestReceived, InvalidReceived]
+    assert kinds == [
+        ResponseReceived,
+        NotificationReceived,
+        UnhandledRequest,
+        RequestReceived,
+        InvalidReceived,
+    ]
     assert sent(e) == []  # waits for the permission answer
     e.respond(11, {"outcome": {"outcome": "cancelled"}})
     (answer,) = sent(e)
