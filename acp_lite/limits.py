@@ -37,7 +37,8 @@ class Limits:
     kill_grace: float = 1.0
     #: Transcript entries kept (``None``: all of them).
     max_transcript_entries: int | None = None
-    #: Events kept in the client's event log and per session (``None``: all).
+    #: Entries kept in the client's event log (``client.events``; ``None``: all).
+    #: Session event logs belong to the session model and are kept whole.
     max_events: int | None = None
     #: Lines of agent stderr kept for error messages and ``stderr_tail()``.
     stderr_lines: int = 200
