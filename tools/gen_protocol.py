@@ -64,6 +64,8 @@ RENAMES = {
 FALLBACK_NAMES = {"StateUpdate": "UnrecognizedState"}
 # Literal aliases of known enum values are named after the schema definition, except:
 LITERAL_NAMES = {"ErrorCode": "KnownErrorCode"}  # jsonrpc.ErrorCode holds the constants
+# A tagged union nested in SessionUpdate (state_update split by `state`) gets this name.
+INNER_NAMES = {"StateUpdate": "SessionStateUpdate"}
 # Unions whose fallback also keeps the structuring error of a known-but-malformed tag.
 LENIENT_UNIONS = {"SessionUpdate"}
 
@@ -445,7 +447,7 @@ class Generator:
     def build_inner(self, name: str, outer: tuple[str, str]) -> str:
         """A nested tagged union carried inside an outer one (SessionUpdate/state_update)."""
         self.build_tagged(name)  # the plain (nested) union and its base classes
-        inner_name = f"{name}As{camel_tag(outer[1])}"
+        inner_name = INNER_NAMES.get(name, f"{name}As{camel_tag(outer[1])}")
         d = self.defs[name]
         tag = self._tagged(name)
         assert tag is not None

@@ -6306,7 +6306,7 @@ SessionConfigSelectOptions: TypeAlias = (
 )
 """Possible values for a session configuration option."""
 
-StateUpdateAsStateUpdate: TypeAlias = (
+SessionStateUpdate: TypeAlias = (
     RunningStateUpdate
     | IdleStateUpdate
     | RequiresActionStateUpdate
@@ -6362,7 +6362,7 @@ SessionUpdate: TypeAlias = (
     | AgentMessage
     | AgentThoughtChunk
     | AgentThought
-    | StateUpdateAsStateUpdate
+    | SessionStateUpdate
     | ToolCallContentChunk
     | ToolCallUpdate
     | TerminalUpdate
@@ -12792,6 +12792,16 @@ def _s_SessionConfigSelectOptions(d: Any, _: Any = None) -> SessionConfigSelectO
     raise WireError("SessionConfigSelectOptions: matches none of its variants")
 
 
+def _s_SessionStateUpdate(d: Any, _: Any = None) -> SessionStateUpdate:
+    if type(d) is not dict:
+        raise _not_object("SessionStateUpdate", d)
+    tag: Any = d.get("state")
+    fn = _T_SessionStateUpdate.get(tag) if type(tag) is str else None
+    if fn is None:
+        return _s_UnrecognizedStateUpdate(d)
+    return fn(d, _TAGGED)  # type: ignore[no-any-return]
+
+
 def _s_SessionUpdate(d: Any, _: Any = None) -> SessionUpdate:
     if type(d) is not dict:
         raise _not_object("SessionUpdate", d)
@@ -12815,16 +12825,6 @@ def _s_StateUpdate(d: Any, _: Any = None) -> StateUpdate:
     fn = _T_StateUpdate.get(tag) if type(tag) is str else None
     if fn is None:
         return _s_UnrecognizedState(d)
-    return fn(d, _TAGGED)  # type: ignore[no-any-return]
-
-
-def _s_StateUpdateAsStateUpdate(d: Any, _: Any = None) -> StateUpdateAsStateUpdate:
-    if type(d) is not dict:
-        raise _not_object("StateUpdateAsStateUpdate", d)
-    tag: Any = d.get("state")
-    fn = _T_StateUpdateAsStateUpdate.get(tag) if type(tag) is str else None
-    if fn is None:
-        return _s_UnrecognizedStateUpdate(d)
     return fn(d, _TAGGED)  # type: ignore[no-any-return]
 
 
@@ -12887,6 +12887,12 @@ _T_RequestPermissionSubject: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "tool_call": _s_ToolCallPermissionSubject,
     "command": _s_CommandPermissionSubject,
 }
+_T_SessionStateUpdate: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "running": _s_RunningStateUpdate,
+    "idle": _s_IdleStateUpdate,
+    "requires_action": _s_RequiresActionStateUpdate,
+    "unknown": _s_UnknownStateUpdate,
+}
 _T_SessionUpdate: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "user_message_chunk": _s_UserMessageChunk,
     "user_message": _s_UserMessage,
@@ -12894,7 +12900,7 @@ _T_SessionUpdate: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "agent_message": _s_AgentMessage,
     "agent_thought_chunk": _s_AgentThoughtChunk,
     "agent_thought": _s_AgentThought,
-    "state_update": _s_StateUpdateAsStateUpdate,
+    "state_update": _s_SessionStateUpdate,
     "tool_call_content_chunk": _s_ToolCallContentChunk,
     "tool_call_update": _s_ToolCallUpdate,
     "terminal_update": _s_TerminalUpdate,
@@ -12917,12 +12923,6 @@ _T_StateUpdate: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "idle": _s_IdleState,
     "requires_action": _s_RequiresActionState,
     "unknown": _s_UnknownState,
-}
-_T_StateUpdateAsStateUpdate: Final[dict[str, Callable[[Any, Any], Any]]] = {
-    "running": _s_RunningStateUpdate,
-    "idle": _s_IdleStateUpdate,
-    "requires_action": _s_RequiresActionStateUpdate,
-    "unknown": _s_UnknownStateUpdate,
 }
 _T_ToolCallContent: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "content": _s_Content,
@@ -15602,9 +15602,9 @@ STRUCTURE: Final[dict[Any, Callable[[Any, Any], Any]]] = {
     RequestPermissionOutcome: _s_RequestPermissionOutcome,
     RequestPermissionSubject: _s_RequestPermissionSubject,
     SessionConfigSelectOptions: _s_SessionConfigSelectOptions,
+    SessionStateUpdate: _s_SessionStateUpdate,
     SessionUpdate: _s_SessionUpdate,
     StateUpdate: _s_StateUpdate,
-    StateUpdateAsStateUpdate: _s_StateUpdateAsStateUpdate,
     ToolCallContent: _s_ToolCallContent,
 }
 """Fast structure function per wire type (class or union alias)."""
@@ -15840,9 +15840,9 @@ UNIONS: Final[tuple[Any, ...]] = (
     RequestPermissionOutcome,
     RequestPermissionSubject,
     SessionConfigSelectOptions,
+    SessionStateUpdate,
     SessionUpdate,
     StateUpdate,
-    StateUpdateAsStateUpdate,
     ToolCallContent,
 )
 """Every union alias (registered on the converter as a whole)."""
@@ -16532,6 +16532,7 @@ __all__ = [
     "SessionMessage",
     "SessionMessageChunk",
     "SessionNotFoundErrorData",
+    "SessionStateUpdate",
     "SessionStatus",
     "SessionStatusCapabilities",
     "SessionStatusRequest",
@@ -16549,7 +16550,6 @@ __all__ = [
     "SetSessionTitleRequest",
     "SetSessionTitleResponse",
     "StateUpdate",
-    "StateUpdateAsStateUpdate",
     "StopReason",
     "StringFormat",
     "StringMultiSelectItems",

@@ -37,10 +37,13 @@ def validator(definition: str | None, stable: bool = False) -> jsonschema.Draft2
 
 
 def schema_errors(value: Any, definition: str | None) -> list[str]:
-    """Validation errors of ``value`` against the v2 schema (unstable = stable + drafts)."""
+    """Validation errors of ``value`` against the v2 schema: ``schema.unstable.json``
+    (stable + drafts) always, and ``schema.json`` (stable) when it has the definition."""
+    stable = definition is None or definition in schema(stable=True)["$defs"]
     return [
-        f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
-        for e in validator(definition).iter_errors(value)
+        f"{'stable' if s else 'unstable'} {'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
+        for s in ((False, True) if stable else (False,))
+        for e in validator(definition, s).iter_errors(value)
     ]
 
 

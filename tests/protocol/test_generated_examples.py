@@ -51,3 +51,10 @@ def test_generated_example_round_trips_and_validates(
         # A custom variant of a tagged union: kept whole, with its tag exposed.
         assert type(obj).__name__.startswith("Unrecognized")
         assert obj.raw == example and "_custom_field" in obj.raw
+
+
+def test_schema_validation_can_fail() -> None:
+    """Guard: the validator rejects what the schema forbids."""
+    assert schema_errors({"sessionUpdate": "agent_message_chunk"}, "SessionUpdate")
+    assert schema_errors({"type": "text", "text": 5}, "ContentBlock")
+    assert schema_errors({"jsonrpc": "1.0", "method": "x"}, None)
