@@ -59,7 +59,7 @@ class Agent:
         self._log = log if log is not None else sys.stderr
         # One condition guards all state shared between the reader thread, the
         # session workers and background threads; waits use it too.
-        self.cond = threading.Condition()
+        self.cond = threading.Condition(threading.RLock())
         self.sessions: dict[str, Session] = {}
         self.client_capabilities: dict[str, Any] = {}
         self.logged_in = not script.auth_required
@@ -524,19 +524,19 @@ class Agent:
         session.updated_at = now_rfc3339()
         with self.cond:
             if self.script.while_busy == "insert" and session.accepts_steering:
+                # Inserted right here (the condition's lock is re-entrant), so the
+                # worker can only pick it up once its user message is out.
                 run = self.runner.new_run(session, request_id, prompt)
+                self.runner.insert(run)
                 session.steered.append(run)
             else:
                 session.held.append(HeldPrompt(request_id, prompt))
-                run = None
                 if session.worker is None:
                     session.worker = threading.Thread(
                         target=self.runner.work, args=(session,), name=session.id, daemon=True
                     )
                     session.worker.start()
             self.cond.notify_all()
-        if run is not None:
-            self.runner.insert(run)
         return DEFERRED
 
     # -- methods: background work ---------------------------------------------

@@ -101,9 +101,8 @@ class TurnRunner:
             return
         if spec.running:
             agent.report_state(session, "running")
-        with agent.cond:
-            session.accepts_steering = True
         stop_reason, error = spec.stop_reason, None
+        runs = [run]
         try:
             if not spec.inserts_explicitly():
                 self.insert(run)
@@ -116,17 +115,22 @@ class TurnRunner:
                         session.accepts_steering = False
                         break
                     steered = session.steered.popleft()
+                runs.append(steered)
                 steps = (steered.spec or Turn(steps=[Echo()])).steps
                 self.run_steps(steered, [s for s in steps if not isinstance(s, Insert | Reject)])
         except TurnEnded as end:
             stop_reason, error = end.stop_reason, end.error
-        self.finish(run, spec, stop_reason, error)
+        self.finish(runs, spec, stop_reason, error)
 
     def finish(
-        self, run: TurnRun, spec: Turn, stop_reason: str | None, error: dict[str, Any] | None
+        self,
+        runs: list[TurnRun],
+        spec: Turn,
+        stop_reason: str | None,
+        error: dict[str, Any] | None,
     ) -> None:
         """Answer the prompt if still unanswered, finalise tool calls, report idle."""
-        agent, session = self.agent, run.session
+        agent, run, session = self.agent, runs[0], runs[0].session
         with agent.cond:
             session.accepts_steering = False
         if not run.answered:
@@ -142,11 +146,12 @@ class TurnRunner:
         if stop_reason in ("cancelled", "error") or session.cancelling:
             # "Failures": give each tool call the work left unfinished a final status.
             final = "failed" if stop_reason == "error" else "cancelled"
-            for tool_call_id in run.unfinished_tool_calls():
-                update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
-                update["status"] = final
-                agent.emit(session, update)
-                run.tool_calls[tool_call_id] = final
+            for each in runs:
+                for tool_call_id in each.unfinished_tool_calls():
+                    update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
+                    update["status"] = final
+                    agent.emit(session, update)
+                    each.tool_calls[tool_call_id] = final
         if spec.idle:
             agent.report_state(session, "idle", stop_reason=stop_reason, error=error)
 
@@ -155,16 +160,21 @@ class TurnRunner:
     def insert(self, run: TurnRun, step: Insert | None = None) -> None:
         """Insert the user message: assign its messageId, respond, echo it."""
         step = step or Insert()
-        if run.inserted:
-            return
-        if run.withdrawn:
-            # The client withdrew the prompt before insertion: answer -32800
-            # (in finish) and end the work it started as cancelled.
-            raise TurnEnded((run.spec or Turn()).cancel_stop_reason)
         session = run.session
         with self.agent.cond:
+            if run.inserted:
+                return
+            if run.withdrawn:
+                # The client withdrew the prompt before insertion: answer -32800
+                # (in finish) and end the work it started as cancelled.
+                raise TurnEnded((run.spec or Turn()).cancel_stop_reason)
             session.user_messages += 1
             run.message_id = f"user-{session.user_messages}"
+            if session.turn is run:
+                # Only now may later prompts be inserted into this work: held
+                # prompts are inserted in the order received ("Prompts during
+                # active work").
+                session.accepts_steering = True
         user_message = {
             "sessionUpdate": "user_message",
             "messageId": run.message_id,
