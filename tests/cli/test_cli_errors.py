@@ -1,0 +1,133 @@
+"""Clear one-line errors (no traceback) and distinct exit codes for each failure."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from acp_lite.cli import (
+    EXIT_AGENT_EXITED,
+    EXIT_CODES,
+    EXIT_PROTOCOL,
+    EXIT_START_FAILED,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    main,
+)
+
+from .conftest import RunCli, assert_clean_error, fake_agent
+
+
+def test_command_not_found(run_cli: RunCli) -> None:
+    proc = run_cli("prompt", "--agent", "no-such-agent-command-xyz --flag", "hi")
+    assert_clean_error(
+        proc, EXIT_START_FAILED, "agent command not found: no-such-agent-command-xyz"
+    )
+
+
+def test_command_not_found_for_info(run_cli: RunCli) -> None:
+    proc = run_cli("info", "--agent", "no-such-agent-command-xyz")
+    assert_clean_error(proc, EXIT_START_FAILED, "no-such-agent-command-xyz")
+
+
+def test_agent_exits_before_initialize(run_cli: RunCli) -> None:
+    proc = run_cli("prompt", "--agent", fake_agent("early_exit_agent.py"), "hi")
+    assert_clean_error(proc, EXIT_AGENT_EXITED, "the agent exited with code 3 during initialize")
+    # The agent's last stderr lines are shown below the error line.
+    assert "  agent stderr: early_exit_agent: missing API key" in proc.stderr
+
+
+def test_agent_crashes_mid_turn(run_cli: RunCli) -> None:
+    proc = run_cli("prompt", "--scenario", "crash", "hi")
+    assert_clean_error(proc, EXIT_AGENT_EXITED, "the agent exited with code 3", only=False)
+    assert "  agent stderr: fatal: simulated crash in the reference agent" in proc.stderr
+
+
+def test_command_not_executable(run_cli: RunCli, tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n")  # not chmod +x
+    proc = run_cli("prompt", "--agent", str(script), "hi")
+    assert_clean_error(proc, EXIT_START_FAILED, f"agent command is not executable: {script}")
+
+
+def test_protocol_version_mismatch(run_cli: RunCli) -> None:
+    proc = run_cli("prompt", "--agent", fake_agent("v1_agent.py"), "hi")
+    assert_clean_error(proc, EXIT_PROTOCOL, "protocol version 1; acp-lite speaks version 2")
+
+
+def test_timeout_on_hanging_agent_kills_it(run_cli: RunCli, tmp_path: Path) -> None:
+    pid_file = tmp_path / "agent.pid"
+    start = time.monotonic()
+    proc = run_cli(
+        "prompt", "--timeout", "0.5", "--agent", fake_agent("hang_agent.py", str(pid_file)), "hi"
+    )
+    elapsed = time.monotonic() - start
+    assert_clean_error(proc, EXIT_TIMEOUT, "timed out after 0.5s")
+    # Bounded: timeout + the shutdown ladder, not the agent's hour-long sleep.
+    assert elapsed < 20, elapsed
+    # The agent process is gone (killed by the shutdown ladder, not leaked).
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), f"agent process {pid} leaked"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is reaped by init and no longer runs.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+# Usage errors need no agent: run main() in-process.
+
+
+def _main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bad_agent_quoting_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _main(capsys, "prompt", "--agent", "python 'unclosed", "hi")
+    assert code == EXIT_USAGE
+    assert (
+        err == 'acp-lite: error: cannot parse --agent "python \'unclosed": No closing quotation\n'
+    )
+
+
+def test_empty_prompt_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _main(capsys, "prompt", "   ")
+    assert (code, err) == (EXIT_USAGE, "acp-lite: error: the prompt is empty\n")
+
+
+def test_missing_cwd_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _main(capsys, "prompt", "--cwd", str(tmp_path / "nope"), "hi")
+    assert code == EXIT_USAGE
+    assert err.startswith("acp-lite: error: --cwd ") and err.endswith(" is not a directory\n")
+
+
+def test_bad_timeout_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["prompt", "--timeout", "0", "hi"])
+    assert exc.value.code == EXIT_USAGE
+    assert "must be > 0" in capsys.readouterr().err
+
+
+def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["prompt", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for code, meaning in EXIT_CODES.items():
+        assert f"\n  {code:<4} {meaning}\n" in out + "\n"

@@ -1,0 +1,29 @@
+"""``acp-lite info``: the agent's info, capabilities and auth methods."""
+
+from __future__ import annotations
+
+import json
+
+from acp_lite.cli import EXIT_OK
+
+from .conftest import RunCli
+
+
+def test_info_of_the_reference_agent(run_cli: RunCli) -> None:
+    proc = run_cli("info")
+    assert proc.returncode == EXIT_OK, proc.stderr
+    assert proc.stdout.startswith("agent:        ")
+    assert "protocol:     2\n" in proc.stdout
+    assert "capabilities: {" in proc.stdout
+    assert "auth methods:" in proc.stdout
+
+
+def test_info_json(run_cli: RunCli) -> None:
+    proc = run_cli("info", "--json")
+    assert proc.returncode == EXIT_OK, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["protocolVersion"] == 2
+    assert isinstance(data["info"]["name"], str)
+    assert isinstance(data["info"]["version"], str)
+    assert isinstance(data["capabilities"], dict)
+    assert isinstance(data["authMethods"], list)
