@@ -103,7 +103,7 @@ class Agent:
 
     def emit(self, session: Session, update: dict[str, Any], session_id: str | None = None) -> None:
         """Send one ``session/update``; conversation entities are kept for replay."""
-        if update.get("sessionUpdate") not in NOT_REPLAYED:
+        if session_id is None and update.get("sessionUpdate") not in NOT_REPLAYED:
             session.history.append(update)
         params = {"sessionId": session_id or session.id, "update": update}
         self.wire.send(notification("session/update", params))

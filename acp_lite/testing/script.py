@@ -1,71 +1,82 @@
 """Scripts for the reference agent: what it does for each prompt.
 
-A :class:`Script` holds one :class:`Turn` per prompt (per session, in order; the
+A :class:`Script` holds one :class:`Turn` per prompt (counted per session; the
 last turn repeats for later prompts; no turns at all means "echo the prompt").
 A turn is an ordered list of *steps*. Scripts are plain attrs objects and can
-also be written as JSON or TOML; every step is a table with a ``type`` key.
+also be written as JSON or TOML (:func:`load_script`); there every step is a
+table with a ``type`` key.
 
-What a turn does by default (each part can be switched off for broken scripts):
+What a turn does (each part can be switched off to write a broken agent):
 
-1. report ``state_update`` ``running`` (``running = false`` skips it);
+1. report ``state_update`` ``running`` (turn key ``running = false`` skips it);
 2. insert the prompt: respond to ``session/prompt`` with ``{"messageId": ...}``
    and report the ``user_message`` -- unless the turn has an explicit
    ``insert`` or ``reject`` step, which then decides when that happens;
-3. run the steps;
-4. report ``idle`` with ``stop_reason`` (default ``end_turn``); a ``fail``
-   step ends with ``error``, a cancel with ``cancel_stop_reason``
-   (``cancelled``), a ``stop`` step with its own reason.
+3. run the steps; a ``session/cancel`` is honoured between steps and
+   interrupts waits (``sleep``, ``wait_for_cancel``, ``permission``,
+   ``elicit``, ``text`` delays);
+4. report ``idle`` with ``stop_reason`` (turn key, default ``end_turn``); a
+   ``fail`` step ends with ``error``, a cancel with ``cancel_stop_reason``
+   (default ``cancelled``), a ``stop`` step with its own reason; ``idle =
+   false`` never reports it. Tool calls left unfinished by a failure or a
+   cancel get ``failed`` / ``cancelled`` first.
 
 Steps (``type`` = ...):
 
-=================  ==============================================================
-``update``         ``update`` (a raw ``SessionUpdate`` dict) as one
-                   ``session/update``; ``session_id`` overrides the session.
-``text``           stream ``text`` (or the list ``chunks``) as
-                   ``agent_message_chunk`` (``thought = true``: thought chunks);
-                   ``delay`` seconds between chunks; ``message_id`` optional.
-``echo``           stream the prompt's text back word by word (``prefix``).
-``insert``         insert the prompt now; ``respond = false`` defers the
-                   response to a later ``respond`` step (or the end of the
-                   turn); ``user_message = false`` omits the echo (broken);
-                   ``response_first = false`` sends the update first.
-``respond``        send the deferred prompt response now.
-``reject``         answer the prompt with a JSON-RPC error (``code``,
-                   ``message``, ``data``): not inserted. As the first step no
-                   foreground work starts; later, the work ends with ``error``.
-``permission``     ``session/request_permission`` (``title``, ``options``,
-                   ``tool_call``); reports ``requires_action`` while waiting,
-                   then runs ``branches[option id]``, else ``branches[kind]``,
-                   else ``branches["default"]``; the ``cancelled`` outcome runs
-                   ``branches["cancelled"]``.
-``elicit``         ``elicitation/create`` in form mode (``message``,
-                   ``schema``); branches on the action (accept/decline/cancel);
-                   ``branches["unsupported"]`` when the client has no form
-                   capability.
-``sleep``          wait ``seconds`` (a cancel interrupts it).
-``wait_for_cancel`` wait until ``session/cancel`` (or ``timeout`` seconds).
-``fail``           end the work: idle ``stopReason: error`` with ``error``
-                   ``{code, message, data}``; unfinished tool calls -> failed.
-``stop``           end the work now with ``stop_reason``.
-``background``     start background work (``kind`` = ``tool_call`` or
-                   ``terminal``, ``id``, ``title``, ``seconds``): announced,
-                   then listed in ``background``; finalised, then unlisted.
-``flood``          ``count`` agent_message_chunks as fast as possible.
-``exit``           exit the process with ``code``.
-``stderr``         write ``text`` to stderr.
-``raw``            write ``text`` (or ``hex`` bytes) ``repeat`` times to
-                   stdout, then a newline unless ``newline = false``.
-``ignore_sigterm`` ignore SIGTERM from now on.
-``hang``           block this turn forever, ignoring cancel.
-=================  ==============================================================
+=================== ==============================================================
+``update``          ``update`` (a raw ``SessionUpdate`` dict) as one
+                    ``session/update``; ``session_id`` overrides the session.
+``text``            stream ``text`` (or the list ``chunks``) as
+                    ``agent_message_chunk`` (``thought = true``: thought chunks);
+                    ``delay`` seconds between chunks; ``message_id`` optional.
+``echo``            stream the prompt's text back word by word (``prefix``).
+``insert``          insert the prompt now; ``respond = false`` defers the
+                    response to a ``respond`` step (or the end of the turn);
+                    ``user_message = false`` omits the echo (broken);
+                    ``response_first = false`` sends the update first.
+``respond``         send the deferred prompt response (inserting first if needed).
+``reject``          answer the prompt with a JSON-RPC error (``code``,
+                    ``message``, ``data``): not inserted. As the first step no
+                    foreground work starts; later, the work ends with ``error``.
+``permission``      ``session/request_permission`` (``title``, ``description``,
+                    ``options``, ``tool_call``), reporting ``requires_action``
+                    while it waits; then runs ``branches[<option id>]``, else
+                    ``branches[<option kind>]``, else ``branches["default"]``.
+                    The ``cancelled`` outcome runs ``branches["cancelled"]``,
+                    and without one ends the work ``cancelled``. A
+                    ``session/cancel`` withdraws the request (``$/cancel_request``).
+``elicit``          ``elicitation/create`` in form mode (``message``,
+                    ``schema``); branches on the action (``accept``,
+                    ``decline``, ``cancel``, ``default``), or runs
+                    ``branches["unsupported"]`` if the client lacks the form
+                    capability.
+``sleep``           wait ``seconds``.
+``wait_for_cancel`` wait until ``session/cancel`` (at most ``timeout`` seconds).
+``fail``            end the work: idle ``stopReason: error`` with ``error``
+                    ``{code, message, data}``.
+``stop``            end the work now with ``stop_reason``.
+``background``      start background work (``kind`` = ``tool_call`` or
+                    ``terminal``, ``id``, ``title``, ``seconds``,
+                    ``cancellable``): announced, listed in ``background``;
+                    finalised, then unlisted. ``tool_call/cancel`` /
+                    ``terminal/cancel`` stop it early.
+``flood``           ``count`` agent_message_chunks as fast as possible.
+``exit``            exit the process with ``code``.
+``stderr``          write ``text`` to stderr.
+``raw``             write ``text`` (or ``hex`` bytes) ``repeat`` times to
+                    stdout, then a newline unless ``newline = false``.
+``ignore_sigterm``  ignore SIGTERM from now on.
+``hang``            block this turn forever, ignoring cancel.
+=================== ==============================================================
 
-Strings in ``update``, ``tool_call`` and ids may use placeholders:
-``{{turn}}`` (1-based prompt number in the session), ``{{session_id}}``,
-``{{message_id}}`` (the user message id) and ``{{prompt_text}}``.
+Strings in steps may use placeholders: ``{{turn}}`` (1-based prompt number in
+the session), ``{{session_id}}``, ``{{message_id}}`` (the user message id) and
+``{{prompt_text}}``. Entity ids must stay unique per session, so scripts that
+name ids write e.g. ``"toolCallId": "call-{{turn}}"``.
 
 Script-level keys: ``name``, ``description``, ``turns``, ``while_busy``
-(``hold``: a prompt sent during active work waits for the next turn;
-``insert``: it is inserted at once and its turn runs in the same foreground
+(``hold``: a prompt sent during active work is held until the next turn;
+``insert``: it is inserted at once and its steps run in the same foreground
 work), ``page_size`` for ``session/list``, ``sessions`` (pre-existing sessions:
 ``sessionId``, ``cwd``, ``title``, ``history`` = updates to replay),
 ``session_updates`` (raw updates sent for every new session *before* the
@@ -74,14 +85,22 @@ work), ``page_size`` for ``session/list``, ``sessions`` (pre-existing sessions:
 ``unresponsive`` (methods never answered), ``ignore_sigterm``, ``linger``
 (seconds to stay alive after stdin closes; ``-1`` = forever).
 
-A turn may be written as a bare list of steps. Minimal TOML example::
+In Python::
+
+    refuse = [Stop(stop_reason="refusal")]
+    Script(turns=[Turn(steps=[Text(chunks=["Hello", " world"]),
+                              Permission(branches={"reject_once": refuse})])])
+
+The same in TOML (a turn may also be a bare list of steps, as in JSON)::
 
     [[turns]]
     steps = [
       { type = "text", chunks = ["Hello", " world"] },
-      { type = "permission", title = "Run it?", branches.reject_once = [
+      { type = "permission", branches.reject_once = [
           { type = "stop", stop_reason = "refusal" } ] },
     ]
+
+and JSON: ``{"turns": [[{"type": "text", "text": "Hello"}, {"type": "fail"}]]}``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from acp_lite.testing import (
     Reject,
     Script,
     ScriptError,
+    Step,
     Stop,
     Text,
     Turn,
@@ -216,3 +217,25 @@ def test_ignore_sigterm_step(spawn: Spawn) -> None:
     agent.proc.send_signal(signal.SIGTERM)
     agent.wait_stderr("ignoring SIGTERM")
     assert agent.call("_sync") == {"echo": {}}
+
+
+def test_docstring_examples_agree() -> None:
+    import textwrap
+    import tomllib
+
+    from acp_lite.testing import script as script_module
+
+    doc = script_module.__doc__ or ""
+    toml_block = doc.split("The same in TOML")[1].split("::\n")[1].split("\nand JSON")[0]
+    from_toml = Script.from_dict(tomllib.loads(textwrap.dedent(toml_block)))
+    refuse: list[Step] = [Stop(stop_reason="refusal")]
+    assert from_toml == Script(
+        turns=[
+            Turn(
+                steps=[
+                    Text(chunks=["Hello", " world"]),
+                    Permission(branches={"reject_once": refuse}),
+                ]
+            )
+        ]
+    )
