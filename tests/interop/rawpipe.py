@@ -80,7 +80,7 @@ class RawPeer:
     def notify(self, method: str, params: Message) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def recv(self, timeout: float = 3.0) -> Message:
+    def recv(self, timeout: float = 5.0) -> Message:
         try:
             message = self.inbox.get(timeout=timeout)
         except queue.Empty:
@@ -92,7 +92,7 @@ class RawPeer:
         self.received.append(message)
         return message
 
-    def call(self, method: str, params: Message, timeout: float = 3.0) -> Message:
+    def call(self, method: str, params: Message, timeout: float = 5.0) -> Message:
         """Request + wait for its response; anything received meanwhile is kept in `received`."""
         request_id = self.request(method, params)
         while True:
@@ -103,7 +103,7 @@ class RawPeer:
     def until(
         self,
         predicate: Callable[[Message], bool],
-        timeout: float = 3.0,
+        timeout: float = 5.0,
         on_request: Callable[[Message], Message | None] | None = None,
     ) -> list[Message]:
         """Reads until `predicate(message)`; returns everything read, including the match.

@@ -21,7 +21,7 @@ from acp_lite.client import connect as acp_connect
 from acp_lite.errors import PromptRejected
 from acp_lite.turn import TurnFailed
 
-TIMEOUT = 5.0
+TIMEOUT = 10.0
 CANCELLED = {"outcome": "cancelled"}
 
 

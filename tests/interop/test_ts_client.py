@@ -29,10 +29,10 @@ TS_AGENT_CASES = {
 def run_ts_client(options: list[str], agent: list[str]) -> tuple[int, dict[str, Any]]:
     """Runs ts_client.mjs; returns its exit code and JSON summary."""
     proc = subprocess.run(
-        [node_executable(), str(TS_CLIENT), "--timeout-ms", "5000", *options, "--", *agent],
+        [node_executable(), str(TS_CLIENT), "--timeout-ms", "10000", *options, "--", *agent],
         cwd=HERE,
         capture_output=True,
-        timeout=15,
+        timeout=30,
     )
     lines = proc.stdout.decode().splitlines()
     assert lines, f"ts_client printed nothing; stderr:\n{proc.stderr.decode()}"
