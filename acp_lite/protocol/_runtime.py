@@ -1,0 +1,79 @@
+"""Runtime helpers of the generated structure functions (``_generated.py``).
+
+Hand-written so the generator stays small; every name is private to the wire layer.
+Errors are :class:`WireError` values built here, raised by the generated code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from acp_lite.protocol._errors import WireError
+
+_new: Any = object.__new__
+
+
+def _bad(cls: str, key: str, value: Any, want: str) -> WireError:
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return WireError(f"{cls}.{key}: expected {want}, got {type(value).__name__} {shown}")
+
+
+def _required(cls: str, key: str, d: dict[str, Any], want: str) -> WireError:
+    return _bad(cls, key, d[key], want) if key in d else _missing(cls, key)
+
+
+_TAGGED: Final = object()  # passed by union dispatchers: the tag is already checked
+
+
+def _missing(cls: str, key: str) -> WireError:
+    return WireError(f"{cls}: required key {key!r} is missing")
+
+
+def _not_object(cls: str, value: Any) -> WireError:
+    return WireError(f"{cls}: expected a JSON object, got {type(value).__name__}")
+
+
+def _list_of(cls: str, key: str, v: Any, check: Callable[[Any], bool], want: str) -> Any:
+    if type(v) is not list:
+        raise _bad(cls, key, v, "an array")
+    for item in v:
+        if not check(item):
+            raise _bad(cls, key, item, want)
+    return v
+
+
+def _struct_list(cls: str, key: str, v: Any, fn: Callable[[Any], Any]) -> list[Any]:
+    if type(v) is not list:
+        raise _bad(cls, key, v, "an array")
+    return [fn(item) for item in v]
+
+
+def _extra(d: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k not in known}
+
+
+def _is_str(v: Any) -> bool:
+    return type(v) is str
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int
+
+
+def _is_float(v: Any) -> bool:
+    return type(v) is float or type(v) is int
+
+
+def _is_bool(v: Any) -> bool:
+    return type(v) is bool
+
+
+def _is_dict(v: Any) -> bool:
+    return type(v) is dict
+
+
+def _is_any(v: Any) -> bool:
+    return True
