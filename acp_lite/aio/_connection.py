@@ -113,6 +113,7 @@ class Connection:
         self.closed = trio.Event()
         self._closing = False
         self._reader_done = trio.Event()
+        self._writer_done = trio.Event()
         self._send_tx, self._send_rx = trio.open_memory_channel[bytes](math.inf)
         self._dirty: list[AsyncSession] = []
         self._early: dict[str, list[tuple[Any, Any]]] = {}
@@ -144,6 +145,11 @@ class Connection:
         with trio.CancelScope(shield=True):
             for req in self._agent_requests.values():
                 req.scope.cancel()
+            # Let what is already queued (e.g. a session/cancel) reach the agent
+            # before its stdin closes; bounded, since the agent may not be reading.
+            self._send_tx.close()
+            with trio.move_on_after(self.limits.close_grace):
+                await self._writer_done.wait()
             if self.process is not None:
                 await self.process.aclose()
             else:
@@ -152,7 +158,6 @@ class Connection:
                 with trio.move_on_after(self.limits.exit_status_wait):
                     await self._reader_done.wait()
             self._fail(TransportError("the connection was closed by the client"))
-            self._send_tx.close()
 
     def stderr_tail(self) -> list[str]:
         """The agent's last stderr lines (empty without a process)."""
@@ -232,6 +237,12 @@ class Connection:
                 return
 
     async def _write_loop(self) -> None:
+        try:
+            await self._write_lines()
+        finally:
+            self._writer_done.set()
+
+    async def _write_lines(self) -> None:
         rx = self._send_rx
         stream = self._send_stream
         async for line in rx:

@@ -25,6 +25,8 @@ from .conftest import FAST, agent, scripted, wire
 
 pytestmark = pytest.mark.trio
 
+PERMISSION = "session/request_permission"
+
 
 async def test_initialize_and_run_echo() -> None:
     async with aio.connect(agent("echo"), limits=FAST) as client:
@@ -337,9 +339,13 @@ async def test_cancel_answers_a_pending_permission_cancelled() -> None:
         ) as client:
             session = await client.new_session(cwd="/tmp")
             sub = await session.prompt("go")
-            await session._wait_until(
-                lambda: session.state == "requires_action", timeout=5, awaited="requires_action"
-            )
+            with trio.fail_after(5):  # the permission request is in flight
+                while not [
+                    m
+                    for _, m in wire(client)
+                    if isinstance(m, dict) and m.get("method") == PERMISSION
+                ]:
+                    await trio.sleep(0.01)
             await session.cancel(wait=True, timeout=5)
             assert session.stop_reason == "cancelled" and sub.done
             sent = [m for d, m in wire(client) if d == "send"]
@@ -476,6 +482,9 @@ async def test_cancel_wait_says_so_when_the_agent_never_confirms() -> None:
     async with aio.connect(scripted(script), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         await session.prompt("x")  # inserted, then the work ignores session/cancel
+        with trio.fail_after(5):  # the agent logs when the hang starts
+            while not any("hanging forever" in line for line in client.stderr_tail()):
+                await trio.sleep(0.01)
         with pytest.raises(Timeout) as info:
             await session.cancel(wait=True, timeout=0.2)
         assert "confirms cancellation" in str(info.value) and info.value.state == "running"
