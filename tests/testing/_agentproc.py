@@ -22,6 +22,7 @@ class AgentProcess:
         )
         self.lines: list[bytes] = []  # every stdout line, raw
         self.messages: list[Any] = []  # the JSON-decodable ones
+        self.sent: dict[int, str] = {}  # our request ids -> methods
         self._new: queue.Queue[Any] = queue.Queue()
         self._next_id = 0
         self.stderr_lines: list[str] = []
@@ -54,6 +55,7 @@ class AgentProcess:
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> int:
         self._next_id += 1
+        self.sent[self._next_id] = method
         self.send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params or {}})
         return self._next_id
 

@@ -15,6 +15,7 @@ import pytest
 from acp_lite.testing import SCENARIOS, Background, Script, Text, Turn, scenario
 
 from ._agentproc import AgentProcess, drive_turn
+from ._schema import schema_errors
 
 Spawn = Callable[..., AgentProcess]
 KNOWN_STOP_REASONS = {
@@ -133,6 +134,8 @@ def test_broken_scenarios_break_their_rule(spawn: Spawn, name: str) -> None:
         assert idle[-1]["stopReason"] == "end_turn"  # a cancel confirmed as end_turn
         found.add("cancel-not-confirmed")
     assert BROKEN[name] in found
+    if name == "broken_chunk_without_message_id":  # also caught by the schema check
+        assert schema_errors(agent.messages, agent.sent) != []
     assert SCENARIOS[name](None).description.startswith("BROKEN:")
 
 
