@@ -204,3 +204,39 @@ def test_methods_table_covers_the_acp_methods() -> None:
     assert METHODS["$/cancel_request"].direction == "both"
     assert METHODS["$/cancel_request"].params is not None
     assert PromptRequest(session_id="s", prompt=[]).meta is UNSET
+
+
+def test_locally_built_messages_encode_typed_values() -> None:
+    reply = Response(5, PromptResponse(message_id="m"))
+    assert json.loads(encode_message(reply)) == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "result": {"messageId": "m"},
+    }
+    err = ErrorResponse(6, ErrorObject(-32602, "bad", {"why": [1]}))
+    assert json.loads(encode_message(err)) == {
+        "jsonrpc": "2.0",
+        "id": 6,
+        "error": {"code": -32602, "message": "bad", "data": {"why": [1]}},
+    }
+    req = Request(
+        1, "session/prompt", PromptRequest(session_id="s", prompt=[TextContent(text="x")])
+    )
+    decoded = decode_line(encode_message(req))
+    assert decoded == req
+    assert isinstance(decoded, Request) and decoded.raw_params == {
+        "sessionId": "s",
+        "prompt": [{"type": "text", "text": "x"}],
+    }
+
+
+def test_known_method_without_params_is_validated_as_empty_object() -> None:
+    got = decode_line(b'{"jsonrpc": "2.0", "id": 1, "method": "auth/logout"}')
+    assert isinstance(got, Request)
+    assert json.loads(encode_message(got))["params"] == {}
+
+
+def test_invalid_request_keeps_id_for_the_reply() -> None:
+    got = decode_line(b'{"jsonrpc": "1.0", "id": "abc", "method": "x"}')
+    assert isinstance(got, InvalidMessage) and got.id == "abc"
+    assert json.loads(encode_message(got))["id"] == "abc"
