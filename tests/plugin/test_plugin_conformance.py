@@ -7,7 +7,7 @@ import pytest
 
 from acp_lite.testing.scenarios import SCENARIOS
 
-from .conftest import REFERENCE_AGENT
+from .conftest import LEAN, REFERENCE_AGENT
 
 #: Each broken scenario and a rule its traffic must be reported for.
 BROKEN = {
@@ -42,9 +42,19 @@ CONFORMING = [
 ]
 
 SUITE = f"""
+import time
+
 import pytest
 
 AGENT = {REFERENCE_AGENT!r}
+
+
+def wait_for_idles(session, count):
+    # Until `count` idle state updates arrived (the run returns at the first).
+    deadline = time.monotonic() + 5
+    while sum(e.raw.get("state") == "idle" for e in session.updates) < count:
+        assert time.monotonic() < deadline, "the second idle never came"
+        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -89,9 +99,7 @@ def test_every_broken_scenario_is_listed() -> None:
 
 def test_strict_conformance_fails_each_broken_scenario(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_scenarios=SUITE)
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--acp-conformance=strict", "-rf", timeout=180
-    )
+    result = pytester.runpytest_subprocess(*LEAN, "--acp-conformance=strict", "-rf", timeout=180)
     result.assert_outcomes(passed=len(CONFORMING) + 1, failed=len(BROKEN))
     lines = result.stdout.lines
     for scenario, rule in BROKEN.items():
