@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import pty
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from acp_lite.cli import EXIT_OK, EXIT_STOPPED
+from acp_lite.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED
 
 from .conftest import RunCli, cli_env
 
@@ -171,3 +172,34 @@ def test_failure_exits_non_zero_with_the_stop_reason(run_cli: RunCli) -> None:
     assert proc.returncode == EXIT_STOPPED, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     assert "the turn ended with stop reason error" in proc.stderr
+
+
+def test_ctrl_c_cancels_the_turn(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_lite.cli", "prompt", "--scenario", "slow_cancel", "go"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=cli_env(),
+    )
+    try:
+        assert proc.stderr is not None
+        seen = ""
+        while "[in_progress]" not in seen:  # the slow tool call is running
+            line = proc.stderr.readline()
+            assert line, seen
+            seen += line
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == EXIT_INTERRUPTED, err
+    assert "Traceback" not in err
+    # session/cancel was sent and the agent confirmed it.
+    assert "tool: Long computation -> cancelled" in err
+    assert "state: idle (cancelled)" in err
+    assert err.endswith("acp-lite: interrupted; the turn was cancelled\n")
