@@ -72,13 +72,18 @@ class Foreground:
             )
         # Only leaving idle for activity clears the stop reason: `unknown` is loss
         # of observability, not new work (spec: "Session states").
-        if prev == IDLE and state != UNKNOWN:
+        if self._was_idle(prev) and state != UNKNOWN:
             self.stop_reason = None
             self.error = None
             self.busy_since = index
         if state in KNOWN_STATES and state != UNKNOWN:
             self.last_known_state = state
         self.state = state
+
+    def _was_idle(self, prev: str) -> bool:
+        # `unknown` after a known idle restores idle without implying that work
+        # started or ended while unobservable (spec: "State transitions").
+        return prev == IDLE or (prev == UNKNOWN and self.last_known_state == IDLE)
 
     def _idle(self, prev: str, update: Any, index: int) -> None:
         raw_reason = update.stop_reason
@@ -89,8 +94,7 @@ class Foreground:
                 f"stop reason {reason!r} is neither standard nor '_'-prefixed",
                 index,
             )
-        # `unknown` after a known idle restores idle without implying work ended.
-        was_busy = prev != IDLE and not (prev == UNKNOWN and self.last_known_state == IDLE)
+        was_busy = not self._was_idle(prev)
         # A repeated idle without a new stop reason is not a new completion; one with
         # a new stop reason ends work that was never reported busy.
         ends = was_busy or (reason is not None and reason != self.stop_reason)

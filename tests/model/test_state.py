@@ -100,6 +100,10 @@ def test_unknown_state_after_idle_then_idle_is_not_a_completion() -> None:
     assert m.completions == 1
     feed(m, state("running"), state("unknown"), idle("end_turn"))
     assert m.completions == 2
+    feed(m, state("unknown"), state("running"))  # work started while idle was last known
+    assert m.stop_reason is None
+    feed(m, idle("end_turn"))
+    assert m.completions == 3
 
 
 def test_idle_token_usage_is_not_counted_again_by_repeats() -> None:
