@@ -9,66 +9,14 @@ to turn anything but a normal end into :class:`TurnFailed`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Collection, Sequence
+from typing import Any
 
 import attrs
 
 from acp_lite.errors import AcpError
 
-__all__ = ["EventRange", "Turn", "TurnFailed"]
-
-
-class EventRange(Sequence[Any]):
-    """A read-only view of ``log[start:stop]`` that builds events only when accessed.
-
-    ``Turn.updates`` of a long turn can span hundreds of thousands of events;
-    copying them into a list at the end of ``run`` allocates one object per event
-    at once, and the cyclic garbage collector then re-walks the whole heap (measured:
-    ~3 µs per event, a quarter of the end-to-end cost of a 200,000-chunk turn).
-    The log is append-only, so a fixed range of it never changes.
-    """
-
-    __slots__ = ("_log", "_start", "_stop")
-
-    def __init__(self, log: Sequence[Any], start: int, stop: int) -> None:
-        self._log = log
-        self._start = max(0, start)
-        self._stop = max(self._start, stop)
-
-    def __len__(self) -> int:
-        return self._stop - self._start
-
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
-
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return [self._log[self._start + i] for i in range(*index.indices(len(self)))]
-        n = len(self)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError(f"event index {index} out of range (0..{n - 1})")
-        return self._log[self._start + index]
-
-    def __iter__(self) -> Iterator[Any]:
-        log = self._log
-        for i in range(self._start, self._stop):
-            yield log[i]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"<EventRange [{self._start}:{self._stop}] of {len(self._log)} events>"
+__all__ = ["Turn", "TurnFailed"]
 
 
 class TurnFailed(AcpError):

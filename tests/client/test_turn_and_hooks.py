@@ -7,7 +7,7 @@ import pytest
 from acp_lite.errors import AcpError
 from acp_lite.hookspec import PROJECT_NAME, hookimpl, plugin_manager
 from acp_lite.permissions import CANCELLED
-from acp_lite.turn import EventRange, Turn, TurnFailed
+from acp_lite.turn import Turn, TurnFailed
 
 
 def test_turn_raise_for_stop_passes_end_turn() -> None:
@@ -87,19 +87,3 @@ def test_unknown_hook_name_is_rejected() -> None:
     pm = plugin_manager([Typo()])
     with pytest.raises(Exception, match="unknown hook"):
         pm.check_pending()
-
-
-def test_event_range_is_a_lazy_fixed_view() -> None:
-    log = list(range(10))
-    view = EventRange(log, 3, 7)
-    assert len(view) == 4
-    assert list(view) == [3, 4, 5, 6] == view
-    assert view[0] == 3 and view[-1] == 6
-    assert view[1:3] == [4, 5]
-    with pytest.raises(IndexError):
-        view[4]
-    log.extend(range(10, 20))  # the log grows: the view does not
-    assert list(view) == [3, 4, 5, 6]
-    assert EventRange(log, 5, 2) == []  # an empty range, never negative
-    turn = Turn(submission=None, message_id="m", updates=view)
-    assert "updates=4" in repr(turn)
