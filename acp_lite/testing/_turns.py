@@ -14,6 +14,7 @@ The lifecycle follows the spec's "Prompt Lifecycle" page:
 
 from __future__ import annotations
 
+import base64
 import re
 import sys
 import threading
@@ -169,7 +170,7 @@ class TurnRunner:
                 # (in finish) and end the work it started as cancelled.
                 raise TurnEnded((run.spec or Turn()).cancel_stop_reason)
             session.user_messages += 1
-            run.message_id = f"user-{session.user_messages}"
+            run.message_id = run.fill(step.message_id) or f"user-{session.user_messages}"
             if session.turn is run:
                 # Only now may later prompts be inserted into this work: held
                 # prompts are inserted in the order received ("Prompts during
@@ -410,7 +411,10 @@ class TurnRunner:
                 final = {
                     "sessionUpdate": "terminal_update",
                     "terminalId": item.id,
-                    "output": {"data": "stopped\n" if stopped else "done\n"},
+                    # TerminalOutput.data is base64 of the output bytes (schema).
+                    "output": {
+                        "data": base64.b64encode(b"stopped\n" if stopped else b"done\n").decode()
+                    },
                     "exitStatus": exit_status,
                 }
             else:

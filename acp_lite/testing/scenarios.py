@@ -454,6 +454,40 @@ def broken_idle_before_running(count: int | None = None) -> Script:
     )
 
 
+def broken_tool_call_reopened(count: int | None = None) -> Script:
+    return _one(
+        "broken_tool_call_reopened",
+        "BROKEN: gives a completed tool call a non-final status again.",
+        _tool("in_progress", title="Run once", kind="execute"),
+        _tool("completed"),
+        _tool("in_progress"),
+        _tool("completed"),
+    )
+
+
+def broken_duplicate_message_id(count: int | None = None) -> Script:
+    return _one(
+        "broken_duplicate_message_id",
+        "BROKEN: every inserted prompt gets the same messageId 'user-1'.",
+        Insert(message_id="user-1"),
+        Echo(),
+    )
+
+
+def broken_background_not_announced(count: int | None = None) -> Script:
+    listed = {
+        "sessionUpdate": "state_update",
+        "state": "running",
+        "background": [{"type": "tool_call", "toolCallId": "never-announced"}],
+    }
+    return _one(
+        "broken_background_not_announced",
+        "BROKEN: lists a background tool call that was never announced.",
+        Update(update=listed),
+        Echo(),
+    )
+
+
 SCENARIOS: dict[str, Callable[[int | None], Script]] = {
     f.__name__: f
     for f in (
@@ -492,6 +526,9 @@ SCENARIOS: dict[str, Callable[[int | None], Script]] = {
         broken_no_idle,
         broken_cancel_not_confirmed,
         broken_idle_before_running,
+        broken_tool_call_reopened,
+        broken_duplicate_message_id,
+        broken_background_not_announced,
     )
 }
 

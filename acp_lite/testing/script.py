@@ -33,7 +33,8 @@ Steps (``type`` = ...):
 ``insert``          insert the prompt now; ``respond = false`` defers the
                     response to a ``respond`` step (or the end of the turn);
                     ``user_message = false`` omits the echo (broken);
-                    ``response_first = false`` sends the update first.
+                    ``response_first = false`` sends the update first;
+                    ``message_id`` chooses the id (default ``user-<n>``).
 ``respond``         send the deferred prompt response (inserting first if needed).
 ``reject``          answer the prompt with a JSON-RPC error (``code``,
                     ``message``, ``data``): not inserted. As the first step no
@@ -195,6 +196,7 @@ class Insert:
     respond: bool = True
     user_message: bool = True
     response_first: bool = True
+    message_id: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -7,6 +7,7 @@ that each ``broken_*`` scenario breaks the rule it is named after.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 
@@ -27,6 +28,7 @@ KNOWN_STOP_REASONS = {
     "error",
 }
 CHUNKS = {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"}
+FINAL = {"completed", "failed", "cancelled"}
 
 # Scenarios that cannot complete one turn by design, tested separately below.
 NOT_A_TURN = {"crash", "hang", "unresponsive", "wrong_protocol_version", "flood", "oversize_line"}
@@ -66,6 +68,24 @@ def violations(agent: AgentProcess, session_id: str, prompt_id: int) -> set[str]
             running = u["state"] in ("running", "requires_action")
         elif u["sessionUpdate"] in CHUNKS | {"agent_message"} and not running:
             found.add("output-while-idle")
+    final: set[str] = set()
+    for u in seq:
+        if u["sessionUpdate"] == "tool_call_update" and "status" in u:
+            if u["toolCallId"] in final and u["status"] not in FINAL:
+                found.add("tool-call-reopened")
+            if u["status"] in FINAL:
+                final.add(u["toolCallId"])
+    announced = {u.get("toolCallId") or u.get("terminalId") for u in seq}
+    for u in states:
+        if any(
+            (item.get("toolCallId") or item.get("terminalId")) not in announced
+            for item in u.get("background") or []
+        ):
+            found.add("background-not-announced")
+    responses = [m for m in agent.messages if m.get("id") in agent.sent and "result" in m]
+    inserted = [m["result"]["messageId"] for m in responses if "messageId" in m["result"]]
+    if len(inserted) != len(set(inserted)):
+        found.add("duplicate-message-id")
     if any(u["sessionUpdate"] in CHUNKS and "messageId" not in u for u in seq):
         found.add("chunk-without-message-id")
     response = agent.response(prompt_id)
@@ -93,6 +113,12 @@ def run_one_turn(spawn: Spawn, name: str) -> tuple[AgentProcess, str, int]:
         rid = agent.prompt(sid, "hello scenario")
         agent.response(rid)
         assert agent.call("_sync") == {"echo": {}}
+    elif name == "broken_duplicate_message_id":  # needs two submissions
+        drive_turn(agent, sid, "first")
+        since = len(agent.messages)
+        rid = agent.prompt(sid, "second")
+        agent.wait_for(lambda m: m.get("method") == "session/update"
+                       and "stopReason" in m["params"]["update"], since=since)  # fmt: skip
     else:
         rid = drive_turn(agent, sid, "hello scenario")
     if name == "broken_idle_before_running":  # its first idle is the premature one
@@ -111,6 +137,9 @@ BROKEN = {
     "broken_no_idle": "no-idle",
     "broken_cancel_not_confirmed": "cancel-not-confirmed",
     "broken_idle_before_running": "output-while-idle",
+    "broken_tool_call_reopened": "tool-call-reopened",
+    "broken_duplicate_message_id": "duplicate-message-id",
+    "broken_background_not_announced": "background-not-announced",
 }
 
 
@@ -188,6 +217,7 @@ def test_cancel_background_item(spawn: Spawn, kind: str, method: str, key: str) 
     final = agent.messages[-2]["params"]["update"]
     if kind == "terminal":
         assert final["exitStatus"] == {"signal": "SIGTERM"}
+        assert base64.b64decode(final["output"]["data"]) == b"stopped\n"
     else:
         assert final["status"] == "cancelled"
     again = agent.request(method, {"sessionId": sid, key: "w"})
