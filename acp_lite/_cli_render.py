@@ -39,6 +39,14 @@ _STATUS_STYLE = {
 _PLAN_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 
 
+def same_destination(a: TextIO, b: TextIO) -> bool:
+    """Whether two streams write to the same place (a terminal, or ``2>&1``)."""
+    try:
+        return os.path.sameopenfile(a.fileno(), b.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def want_color(stream: TextIO) -> bool:
     """Whether to colour output written to ``stream``."""
     if os.environ.get("NO_COLOR"):
@@ -83,10 +91,15 @@ class Renderer:
     except for full message upserts, which are rare).
     """
 
-    def __init__(self, out: TextIO, err: TextIO, *, color: bool | None = None) -> None:
+    def __init__(
+        self, out: TextIO, err: TextIO, *, color: bool | None = None, shared: bool | None = None
+    ) -> None:
         self.out = out
         self.err = err
         self.color = want_color(err) if color is None else color
+        #: stdout and stderr end up in the same place, so a status line after
+        #: unfinished answer text needs a line break first.
+        self.shared = same_destination(out, err) if shared is None else shared
         # Which text stream is "open" (written without a final newline):
         # ("out", message_id) for agent text, ("thought", message_id) for thoughts.
         self._open: tuple[str, str] | None = None
@@ -111,11 +124,12 @@ class Renderer:
         kind, _ = self._open
         if kind == "thought":
             self.err.write("\n")
-        elif not self._out_at_line_start:
+        elif not self._out_at_line_start and self.shared:
             # Keep stdout (the answer) untouched: the line break that separates the
             # answer text from the next status line goes to stderr.
             self.out.flush()
             self.err.write("\n")
+            self._out_at_line_start = True  # the shared line is ended
         self._open = None
 
     def line(self, text: str, code: str = _DIM) -> None:

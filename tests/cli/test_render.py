@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
-from acp_lite._cli_render import Renderer, content_text
+from acp_lite._cli_render import Renderer, content_text, same_destination
 
 
-def _render(*updates: dict[str, object]) -> tuple[str, str]:
+def _render(*updates: dict[str, object], shared: bool = True) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
-    r = Renderer(out, err, color=False)
+    r = Renderer(out, err, color=False, shared=shared)
     for u in updates:
         r.update(u)
     r.finish()
@@ -27,8 +28,26 @@ def test_agent_text_goes_to_stdout_only() -> None:
         _chunk("lo"),
         {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
     )
-    assert out == "Hello\n"
+    # On a shared terminal the status line after "Hello" starts on a new line,
+    # and that line break ends the answer's line too.
+    assert out == "Hello"
     assert err == "state: running\n\nstate: idle (end_turn)\n"
+
+
+def test_no_separator_on_stderr_when_stdout_goes_elsewhere() -> None:
+    out, err = _render(
+        _chunk("Hello"),
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
+        shared=False,
+    )
+    assert (out, err) == ("Hello\n", "state: idle (end_turn)\n")
+
+
+def test_same_destination(tmp_path: Path) -> None:
+    with open(tmp_path / "a", "w") as a, open(tmp_path / "b", "w") as b:
+        assert same_destination(a, a)
+        assert not same_destination(a, b)
+    assert not same_destination(io.StringIO(), io.StringIO())
 
 
 def test_full_message_upsert_prints_only_the_new_part() -> None:
