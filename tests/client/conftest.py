@@ -53,8 +53,35 @@ def wait_for(predicate: object, timeout: float = 5.0) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    """Every test must leave no client thread behind."""
+def no_leaks() -> Iterator[None]:
+    """Every test must leave no client thread and no agent process (nor zombie) behind."""
     before = set(threading.enumerate())
+    children = set(child_processes())
     yield
     assert wait_for(lambda: not foreign_threads(before), 5.0), foreign_threads(before)
+
+    def new_children() -> list[str]:
+        return [c for c in child_processes() if c not in children]
+
+    assert wait_for(lambda: not new_children(), 5.0), new_children()
+
+
+def child_processes() -> list[str]:
+    """Command lines of this process's live or zombie children (Linux ``/proc``)."""
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state, ppid, ...
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if ppid == me:
+            found.append(f"{state} {cmdline}")
+    return found

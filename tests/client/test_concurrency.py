@@ -17,7 +17,7 @@ import pytest
 import acp_lite.client as blocking
 from acp_lite.testing import agent_command
 
-from .conftest import FAST, portal_threads, process_gone, wait_for
+from .conftest import FAST, child_processes, portal_threads, process_gone, wait_for
 
 N = 2000
 
@@ -181,3 +181,21 @@ def test_dropped_client_stops_its_thread() -> None:
     del client
     assert wait_for(lambda: not portal_threads(), 10)
     assert wait_for(lambda: process_gone(pid), 5)
+
+
+def test_keyboard_interrupt_while_connecting_leaves_nothing_behind() -> None:
+    def interrupt_soon() -> None:
+        time.sleep(0.5)  # the agent is started and never answers initialize
+        _thread.interrupt_main()
+
+    timer = threading.Thread(target=interrupt_soon)
+    timer.start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        blocking.connect(agent_command("unresponsive"), limits=FAST)
+    timer.join()
+    assert time.monotonic() - start < 5
+    assert wait_for(lambda: not portal_threads())
+    assert wait_for(lambda: not [c for c in child_processes() if "unresponsive" in c]), (
+        child_processes()
+    )
