@@ -105,6 +105,7 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def agent_options(p: argparse.ArgumentParser) -> None:
@@ -169,6 +170,15 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     agent_options(info)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("acp-lite")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "(not installed)"
 
 
 def _positive_float(value: str) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -40,10 +41,16 @@ def test_agent_exits_before_initialize(run_cli: RunCli) -> None:
     assert "  agent stderr: early_exit_agent: missing API key" in proc.stderr
 
 
-def test_agent_crashes_mid_turn(run_cli: RunCli) -> None:
-    proc = run_cli("prompt", "--scenario", "crash", "hi")
+def test_agent_crashes_mid_turn(run_cli: RunCli, tmp_path: Path) -> None:
+    transcript = tmp_path / "wire.ndjson"
+    proc = run_cli("prompt", "--transcript", str(transcript), "--scenario", "crash", "hi")
     assert_clean_error(proc, EXIT_AGENT_EXITED, "the agent exited with code 3", only=False)
     assert "  agent stderr: fatal: simulated crash in the reference agent" in proc.stderr
+    # The transcript is written on failure too: that is when it is needed.
+    records = [json.loads(line) for line in transcript.read_text().splitlines()]
+    assert {"dir": "send", "method": "session/prompt"} in [
+        {"dir": r["dir"], "method": r.get("msg", {}).get("method")} for r in records
+    ]
 
 
 def test_command_not_executable(run_cli: RunCli, tmp_path: Path) -> None:
@@ -122,6 +129,13 @@ def test_bad_timeout_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) ->
         main(["prompt", "--timeout", "0", "hi"])
     assert exc.value.code == EXIT_USAGE
     assert "must be > 0" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("acp-lite 0.")
 
 
 def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
