@@ -15,7 +15,8 @@ from acp_lite.protocol import _generated as g
 
 
 def _make_converter() -> cattrs.Converter:
-    conv = cattrs.Converter()
+    # detailed_validation=False: let WireError through instead of cattrs exception groups.
+    conv = cattrs.Converter(detailed_validation=False)
     for cl, sfn in g.STRUCTURE.items():
         if cl in g.UNIONS:
             # Union aliases are not classes: register by equality predicate.

@@ -108,3 +108,12 @@ def test_variant_structured_directly_checks_its_tag() -> None:
         {"messageId": "m", "content": {"type": "text", "text": "x"}}, AgentMessageChunk
     )
     assert direct.session_update == "agent_message_chunk"
+
+
+def test_converter_containers_raise_wire_error_not_cattrs_groups() -> None:
+    assert converter.structure([{"type": "text", "text": "x"}], list[TextContent]) == [
+        TextContent(text="x")
+    ]
+    with pytest.raises(WireError):
+        converter.structure([{"type": "text"}], list[TextContent])
+    assert converter.unstructure([TextContent(text="x")]) == [{"type": "text", "text": "x"}]
