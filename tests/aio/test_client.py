@@ -579,3 +579,31 @@ async def test_batches_and_unmatched_responses_from_a_real_agent() -> None:
         assert answers[0][0]["error"]["code"] == -32601
         kinds = [e.kind for e in client.events]
         assert kinds == ["extension_notification", "unhandled_request", "unmatched_response"]
+
+
+async def test_agent_withdrawing_its_request_is_answered_32800() -> None:
+    release = threading.Event()
+    try:
+        async with aio.connect(
+            agent("elicitation"), limits=FAST, on_elicitation=lambda r, s: release.wait(10)
+        ) as client:
+            session = await client.new_session(cwd="/tmp")
+            await session.prompt("x")
+            with trio.fail_after(5):  # the elicitation is in flight, its callback blocked
+                while not [e for _, e in wire(client) if isinstance(e, dict) and "id" in e
+                           and e.get("method") == "elicitation/create"]:  # fmt: skip
+                    await trio.sleep(0.01)
+            await session.cancel(wait=True, timeout=5)  # the agent withdraws the elicitation
+            with trio.fail_after(5):
+                while not [e for e in client.events if e.kind == "agent_cancelled_request"]:
+                    await trio.sleep(0.01)
+            msgs = [(d, m) for d, m in wire(client) if isinstance(m, dict)]
+            (request,) = [m for _, m in msgs if m.get("method") == "elicitation/create"]
+            answers = [
+                m
+                for d, m in msgs
+                if d == "send" and "method" not in m and m.get("id") == request["id"]
+            ]
+            assert [a["error"]["code"] for a in answers] == [-32800]  # answered once
+    finally:
+        release.set()
