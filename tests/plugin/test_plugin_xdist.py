@@ -1,0 +1,41 @@
+"""Under pytest-xdist each worker starts its own agents and snapshots do not depend
+on the worker that wrote or checks them."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import LEAN, RANDOM_IDS_AGENT
+
+SUITE = """
+import os
+import pytest
+
+
+@pytest.mark.parametrize("text", ["one", "two words", "three little words", "four"])
+def test_echo(acp_session, acp_snapshot, acp_transcript, text):
+    turn = acp_session.run(text)
+    assert turn.text == text
+    assert turn.updates == acp_snapshot
+    assert acp_transcript.violations() == []
+    assert os.environ.get("PYTEST_XDIST_WORKER", "gw")[:2] == "gw"
+
+
+@pytest.mark.acp_scope("module")
+@pytest.mark.parametrize("n", range(2))
+def test_shared_agent_per_worker(acp_session, acp_snapshot, n):
+    assert acp_session.run("shared").updates == acp_snapshot(view="final")
+"""
+
+
+def test_two_workers(pytester: pytest.Pytester) -> None:
+    agent = " ".join(RANDOM_IDS_AGENT)
+    pytester.makeini(f"[pytest]\nacp_agent = {agent}\nacp_conformance = strict\n")
+    pytester.makepyfile(test_suite=SUITE)
+    # Written by one process, checked by two workers (with other random ids).
+    first = pytester.runpytest_subprocess(*LEAN, "--snapshot-update", "-n", "0", timeout=120)
+    first.assert_outcomes(passed=6)
+    first.stdout.fnmatch_lines(["*6 snapshots generated*"])
+    second = pytester.runpytest_subprocess(*LEAN, "-n", "2", timeout=120)
+    second.assert_outcomes(passed=6)
+    second.stdout.fnmatch_lines(["*2 workers*", "*6 snapshots passed*"])
