@@ -40,6 +40,12 @@ class Limits:
     #: Entries kept in the client's event log (``client.events``; ``None``: all).
     #: Session event logs belong to the session model and are kept whole.
     max_events: int | None = None
+    #: Keep each update's raw JSON payload in the session event log. ``False`` saves
+    #: two retained dicts per update (the cyclic GC walks every retained container:
+    #: measured ~2x throughput on a 200k-chunk flood); ``Event.raw`` is then
+    #: re-encoded from the decoded update on access (the wire layer round-trips
+    #: exactly) and the transcript still holds the exact bytes.
+    keep_raw_updates: bool = True
     #: Lines of agent stderr kept for error messages and ``stderr_tail()``.
     stderr_lines: int = 200
     #: Longest single stderr line kept (longer lines are truncated).

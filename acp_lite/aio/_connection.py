@@ -120,6 +120,7 @@ class Connection:
         self._creating = 0
         self._agent_requests: dict[Any, _AgentRequest] = {}
         self._nursery: trio.Nursery | None = None
+        self._keep_raw = limits.keep_raw_updates
         hook = self.pm.hook
         self._update_hook = (
             hook.acp_session_update if hook.acp_session_update.get_hookimpls() else None
@@ -413,7 +414,7 @@ class Connection:
         params = msg.params
         sid = params.session_id
         raw = msg.raw_params
-        raw_update = raw.get("update") if raw.__class__ is dict else None
+        raw_update = raw.get("update") if self._keep_raw and raw.__class__ is dict else None
         session = self.sessions.get(sid)
         if session is not None:
             session._apply(params.update, raw_update)

@@ -607,3 +607,17 @@ async def test_agent_withdrawing_its_request_is_answered_32800() -> None:
             assert [a["error"]["code"] for a in answers] == [-32800]  # answered once
     finally:
         release.set()
+
+
+async def test_raw_update_payloads_can_be_left_to_the_transcript() -> None:
+    limits = FAST.__class__(keep_raw_updates=False)
+    async with aio.connect(agent("custom_update"), limits=limits) as client:
+        turn = await (await client.new_session(cwd="/tmp")).run("x")
+        (custom,) = [e for e in turn.updates if e.tag == "_acp_lite/progress"]
+        assert custom.raw == {
+            "sessionUpdate": "_acp_lite/progress",
+            "percent": 50,
+            "label": "halfway",
+        }
+        chunk = next(e for e in turn.updates if e.tag == "agent_message_chunk")
+        assert chunk.raw["content"] == {"type": "text", "text": "Ok."}
