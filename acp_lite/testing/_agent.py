@@ -127,10 +127,12 @@ class Agent:
         with session.state_lock:
             if state is not None:
                 session.state = state
+            with self.cond:
+                background = [item.wire() for item in session.background.values()]
             update: dict[str, Any] = {
                 "sessionUpdate": "state_update",
                 "state": session.state,
-                "background": [item.wire() for item in session.background.values()],
+                "background": background,
             }
             if stop_reason is not None:
                 update["stopReason"] = stop_reason
@@ -222,7 +224,12 @@ class Agent:
 
     def dispatch(self, message: Any) -> dict[str, Any] | None:
         """Handle one message; returns the response to send now, if any."""
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        is_reply = isinstance(message, dict) and ("result" in message or "error" in message)
+        if (
+            not isinstance(message, dict)
+            or message.get("jsonrpc") != "2.0"
+            or not (is_reply or isinstance(message.get("method"), str))
+        ):
             request_id = message.get("id") if isinstance(message, dict) else None
             error = {"code": INVALID_REQUEST, "message": "Invalid Request"}
             return {"jsonrpc": "2.0", "id": request_id, "error": error}
@@ -244,7 +251,7 @@ class Agent:
             handler = self.handlers.get(method)
             if handler is not None:
                 result = handler(request_id, params)
-            elif isinstance(method, str) and method.startswith("_"):
+            elif method.startswith("_"):
                 result = {"echo": params}  # extension requests are echoed back
             else:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")

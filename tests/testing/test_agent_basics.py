@@ -77,6 +77,8 @@ def test_error_answers_for_bad_requests(spawn: Spawn) -> None:
     assert agent.call("_acp_lite/ping", {"x": 1}) == {"echo": {"x": 1}}
     agent.send({"not": "json-rpc"})
     assert agent.wait_for(lambda m: m.get("error", {}).get("code") == -32600)
+    agent.send({"jsonrpc": "2.0", "id": 77, "method": 5})
+    assert agent.wait_for(lambda m: m.get("id") == 77)["error"]["code"] == -32600
     agent.send([])  # an empty batch is an invalid request too
     assert agent.proc.stdin is not None
     agent.proc.stdin.write(b"{not json\n")
