@@ -25,10 +25,20 @@ client. Ctrl-C in a blocking call cancels the work it started on the trio side
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -36,6 +46,7 @@ import trio
 from acp_lite._portal import Portal, PortalClosed
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.aio import connect as aio_connect
+from acp_lite.aio import connect_streams as aio_connect_streams
 from acp_lite.limits import Limits
 
 if TYPE_CHECKING:
@@ -46,7 +57,7 @@ if TYPE_CHECKING:
     from acp_lite.transcript import Transcript
     from acp_lite.turn import Turn
 
-__all__ = ["Client", "Session", "connect"]
+__all__ = ["Client", "Session", "connect", "connect_streams"]
 
 _BACKSTOP = 10.0
 """Seconds added to a call's own timeout for the portal's last-resort deadline: the
@@ -88,32 +99,86 @@ def connect(
     name = os.path.basename(argv[0]) if argv else "agent"
     plugins = list(plugins)
     client = Client._new(name, limits)
-    # The trio side holds the client only weakly (when no plugin needs it as the
-    # hooks' ``client``), so a client dropped without close() can be collected and
-    # its finalizer can stop the agent.
-    client_ref = weakref.ref(client)
+    connection = aio_connect(
+        argv,
+        cwd=cwd,
+        env=env,
+        inherit_env=inherit_env,
+        timeout=timeout,
+        client_info=client_info,
+        capabilities=capabilities,
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
+        plugins=plugins,
+        limits=limits,
+        _session_view=client._weak_session_view,
+    )
+    _enter(client, connection, timeout, plugins)
+    return client
 
-    def session_view(asession: AsyncSession) -> Any:
-        owner = client_ref()
-        return owner._session_view(asession) if owner is not None else asession
 
+StreamPair = tuple[trio.abc.SendStream, trio.abc.ReceiveStream]
+
+
+def connect_streams(
+    open_streams: Callable[[], StreamPair | Awaitable[StreamPair]],
+    *,
+    timeout: float | None = None,
+    client_info: Mapping[str, Any] | Any | None = None,
+    capabilities: Mapping[str, Any] | Any | None = None,
+    on_permission: Callable[[Any, Session], Any] | None = None,
+    on_elicitation: Callable[[Any, Session | None], Any] | None = None,
+    plugins: Iterable[Any] = (),
+    limits: Limits | None = None,
+    name: str = "streams",
+) -> Client:
+    """Connect over byte streams you provide (tests, custom transports); return a Client.
+
+    trio streams belong to the event loop they are used in, so pass a factory:
+    ``open_streams()`` (plain or ``async``) runs on the client's trio thread and
+    returns ``(send_stream, receive_stream)`` (client -> agent, agent -> client),
+    e.g. ``lambda: (trio.lowlevel.FdStream(w), trio.lowlevel.FdStream(r))`` or an
+    ``async`` function around ``trio.open_tcp_stream``. ``close()`` closes the
+    streams; there is no process to stop. Other arguments as for :func:`connect`.
+    """
+    limits = limits or Limits()
+    plugins = list(plugins)
+    client = Client._new(name, limits)
+    session_view = client._weak_session_view
+
+    @asynccontextmanager
+    async def streams_connection() -> AsyncIterator[AsyncClient]:
+        opened = open_streams()
+        send, receive = await opened if inspect.isawaitable(opened) else opened
+        async with aio_connect_streams(
+            send,
+            receive,
+            timeout=timeout,
+            client_info=client_info,
+            capabilities=capabilities,
+            on_permission=on_permission,
+            on_elicitation=on_elicitation,
+            plugins=plugins,
+            limits=limits,
+            _session_view=session_view,
+        ) as aclient:
+            yield aclient
+
+    _enter(client, streams_connection(), timeout, plugins)
+    return client
+
+
+def _enter(
+    client: Client,
+    connection: AbstractAsyncContextManager[AsyncClient],
+    timeout: float | None,
+    plugins: list[Any],
+) -> None:
+    limits = client._limits
     handshake = limits.connect_timeout if timeout is None else timeout
     try:
         client._async = client._portal.enter_async_context(
-            aio_connect(
-                argv,
-                cwd=cwd,
-                env=env,
-                inherit_env=inherit_env,
-                timeout=timeout,
-                client_info=client_info,
-                capabilities=capabilities,
-                on_permission=on_permission,
-                on_elicitation=on_elicitation,
-                plugins=plugins,
-                limits=limits,
-                _session_view=session_view,
-            ),
+            connection,
             # Process start + handshake, plus a failed start's shutdown ladder.
             timeout=handshake + limits.shutdown_timeout + _BACKSTOP,
         )
@@ -124,7 +189,6 @@ def connect(
         # Hooks receive the blocking client (except acp_connection_opened, which
         # runs during the handshake and sees the AsyncClient).
         client._async._conn.hook_client = client
-    return client
 
 
 class Client:
@@ -135,6 +199,7 @@ class Client:
     _portal: Portal
     _sessions: dict[int, Session]
     _sessions_lock: threading.Lock
+    _weak_session_view: Callable[[AsyncSession], Any]
 
     def __init__(self) -> None:
         raise TypeError("use acp_lite.connect(...) to create a Client")
@@ -150,6 +215,16 @@ class Client:
         # stop (the finalizer may run on any thread, even the trio thread).
         finalizer = weakref.finalize(self, self._portal.close, 0.0)
         finalizer.atexit = False  # the portal's own atexit hook waits properly
+        # The trio side holds the client only weakly (unless a plugin needs it as the
+        # hooks' ``client``), so a client dropped without close() can be collected
+        # and its finalizer can stop the agent.
+        ref = weakref.ref(self)
+
+        def weak_session_view(asession: AsyncSession) -> Any:
+            owner = ref()
+            return owner._session_view(asession) if owner is not None else asession
+
+        self._weak_session_view = weak_session_view
         return self
 
     def __repr__(self) -> str:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
 import threading
 import time
 
 import pytest
+import trio
 
 import acp_lite.client as blocking
 from acp_lite._portal import PortalClosed
@@ -261,3 +264,38 @@ def test_on_update_runs_off_the_trio_thread_in_order() -> None:
     assert seen == list(range(len(seen)))
     assert len(seen) == len(session.updates) >= 3000 and len(turn.updates) == len(seen)
     assert not any(name.startswith("acp-lite-") for name in threads)
+
+
+def test_connect_streams_over_pipes_we_opened() -> None:
+    """A custom transport: the test spawns the agent; the client only gets its pipes."""
+    proc = subprocess.Popen(agent_command("echo"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin_fd, stdout_fd = proc.stdin.fileno(), proc.stdout.fileno()
+    try:
+
+        def open_streams() -> tuple[trio.lowlevel.FdStream, trio.lowlevel.FdStream]:
+            assert threading.current_thread().name == "acp-lite-pipes"
+            return trio.lowlevel.FdStream(os.dup(stdin_fd)), trio.lowlevel.FdStream(
+                os.dup(stdout_fd)
+            )
+
+        with blocking.connect_streams(open_streams, limits=FAST, name="pipes") as client:
+            assert client.pid is None
+            assert client.new_session(cwd="/tmp").run("over streams").text == "over streams"
+        proc.stdin.close()  # our copy: now the agent sees EOF and exits
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+
+def test_connect_streams_with_an_async_factory_failing() -> None:
+    async def refuse() -> tuple[trio.abc.SendStream, trio.abc.ReceiveStream]:
+        await trio.sleep(0)
+        raise ConnectionRefusedError("no agent listening")
+
+    with pytest.raises(ConnectionRefusedError, match="no agent listening"):
+        blocking.connect_streams(refuse, limits=FAST)
+    assert wait_for(lambda: not portal_threads())
