@@ -15,11 +15,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import pluggy
 import trio
 
-from acp_lite import permissions
+from acp_lite.aio._agent_requests import AgentRequest, AgentRequestsMixin
 from acp_lite.aio._events import ConnectionEvent, ConnectionEventKind
 from acp_lite.aio._lines import LineReader, OversizeLine
 from acp_lite.aio._process import AgentProcess
@@ -32,10 +31,8 @@ from acp_lite.errors import (
     request_error_from,
 )
 from acp_lite.limits import Limits
-from acp_lite.model.state import background_key
-from acp_lite.protocol import UNSET, Notification, converter, decode_line
+from acp_lite.protocol import UNSET, Notification, decode_line
 from acp_lite.rpc import (
-    CANCELLED_RESULTS,
     InvalidReceived,
     NotificationReceived,
     PeerCancelled,
@@ -72,15 +69,7 @@ class _Waiter:
         self.failed = False  # the connection failed before a response came
 
 
-@attrs.define(eq=False)
-class _AgentRequest:
-    method: str
-    session_id: str | None
-    tool_call_id: str | None
-    scope: trio.CancelScope
-
-
-class Connection:
+class Connection(AgentRequestsMixin):
     """JSON-RPC over a pair of byte streams, for one :class:`AsyncClient`."""
 
     def __init__(
@@ -118,7 +107,7 @@ class Connection:
         self._dirty: list[AsyncSession] = []
         self._early: dict[str, list[tuple[Any, Any]]] = {}
         self._creating = 0
-        self._agent_requests: dict[Any, _AgentRequest] = {}
+        self._agent_requests: dict[Any, AgentRequest] = {}
         self._nursery: trio.Nursery | None = None
         self._keep_raw = limits.keep_raw_updates
         hook = self.pm.hook
@@ -573,98 +562,3 @@ class Connection:
             except Exception as exc:
                 logger.exception("hook acp_session_update raised")
                 self._log("callback_error", error=exc, session_id=session.id)
-
-    # ------------------------------------------------------------------ agent requests
-
-    def _on_request(self, ev: RequestReceived) -> None:
-        params = ev.params
-        sid = getattr(params, "session_id", None)
-        if not isinstance(sid, str):
-            # A request-scoped elicitation names one of our requests instead.
-            rid = getattr(params, "request_id", None)
-            pending = self.engine.pending.get(rid) if isinstance(rid, int) else None
-            sid = pending.session_id if pending is not None else None
-        session = self.sessions.get(sid) if sid is not None else None
-        tool_call_id: str | None = None
-        if ev.method == _PERMISSION:
-            tool_call = getattr(getattr(params, "subject", None), "tool_call", None)
-            tool_call_id = getattr(tool_call, "tool_call_id", None)
-            if session is not None and tool_call is not None:
-                session._apply_permission_tool_call(tool_call)
-        else:
-            tool_call_id = getattr(params, "tool_call_id", None)
-        scope = trio.CancelScope()
-        self._agent_requests[ev.id] = _AgentRequest(
-            ev.method, sid, tool_call_id if isinstance(tool_call_id, str) else None, scope
-        )
-        assert self._nursery is not None
-        self._nursery.start_soon(self._answer_request, ev, session, scope)
-
-    async def _answer_request(
-        self, ev: RequestReceived, session: AsyncSession | None, scope: trio.CancelScope
-    ) -> None:
-        view = (
-            self.session_view(session)
-            if session is not None and self.session_view is not None
-            else session
-        )
-        decide = self._decide_permission if ev.method == _PERMISSION else self._decide_elicitation
-        with scope:
-            try:
-                # User callbacks may block: never on the trio thread. Abandoned on
-                # cancel, so a $/cancel_request or session/cancel answers at once.
-                result = await trio.to_thread.run_sync(
-                    decide, ev.params, view, abandon_on_cancel=True
-                )
-            except Exception as exc:
-                logger.exception("%s callback raised", ev.method)
-                self._log("callback_error", error=exc, session_id=session.id if session else None)
-                self.engine.respond_error(
-                    ev.id, -32603, f"client callback failed: {type(exc).__name__}: {exc}"
-                )
-            else:
-                self.engine.respond(ev.id, result)
-            self.flush()
-        self._agent_requests.pop(ev.id, None)
-
-    def _decide_permission(self, request: Any, session: Any) -> Any:
-        if self.on_permission is not None:
-            answer = self.on_permission(request, session)
-        else:
-            answer = self.pm.hook.acp_permission_request(request=request, session=session)
-            if answer is None:
-                answer = permissions.reject(request, session)
-        return {"outcome": permissions.permission_outcome(answer)}
-
-    def _decide_elicitation(self, request: Any, session: Any) -> Any:
-        answer: Any = None
-        if self.on_elicitation is not None:
-            answer = self.on_elicitation(request, session)
-        else:
-            answer = self.pm.hook.acp_elicitation_request(request=request, session=session)
-        if answer is None:
-            answer = permissions.decline(request, session)
-        return answer if isinstance(answer, dict) else converter.unstructure(answer)
-
-    def cancel_permission_requests(self, session: AsyncSession) -> int:
-        """Answer ``cancelled`` to the session's permission requests for foreground work.
-
-        Spec (prompt lifecycle, "Cancellation"): the client MAY answer a request it
-        knows belongs to the cancelled work with the ``cancelled`` outcome;
-        requests for work in the latest background list are not affected.
-        """
-        background = session.model.background or ()
-        listed = {background_key(item) for item in background}
-        answered = 0
-        for rid, req in list(self._agent_requests.items()):
-            if req.method != _PERMISSION or req.session_id != session.id:
-                continue
-            if req.tool_call_id is not None and ("tool_call", req.tool_call_id) in listed:
-                continue
-            if self.engine.respond(rid, CANCELLED_RESULTS[_PERMISSION]):
-                answered += 1
-            req.scope.cancel()
-            del self._agent_requests[rid]
-        if answered:
-            self.flush()
-        return answered
