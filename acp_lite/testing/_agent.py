@@ -422,16 +422,24 @@ class Agent:
             result["nextCursor"] = f"offset:{start + size}"
         return result
 
-    def delete_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
-        """``session/delete``: unknown ids succeed silently (session-delete.mdx)."""
-        session_id = params.get("sessionId")
-        session = self.sessions.get(str(session_id))
-        if session is not None:
+    def delete_session(self, request_id: Any, params: dict[str, Any]) -> Any:
+        """``session/delete``: unknown ids succeed silently (session-delete.mdx).
+
+        An open session is closed first, on its own thread like ``session/close``.
+        """
+        session = self.sessions.get(str(params.get("sessionId")))
+        if session is None:
+            return {}
+
+        def delete() -> None:
             if session.open:
                 self._close(session)
             with self.cond:
                 self.sessions.pop(session.id, None)
-        return {}
+            self.reply(request_id, {})
+
+        threading.Thread(target=delete, name=f"delete-{session.id}", daemon=True).start()
+        return DEFERRED
 
     def resume_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
         """``session/resume``: optional replay, then a state snapshot, then the answer.

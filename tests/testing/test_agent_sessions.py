@@ -176,3 +176,14 @@ def test_updates_may_precede_the_session_new_response(spawn: Spawn) -> None:
         rid,
     ]
     assert agent.messages[1]["params"]["sessionId"] == sid
+
+
+def test_delete_of_a_busy_session_cancels_its_work_first(spawn: Spawn) -> None:
+    agent = spawn("slow_cancel")
+    sid = agent.start_session()
+    agent.response(agent.prompt(sid, "busy"))
+    delete = agent.request("session/delete", {"sessionId": sid})
+    assert agent.response(delete) == {"jsonrpc": "2.0", "id": delete, "result": {}}
+    idle = agent.messages[-2]["params"]["update"]
+    assert (idle["state"], idle["stopReason"]) == ("idle", "cancelled")
+    assert agent.call("session/list") == {"sessions": []}
