@@ -53,7 +53,8 @@ class _Replay:
             at = index
             if v.event_index is not None and 0 <= v.event_index < len(entries):
                 at = entries[v.event_index]
-            self.found.append(Violation(v.rule, v.message, v.spec, at, sid, "model"))
+            level = str(getattr(v, "level", "MUST"))
+            self.found.append(Violation(v.rule, v.message, v.spec, at, sid, "model", level))
 
     def sent(self, msg: Mapping[str, Any], index: int) -> None:
         method = msg.get("method")

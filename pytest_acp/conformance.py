@@ -38,11 +38,13 @@ __all__ = [
 
 @attrs.frozen
 class Rule:
-    """A conformance rule: stable ``id``, one-line ``summary``, ``spec`` section."""
+    """A conformance rule: stable ``id``, one-line ``summary``, ``spec`` section and
+    ``level`` (``"MUST"`` or ``"SHOULD"``)."""
 
     id: str
     summary: str
     spec: str
+    level: str = "MUST"
 
 
 @attrs.frozen
@@ -51,7 +53,7 @@ class Violation:
 
     ``entry_index`` is the position of the offending line in the transcript (None
     when the finding is about something missing at the end), ``source`` is
-    ``"connection"`` or ``"model"``.
+    ``"connection"`` or ``"model"``, ``level`` the rule's ``"MUST"`` / ``"SHOULD"``.
     """
 
     rule: str
@@ -60,6 +62,7 @@ class Violation:
     entry_index: int | None = None
     session_id: str | None = None
     source: str = "connection"
+    level: str = "MUST"
 
     def __str__(self) -> str:
         where = f" [{self.spec}]" if self.spec else ""
@@ -169,7 +172,8 @@ def _model_rules() -> list[Rule]:
         rid = getattr(item, "id", None) or getattr(item, "rule", None)
         if isinstance(rid, str):
             summary = getattr(item, "summary", None) or getattr(item, "description", "")
-            out.append(Rule(rid, str(summary), str(getattr(item, "spec", ""))))
+            spec, level = str(getattr(item, "spec", "")), str(getattr(item, "level", "MUST"))
+            out.append(Rule(rid, str(summary), spec, level))
     return out
 
 
@@ -508,7 +512,8 @@ def format_violations(violations: Iterable[Violation], limit: int = 20) -> str:
     for v in items[:limit]:
         where = f" (transcript line {v.entry_index})" if v.entry_index is not None else ""
         sid = f" session {v.session_id}" if v.session_id else ""
-        lines.append(f"  {v.rule}{where}{sid}: {v.message} [spec: {v.spec}]")
+        should = " (SHOULD)" if v.level == "SHOULD" else ""
+        lines.append(f"  {v.rule}{should}{where}{sid}: {v.message} [spec: {v.spec}]")
     if len(items) > limit:
         lines.append(f"  ... and {len(items) - limit} more")
     return "\n".join(lines)

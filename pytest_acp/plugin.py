@@ -555,17 +555,21 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         return result
     found = _violations(item, None)
     item.stash[_VIOLATIONS] = found
-    if found:
-        if mode == "strict":
-            __tracebackhide__ = True
-            raise AcpConformanceError(_summary(found), found)
+    # strict fails the test on MUST rules; SHOULD rules are recommendations, so
+    # they stay warnings even then.
+    failing = [v for v in found if v.level != "SHOULD"] if mode == "strict" else []
+    warned = [v for v in found if v not in failing]
+    if warned:
         path, lineno, _ = item.location
         warnings.warn_explicit(
-            AcpConformanceWarning(_summary(found)),
+            AcpConformanceWarning(_summary(warned)),
             AcpConformanceWarning,
             filename=str(item.config.rootpath / path),
             lineno=(lineno or 0) + 1,
         )
+    if failing:
+        __tracebackhide__ = True
+        raise AcpConformanceError(_summary(failing), failing)
     return result
 
 

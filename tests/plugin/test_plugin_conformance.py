@@ -20,6 +20,9 @@ BROKEN = {
     "broken_no_idle": "work-not-ended",
     "broken_cancel_not_confirmed": "cancel-not-cancelled",
     "broken_idle_before_running": "output-while-idle",
+    "broken_tool_call_reopened": "tool-call-reopened",
+    "broken_duplicate_message_id": "duplicate-submission-message-id",
+    "broken_background_not_announced": "background-item-not-announced",
 }
 
 #: Conforming scenarios driven with one prompt (the others need special handling or
@@ -70,6 +73,9 @@ def test_broken(acp_agent_command, acp_session):
         acp_session.wait_idle(timeout=5)
     elif acp_agent_command[-1] == "broken_no_idle":
         acp_session.run("x", timeout=0.5)  # the test gives up waiting: traffic ended
+    elif acp_agent_command[-1] == "broken_duplicate_message_id":
+        acp_session.run("first")
+        acp_session.run("second")  # gets the same messageId
     elif acp_agent_command[-1] == "broken_idle_before_running":
         acp_session.run("x")
         wait_for_idles(acp_session, 2)  # the output after the first idle is the point

@@ -142,6 +142,12 @@ def test_conformance_strict_marker(acp_session):
     acp_session.run("x")
 
 
+@pytest.mark.acp_agent([*AGENT, "--script", "no_stop_reason.json"])
+@pytest.mark.acp_conformance("strict")
+def test_should_rules_only_warn_in_strict_mode(acp_session):
+    acp_session.run("x")
+
+
 @scenario("streaming")
 def test_fails_on_purpose(acp_session):
     acp_session.run("please stream")
@@ -151,6 +157,8 @@ def test_fails_on_purpose(acp_session):
 
 def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
+    script = {"turns": [{"steps": [{"type": "echo"}], "stop_reason": None}]}
+    (pytester.path / "no_stop_reason.json").write_text(json.dumps(script))
     result = pytester.runpytest_subprocess(
         "-p",
         "no:cacheprovider",
@@ -161,7 +169,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
         timeout=120,
     )
     out = result.stdout.str()
-    result.assert_outcomes(passed=15, failed=2)
+    result.assert_outcomes(passed=16, failed=2)
 
     # Conformance: warn (default) -> a warning naming the rule; waived / off -> nothing;
     # the strict marker fails the test with the rule, its explanation and spec section.
@@ -169,6 +177,13 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
         [
             "*test_suite.py::test_conformance_warns_by_default*",
             "*AcpConformanceWarning: ACP conformance: 1 violation(s) of unknown-stop-reason*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*test_suite.py::test_should_rules_only_warn_in_strict_mode*",
+            "*violation(s) of idle-without-stop-reason",
+            "*idle-without-stop-reason (SHOULD) (transcript line*",
         ]
     )
     assert "test_waived_rule" not in out.split("warnings summary")[1].split("short test")[0]
@@ -198,7 +213,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     saved = sorted(p.name for p in (pytester.path / "saved").iterdir())
     assert "test_suite.py_test_client_and_session.ndjson" in saved
     assert "test_suite.py_TestModuleScope_test_second_shares_the_agent.ndjson" in saved
-    assert len(saved) == 17  # every test above uses an ACP client
+    assert len(saved) == 18  # every test above uses an ACP client
     records = [
         json.loads(line)
         for line in (pytester.path / "saved" / "test_suite.py_test_client_and_session.ndjson")
