@@ -29,29 +29,36 @@ CHUNK_ID_KEYS: dict[str, str] = {
 # --- merged view -------------------------------------------------------------------
 
 
-def _text_block_key(block: Any) -> tuple[str, ...] | None:
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a JSON value (scalars as they are: the common case)."""
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def _items_key(d: dict[str, Any], skip: str, skip2: str = "") -> tuple[Any, ...]:
+    """The merge key of a dict: every key but ``skip``/``skip2``, with its value."""
+    return tuple(sorted((k, _frozen(v)) for k, v in d.items() if k != skip and k != skip2))
+
+
+def _text_block_key(block: Any) -> tuple[Any, ...] | None:
     """A merge key for a text content block (all keys but ``text``), or None."""
     if (
         isinstance(block, dict)
         and block.get("type") == "text"
         and isinstance(block.get("text"), str)
     ):
-        return tuple(
-            sorted(json.dumps({k: v}, sort_keys=True) for k, v in block.items() if k != "text")
-        )
+        return _items_key(block, "text")
     return None
 
 
-def _content_key(tag: str, content: Any) -> tuple[str, ...] | None:
+def _content_key(tag: str, content: Any) -> tuple[Any, ...] | None:
     if tag == "tool_call_content_chunk":
         if isinstance(content, dict) and content.get("type") == "content":
             inner = _text_block_key(content.get("content"))
             if inner is None:
                 return None
-            outer = (
-                json.dumps({k: v}, sort_keys=True) for k, v in content.items() if k != "content"
-            )
-            return (*sorted(outer), "|", *inner)
+            return (_items_key(content, "content"), inner)
         return None
     return _text_block_key(content)
 
@@ -103,11 +110,7 @@ def _run_key(p: dict[str, Any]) -> tuple[tuple[Any, ...], Any, bool] | None:
     if not isinstance(tag, str) or tag not in CHUNK_ID_KEYS:
         return None
     id_key = CHUNK_ID_KEYS[tag]
-    rest = tuple(
-        sorted(
-            json.dumps({k: v}, sort_keys=True) for k, v in p.items() if k not in ("content", "data")
-        )
-    )
+    rest = _items_key(p, "content", "data")
     if tag == "terminal_output_chunk":
         data = _b64(p.get("data"))
         return None if data is None else ((tag, id_key, rest), data, True)

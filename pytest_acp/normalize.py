@@ -208,8 +208,23 @@ def _copy(value: Any) -> Any:
 # --- value redaction ---------------------------------------------------------------
 
 
-def _is_duration_key(key: str) -> bool:
-    return bool(_DURATION_WORD.search(key) or _DURATION_SUFFIX.search(key))
+_KEY_KINDS: dict[str, str | None] = {}
+
+
+def _key_kind(key: str) -> str | None:
+    """``"timestamps"``, ``"durations"`` or None for a wire key (cached: keys repeat)."""
+    try:
+        return _KEY_KINDS[key]
+    except KeyError:
+        pass
+    kind: str | None = None
+    if _TIMESTAMP_KEY.search(key):
+        kind = "timestamps"
+    elif _DURATION_WORD.search(key) or _DURATION_SUFFIX.search(key):
+        kind = "durations"
+    if len(_KEY_KINDS) < 10_000:  # bounded: keys come from the agent
+        _KEY_KINDS[key] = kind
+    return kind
 
 
 def _is_scalar(value: Any) -> bool:
@@ -219,11 +234,10 @@ def _is_scalar(value: Any) -> bool:
 def _redact_walk(value: Any, cats: frozenset[str], tmp: Sequence[str]) -> Any:
     if isinstance(value, dict):
         for key, item in value.items():
-            if "timestamps" in cats and _is_scalar(item) and _TIMESTAMP_KEY.search(key):
-                value[key] = "<timestamp>"
-            elif "durations" in cats and _is_scalar(item) and _is_duration_key(key):
-                value[key] = "<duration>"
-            else:
+            kind = _key_kind(key)
+            if kind is not None and kind in cats and _is_scalar(item):
+                value[key] = "<timestamp>" if kind == "timestamps" else "<duration>"
+            elif isinstance(item, dict | list) or (tmp and isinstance(item, str)):
                 value[key] = _redact_walk(item, cats, tmp)
         return value
     if isinstance(value, list):
