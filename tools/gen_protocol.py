@@ -255,6 +255,7 @@ class Generator:
                     nullable=nullable,
                     default_on_error=bool(p.get("x-deserialize-default-on-error"))
                     or bool(p.get("x-deserialize-skip-invalid-items")),
+                    skip_invalid=bool(p.get("x-deserialize-skip-invalid-items")),
                     doc=p.get("description", ""),
                 )
             )
@@ -328,6 +329,7 @@ class Generator:
                 g.t = T("any")
             g.nullable = g.nullable or f.nullable
             g.default_on_error = g.default_on_error or f.default_on_error
+            g.skip_invalid = g.skip_invalid or f.skip_invalid
             g.required = g.required or f.required
             if not g.doc:
                 g.doc = f.doc

@@ -77,6 +77,7 @@ class Field:
     default_on_error: bool
     doc: str
     tag_value: str | None = None  # a Literal tag field with this default
+    skip_invalid: bool = False  # x-deserialize-skip-invalid-items
 
 
 @dataclass
@@ -147,6 +148,7 @@ from acp_lite.protocol._runtime import (
     _not_object,
     _required,
     _struct_list,
+    _struct_list_keep,
 )
 from acp_lite.protocol._unset import UNSET, Unset
 
@@ -171,6 +173,7 @@ class Emitter:
         self.g = g
         self.out: list[str] = []
         self.tables: list[str] = []
+        self.keepers: list[str] = []
 
     def w(self, s: str = "") -> None:
         self.out.append(s)
@@ -248,6 +251,8 @@ class Emitter:
         for u in sorted(g.unions.values(), key=lambda u: u.name):
             self.emit_union_structure(u)
         self.out.extend(self.tables)
+        self.out.append("\n")
+        self.out.extend(self.keepers)
         self.w("\n# ---------------------------------------------------------------- unstructure\n")
         for n in self.order():
             self.emit_unstructure(g.classes[n])
@@ -280,11 +285,16 @@ class Emitter:
             if cls.extra_background:
                 self.w("    background: list[BackgroundWork] | Unset | None = UNSET")
                 self.w('    """``background`` read from ``raw`` when it is well-formed."""')
+            self.w("    error: str | None = None")
             if cls.lenient:
-                self.w("    error: str | None = None")
                 self.w(
                     '    """Why a known tag failed to structure, or why the tag is missing (then'
                     ' the tag reads ``\'\'``); ``None`` for a well-formed unknown tag."""'
+                )
+            else:
+                self.w(
+                    '    """Why an item with a known tag failed to structure (kept from a list'
+                    ' whose invalid items the schema skips); ``None`` for an unknown tag."""'
                 )
         elif cls.base is None:
             self.w("    extra: dict[str, Any] = attrs.field(factory=dict)")
@@ -331,6 +341,13 @@ class Emitter:
         if t.kind == "list":
             assert t.item is not None
             it = t.item
+            union = self.g.unions.get(it.name) if it.kind == "union" else None
+            if f.skip_invalid and union is not None and union.fallback:
+                # Schema: skip invalid items. We keep them as Unrecognized* (with .error)
+                # so the list is still replaced and nothing is lost.
+                return [
+                    f"{ind}{v} = _struct_list_keep({cls!r}, {k!r}, {v}, _s_{it.name}, _f_{it.name})"
+                ]
             if it.kind in ("class", "union"):
                 return [f"{ind}{v} = _struct_list({cls!r}, {k!r}, {v}, _s_{it.name})"]
             checker = {
@@ -470,6 +487,13 @@ class Emitter:
                 w(f"        return {u.fallback}({snake(u.tag)}=tag, raw=d, error=str(exc))")
             else:
                 w("    return fn(d, _TAGGED)  # type: ignore[no-any-return]")
+            if u.fallback and not u.lenient:
+                self.keepers.append(
+                    f"def _f_{u.name}(item: Any, error: str) -> {u.fallback}:\n"
+                    f"    kept = _s_{u.fallback}(item)\n"
+                    "    kept.error = error\n"
+                    "    return kept\n\n"
+                )
             table = ", ".join(f"{k!r}: _s_{v}" for k, v in u.variants.items())
             self.tables.append(
                 f"_T_{u.name}: Final[dict[str, Callable[[Any, Any], Any]]] = {{{table}}}"

@@ -46,6 +46,7 @@ from acp_lite.protocol._runtime import (
     _not_object,
     _required,
     _struct_list,
+    _struct_list_keep,
 )
 from acp_lite.protocol._unset import UNSET, Unset
 
@@ -5725,6 +5726,8 @@ class UnrecognizedAuthMethod:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5747,6 +5750,8 @@ class UnrecognizedAvailableCommand:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5769,6 +5774,8 @@ class UnrecognizedAvailableCommandInput:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5789,6 +5796,8 @@ class UnrecognizedBackgroundWork:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5812,6 +5821,8 @@ class UnrecognizedContentBlock:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5833,6 +5844,8 @@ class UnrecognizedElicitationPropertySchema:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5855,6 +5868,8 @@ class UnrecognizedMcpServer:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5868,6 +5883,8 @@ class UnrecognizedMultiSelectItems:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5890,6 +5907,8 @@ class UnrecognizedPlanUpdateContent:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5912,6 +5931,8 @@ class UnrecognizedReplayFrom:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5934,6 +5955,8 @@ class UnrecognizedRequestPermissionOutcome:
     """The `outcome` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -5956,6 +5979,8 @@ class UnrecognizedRequestPermissionSubject:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -6004,6 +6029,8 @@ class UnrecognizedState:
     """The payload exactly as received."""
     background: list[BackgroundWork] | Unset | None = UNSET
     """``background`` read from ``raw`` when it is well-formed."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -6030,6 +6057,8 @@ class UnrecognizedStateUpdate:
     """The payload exactly as received."""
     background: list[BackgroundWork] | Unset | None = UNSET
     """``background`` read from ``raw`` when it is well-formed."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -6051,6 +6080,8 @@ class UnrecognizedToolCallContent:
     """The `type` value."""
     raw: dict[str, Any] = attrs.field(factory=dict)
     """The payload exactly as received."""
+    error: str | None = None
+    """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
 @attrs.define(kw_only=True)
@@ -6537,7 +6568,7 @@ def _s_AgentMessage(d: Any, _: Any = None) -> AgentMessage:
     v2 = d.get("content", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
-            v2 = _struct_list("AgentMessage", "content", v2, _s_ContentBlock)
+            v2 = _struct_list_keep("AgentMessage", "content", v2, _s_ContentBlock, _f_ContentBlock)
         except WireError:
             extra["content"] = v2
             v2 = UNSET
@@ -6626,7 +6657,7 @@ def _s_AgentThought(d: Any, _: Any = None) -> AgentThought:
     v2 = d.get("content", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
-            v2 = _struct_list("AgentThought", "content", v2, _s_ContentBlock)
+            v2 = _struct_list_keep("AgentThought", "content", v2, _s_ContentBlock, _f_ContentBlock)
         except WireError:
             extra["content"] = v2
             v2 = UNSET
@@ -7016,7 +7047,9 @@ def _s_AvailableCommandsUpdate(d: Any, _: Any = None) -> AvailableCommandsUpdate
     v1 = d.get("availableCommands", UNSET)
     if v1 is UNSET:
         raise _missing("AvailableCommandsUpdate", "availableCommands")
-    v1 = _struct_list("AvailableCommandsUpdate", "availableCommands", v1, _s_AvailableCommand)
+    v1 = _struct_list_keep(
+        "AvailableCommandsUpdate", "availableCommands", v1, _s_AvailableCommand, _f_AvailableCommand
+    )
     v2 = d.get("_meta", UNSET)
     if v2 is not UNSET and v2 is not None and type(v2) is not dict:
         extra["_meta"] = v2
@@ -7549,7 +7582,9 @@ def _s_CompactionUpdate(d: Any, _: Any = None) -> CompactionUpdate:
     v3 = d.get("summary", UNSET)
     if v3 is not UNSET and v3 is not None:
         try:
-            v3 = _struct_list("CompactionUpdate", "summary", v3, _s_ContentBlock)
+            v3 = _struct_list_keep(
+                "CompactionUpdate", "summary", v3, _s_ContentBlock, _f_ContentBlock
+            )
         except WireError:
             extra["summary"] = v3
             v3 = UNSET
@@ -8404,7 +8439,13 @@ def _s_ForkSessionResponse(d: Any, _: Any = None) -> ForkSessionResponse:
     v2 = d.get("availableCommands", UNSET)
     if v2 is not UNSET:
         try:
-            v2 = _struct_list("ForkSessionResponse", "availableCommands", v2, _s_AvailableCommand)
+            v2 = _struct_list_keep(
+                "ForkSessionResponse",
+                "availableCommands",
+                v2,
+                _s_AvailableCommand,
+                _f_AvailableCommand,
+            )
         except WireError:
             extra["availableCommands"] = v2
             v2 = UNSET
@@ -8719,7 +8760,9 @@ def _s_InitializeResponse(d: Any, _: Any = None) -> InitializeResponse:
     v3 = d.get("authMethods", UNSET)
     if v3 is not UNSET:
         try:
-            v3 = _struct_list("InitializeResponse", "authMethods", v3, _s_AuthMethod)
+            v3 = _struct_list_keep(
+                "InitializeResponse", "authMethods", v3, _s_AuthMethod, _f_AuthMethod
+            )
         except WireError:
             extra["authMethods"] = v3
             v3 = UNSET
@@ -9359,7 +9402,13 @@ def _s_NewSessionResponse(d: Any, _: Any = None) -> NewSessionResponse:
     v2 = d.get("availableCommands", UNSET)
     if v2 is not UNSET:
         try:
-            v2 = _struct_list("NewSessionResponse", "availableCommands", v2, _s_AvailableCommand)
+            v2 = _struct_list_keep(
+                "NewSessionResponse",
+                "availableCommands",
+                v2,
+                _s_AvailableCommand,
+                _f_AvailableCommand,
+            )
         except WireError:
             extra["availableCommands"] = v2
             v2 = UNSET
@@ -10214,7 +10263,13 @@ def _s_ResumeSessionResponse(d: Any, _: Any = None) -> ResumeSessionResponse:
     v1 = d.get("availableCommands", UNSET)
     if v1 is not UNSET:
         try:
-            v1 = _struct_list("ResumeSessionResponse", "availableCommands", v1, _s_AvailableCommand)
+            v1 = _struct_list_keep(
+                "ResumeSessionResponse",
+                "availableCommands",
+                v1,
+                _s_AvailableCommand,
+                _f_AvailableCommand,
+            )
         except WireError:
             extra["availableCommands"] = v1
             v1 = UNSET
@@ -10775,7 +10830,9 @@ def _s_SessionMessage(d: Any, _: Any = None) -> SessionMessage:
     v6 = d.get("content", UNSET)
     if v6 is not UNSET and v6 is not None:
         try:
-            v6 = _struct_list("SessionMessage", "content", v6, _s_ContentBlock)
+            v6 = _struct_list_keep(
+                "SessionMessage", "content", v6, _s_ContentBlock, _f_ContentBlock
+            )
         except WireError:
             extra["content"] = v6
             v6 = UNSET
@@ -11829,7 +11886,9 @@ def _s_ToolCall(d: Any, _: Any = None) -> ToolCall:
     v5 = d.get("content", UNSET)
     if v5 is not UNSET and v5 is not None:
         try:
-            v5 = _struct_list("ToolCall", "content", v5, _s_ToolCallContent)
+            v5 = _struct_list_keep(
+                "ToolCall", "content", v5, _s_ToolCallContent, _f_ToolCallContent
+            )
         except WireError:
             extra["content"] = v5
             v5 = UNSET
@@ -12050,7 +12109,9 @@ def _s_ToolCallUpdate(d: Any, _: Any = None) -> ToolCallUpdate:
     v6 = d.get("content", UNSET)
     if v6 is not UNSET and v6 is not None:
         try:
-            v6 = _struct_list("ToolCallUpdate", "content", v6, _s_ToolCallContent)
+            v6 = _struct_list_keep(
+                "ToolCallUpdate", "content", v6, _s_ToolCallContent, _f_ToolCallContent
+            )
         except WireError:
             extra["content"] = v6
             v6 = UNSET
@@ -12538,7 +12599,7 @@ def _s_UserMessage(d: Any, _: Any = None) -> UserMessage:
     v2 = d.get("content", UNSET)
     if v2 is not UNSET and v2 is not None:
         try:
-            v2 = _struct_list("UserMessage", "content", v2, _s_ContentBlock)
+            v2 = _struct_list_keep("UserMessage", "content", v2, _s_ContentBlock, _f_ContentBlock)
         except WireError:
             extra["content"] = v2
             v2 = UNSET
@@ -12875,6 +12936,97 @@ _T_ToolCallContent: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "diff": _s_Diff,
     "terminal": _s_Terminal,
 }
+
+
+def _f_AuthMethod(item: Any, error: str) -> UnrecognizedAuthMethod:
+    kept = _s_UnrecognizedAuthMethod(item)
+    kept.error = error
+    return kept
+
+
+def _f_AvailableCommand(item: Any, error: str) -> UnrecognizedAvailableCommand:
+    kept = _s_UnrecognizedAvailableCommand(item)
+    kept.error = error
+    return kept
+
+
+def _f_AvailableCommandInput(item: Any, error: str) -> UnrecognizedAvailableCommandInput:
+    kept = _s_UnrecognizedAvailableCommandInput(item)
+    kept.error = error
+    return kept
+
+
+def _f_BackgroundWork(item: Any, error: str) -> UnrecognizedBackgroundWork:
+    kept = _s_UnrecognizedBackgroundWork(item)
+    kept.error = error
+    return kept
+
+
+def _f_ContentBlock(item: Any, error: str) -> UnrecognizedContentBlock:
+    kept = _s_UnrecognizedContentBlock(item)
+    kept.error = error
+    return kept
+
+
+def _f_ElicitationPropertySchema(item: Any, error: str) -> UnrecognizedElicitationPropertySchema:
+    kept = _s_UnrecognizedElicitationPropertySchema(item)
+    kept.error = error
+    return kept
+
+
+def _f_McpServer(item: Any, error: str) -> UnrecognizedMcpServer:
+    kept = _s_UnrecognizedMcpServer(item)
+    kept.error = error
+    return kept
+
+
+def _f_MultiSelectItems(item: Any, error: str) -> UnrecognizedMultiSelectItems:
+    kept = _s_UnrecognizedMultiSelectItems(item)
+    kept.error = error
+    return kept
+
+
+def _f_PlanUpdateContent(item: Any, error: str) -> UnrecognizedPlanUpdateContent:
+    kept = _s_UnrecognizedPlanUpdateContent(item)
+    kept.error = error
+    return kept
+
+
+def _f_ReplayFrom(item: Any, error: str) -> UnrecognizedReplayFrom:
+    kept = _s_UnrecognizedReplayFrom(item)
+    kept.error = error
+    return kept
+
+
+def _f_RequestPermissionOutcome(item: Any, error: str) -> UnrecognizedRequestPermissionOutcome:
+    kept = _s_UnrecognizedRequestPermissionOutcome(item)
+    kept.error = error
+    return kept
+
+
+def _f_RequestPermissionSubject(item: Any, error: str) -> UnrecognizedRequestPermissionSubject:
+    kept = _s_UnrecognizedRequestPermissionSubject(item)
+    kept.error = error
+    return kept
+
+
+def _f_SessionStateUpdate(item: Any, error: str) -> UnrecognizedStateUpdate:
+    kept = _s_UnrecognizedStateUpdate(item)
+    kept.error = error
+    return kept
+
+
+def _f_StateUpdate(item: Any, error: str) -> UnrecognizedState:
+    kept = _s_UnrecognizedState(item)
+    kept.error = error
+    return kept
+
+
+def _f_ToolCallContent(item: Any, error: str) -> UnrecognizedToolCallContent:
+    kept = _s_UnrecognizedToolCallContent(item)
+    kept.error = error
+    return kept
+
 
 # ---------------------------------------------------------------- unstructure
 

@@ -51,6 +51,22 @@ def _struct_list(cls: str, key: str, v: Any, fn: Callable[[Any], Any]) -> list[A
     return [fn(item) for item in v]
 
 
+def _struct_list_keep(
+    cls: str, key: str, v: Any, fn: Callable[[Any], Any], keep: Callable[[Any, str], Any]
+) -> list[Any]:
+    """Like ``_struct_list``, but an item that fails becomes ``keep(item, error)`` (an
+    Unrecognized* object); ``keep`` raises WireError when the item has no usable tag."""
+    if type(v) is not list:
+        raise _bad(cls, key, v, "an array")
+    out = []
+    for item in v:
+        try:
+            out.append(fn(item))
+        except WireError as exc:
+            out.append(keep(item, str(exc)))
+    return out
+
+
 def _extra(d: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in known}
 

@@ -167,7 +167,18 @@ Message: TypeAlias = Request | Notification | Response | ErrorResponse | Invalid
 _Loads: TypeAlias = Callable[[bytes | str], Any]
 
 
-_std_loads: _Loads = json.loads
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # the stdlib would accept NaN / Infinity
+
+
+_decode_text = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+def _std_loads(line: bytes | str) -> Any:
+    # str(b, "utf-8") takes any bytes-like; ACP lines are UTF-8 (no encoding sniffing).
+    if isinstance(line, str):
+        return _decode_text(line)
+    return _decode_text(str(line, "utf-8"))
 
 
 def _std_dumps(obj: Any) -> bytes:
@@ -191,14 +202,20 @@ if os.environ.get("ACP_LITE_JSON", "").lower() != "json":  # pragma: no branch
     except ImportError:  # pragma: no cover - depends on the environment
         pass
     else:
+        # orjson silently turns integers beyond 64 bits into floats: lines with a run of
+        # 19+ digits go to the stdlib (one C-level translate + search, no Python loop).
+        _DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+        _LONG_RUN = b"0" * 19
 
         def _orjson_loads(line: bytes | str) -> Any:
+            if type(line) is not bytes or _LONG_RUN in line.translate(_DIGITS):
+                return _std_loads(line)
             try:
                 return orjson.loads(line)
             except orjson.JSONDecodeError:
-                # orjson rejects some valid JSON (integers beyond 64 bits, lone
-                # surrogate escapes): let the stdlib decide, with its messages.
-                return json.loads(line)
+                # orjson also rejects some valid JSON (lone surrogate escapes): let the
+                # stdlib decide, with its messages.
+                return _std_loads(line)
 
         def _orjson_dumps(obj: Any) -> bytes:
             try:
@@ -228,7 +245,7 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
     try:
         obj = _loads(line)
     except (ValueError, TypeError, RecursionError) as exc:
-        # JSONDecodeError and UnicodeDecodeError are ValueErrors.
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors; TypeError: not bytes-like.
         return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
     if type(obj) is dict:
         method = obj.get("method")

@@ -240,3 +240,29 @@ def test_invalid_request_keeps_id_for_the_reply() -> None:
     got = decode_line(b'{"jsonrpc": "1.0", "id": "abc", "method": "x"}')
     assert isinstance(got, InvalidMessage) and got.id == "abc"
     assert json.loads(encode_message(got))["id"] == "abc"
+
+
+@pytest.mark.parametrize(
+    "number", [-9223372036854775809, 18446744073709551616, 10**30, -(10**25), 2**63 - 1]
+)
+def test_integers_beyond_64_bits_are_exact(number: int) -> None:
+    wire = {"jsonrpc": "2.0", "method": "_x", "params": {"n": number, "s": "12345678901234567890"}}
+    got = decode_line(line(wire))
+    assert isinstance(got, Notification) and got.params["n"] == number
+    assert type(got.params["n"]) is int
+    assert json.loads(encode_message(got)) == wire
+
+
+@pytest.mark.parametrize("raw", [b"NaN", b'{"a": Infinity}', b"[-Infinity]"])
+def test_non_json_constants_are_parse_errors(raw: bytes) -> None:
+    got = decode_line(raw)
+    assert isinstance(got, InvalidMessage) and got.error.code == ErrorCode.PARSE_ERROR
+
+
+def test_bytes_like_and_str_lines() -> None:
+    text = json.dumps(CHUNK)
+    for form in (text, text.encode(), bytearray(text.encode()), memoryview(text.encode())):
+        got = decode_line(form)  # type: ignore[arg-type]
+        assert isinstance(got, Notification) and got.raw_params == CHUNK["params"]
+    bad = decode_line(5)  # type: ignore[arg-type]
+    assert isinstance(bad, InvalidMessage) and bad.error.code == ErrorCode.PARSE_ERROR

@@ -8,6 +8,7 @@ import pytest
 
 from acp_lite.protocol import (
     UNSET,
+    AgentMessage,
     AgentMessageChunk,
     IdleStateUpdate,
     SessionUpdate,
@@ -117,3 +118,27 @@ def test_converter_containers_raise_wire_error_not_cattrs_groups() -> None:
     with pytest.raises(WireError):
         converter.structure([{"type": "text"}], list[TextContent])
     assert converter.unstructure([TextContent(text="x")]) == [{"type": "text", "text": "x"}]
+
+
+def test_invalid_items_of_skip_invalid_lists_are_kept_as_unrecognized() -> None:
+    """Schema x-deserialize-skip-invalid-items: the list still replaces the content; the
+    invalid item is kept (with .error), not dropped."""
+    wire = {
+        "sessionUpdate": "agent_message",
+        "messageId": "m",
+        "content": [{"type": "text", "text": "hi"}, {"type": "image", "mimeType": "image/png"}],
+    }
+    got = structure_update(wire)
+    assert isinstance(got, AgentMessage) and isinstance(got.content, list)
+    text, image = got.content
+    assert text == TextContent(text="hi")
+    assert isinstance(image, UnrecognizedContentBlock) and image.type == "image"
+    assert image.error is not None and "data" in image.error
+    assert unstructure(got) == wire
+    # An item without a usable tag cannot be kept typed: the whole value goes to `extra`
+    # (schema x-deserialize-default-on-error) and the field reads as omitted.
+    odd = {"sessionUpdate": "agent_message", "messageId": "m", "content": [5]}
+    got = structure_update(odd)
+    assert isinstance(got, AgentMessage)
+    assert got.content is UNSET and got.extra == {"content": [5]}
+    assert unstructure(got) == odd
