@@ -329,7 +329,8 @@ class TurnRunner:
         self.check_cancel(run)
         if step.requires_action:
             agent.report_state(session, "running")
-        outcome = (reply or {}).get("result", {}).get("outcome", {})
+        result = (reply or {}).get("result")
+        outcome = result.get("outcome") if isinstance(result, dict) else None
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             # Cancelled outcome or an error reply: not approved. Without a branch
             # the user chose to stop, so the work ends "cancelled".

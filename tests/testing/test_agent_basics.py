@@ -300,3 +300,25 @@ def test_cancel_request_withdraws_a_prompt_whose_work_started_before_insertion(
     assert agent.response(rid)["error"]["code"] == -32800
     assert agent.wait_idle(sid)["stopReason"] == "cancelled"
     assert "user_message" not in kinds(agent.updates(sid))
+
+
+def test_malformed_or_error_permission_answers_count_as_not_approved(spawn: Spawn) -> None:
+    agent = spawn("tool_call_permission")
+    sid = agent.start_session()
+    agent.prompt(sid, "one")
+    request = agent.agent_request("session/request_permission")
+    agent.send({"jsonrpc": "2.0", "id": request["id"], "result": None})
+    assert agent.wait_idle(sid)["stopReason"] == "cancelled"
+    since = len(agent.messages)
+    agent.prompt(sid, "two")
+    second = agent.wait_for(lambda m: m.get("method") == "session/request_permission", since=since)
+    error = {"code": -32601, "message": "Method not found"}
+    agent.send({"jsonrpc": "2.0", "id": second["id"], "error": error})
+    agent.wait_for(
+        lambda m: (
+            m.get("method") == "session/update"
+            and m["params"]["update"].get("stopReason") == "cancelled"
+        ),
+        since=since,
+    )
+    assert _tool_status(agent.messages[-2], "call-2") == "cancelled"
