@@ -239,3 +239,17 @@ def test_docstring_examples_agree() -> None:
             )
         ]
     )
+
+
+def test_agent_startup_imports_neither_trio_nor_the_client() -> None:
+    # Every test spawns the agent, so it must start fast: importing it must not pull
+    # in trio, cattrs or the client (keep acp_lite/__init__.py's exports lazy).
+    code = (
+        "import sys, acp_lite.testing.agent\n"
+        "heavy = ('trio', 'cattrs', 'acp_lite.client', 'acp_lite.aio', 'acp_lite.protocol')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert done.stdout.strip() == "[]"
