@@ -1,1 +1,27 @@
-"""pytest_acp: a pytest plugin for testing ACP agents."""
+"""pytest_acp: a pytest plugin for testing ACP agents.
+
+The plugin loads by itself (entry point ``pytest11: acp``). Besides its fixtures
+(``acp_client``, ``acp_session``, ``acp_snapshot`` ...; see :mod:`pytest_acp.plugin`)
+it offers, for use without pytest:
+
+* :func:`normalize` - turn an update stream into comparable wire dicts
+  (id placeholders, redaction, ``raw`` / ``merged`` / ``final`` views);
+* :func:`check_transcript` - the conformance checks, over a transcript;
+* :class:`AgentCommand` - how to launch an agent (for ``acp_agent_command``).
+"""
+
+from pytest_acp._settings import AgentCommand
+from pytest_acp.conformance import RULES, Rule, Violation, check_transcript
+from pytest_acp.normalize import IdMap, extract_updates
+from pytest_acp.normalize import normalize as normalize
+
+__all__ = [
+    "RULES",
+    "AgentCommand",
+    "IdMap",
+    "Rule",
+    "Violation",
+    "check_transcript",
+    "extract_updates",
+    "normalize",
+]

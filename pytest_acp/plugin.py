@@ -33,7 +33,6 @@ from pytest_acp._diagnostics import (
 from pytest_acp.conformance import Violation, check_transcript, format_violations
 from pytest_acp.hooks import AcpHookSpecs
 from pytest_acp.normalize import Normalizer, normalize
-from pytest_acp.snapshot import AcpSnapshotAssertion, SnapshotOptions
 
 __all__ = ["AcpConformanceError", "AcpConformanceWarning", "AgentCommand", "TestTranscript"]
 
@@ -475,13 +474,20 @@ def _hook_normalizer(config: pytest.Config, view: str) -> Normalizer:
 
 
 @pytest.fixture
-def acp_snapshot(
-    snapshot: Any, request: pytest.FixtureRequest, tmp_path: Path
-) -> AcpSnapshotAssertion:
+def acp_snapshot(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     """syrupy's ``snapshot`` for ACP update streams: ``assert turn.updates == acp_snapshot``.
 
     Per assertion: ``acp_snapshot(view="final", text=False, name="second")``.
     """
+    # syrupy is imported only here: the plugin must load (and every other fixture
+    # work) in a project that has pytest but not syrupy.
+    try:
+        from pytest_acp.snapshot import AcpSnapshotAssertion, SnapshotOptions
+    except ImportError as exc:
+        raise pytest.UsageError(
+            f"acp_snapshot needs syrupy: pip install 'acp-lite[pytest]' ({exc})"
+        ) from None
+    snapshot = request.getfixturevalue("snapshot")
     view = request.config.getini("acp_snapshot_view") or "merged"
     options = SnapshotOptions(view=view, tmp_path=(str(tmp_path),))
     assertion = AcpSnapshotAssertion.from_snapshot(snapshot, options)

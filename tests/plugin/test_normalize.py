@@ -430,3 +430,12 @@ def test_bad_input_is_a_clear_error() -> None:
         normalize([object()])
     with pytest.raises(ValueError, match="unknown view"):
         normalize([], view="pretty")
+
+
+def test_usable_as_pytest_acp_normalize() -> None:
+    import pytest_acp
+
+    assert pytest_acp.normalize is normalize
+    assert pytest_acp.normalize([chunk("m", "x")], view="final")[0]["sessionUpdate"] == (
+        "agent_message"
+    )

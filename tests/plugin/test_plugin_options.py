@@ -192,3 +192,29 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
     bad_cli = pytester.runpytest("--acp-conformance=loud")
     assert bad_cli.ret == pytest.ExitCode.USAGE_ERROR
     bad_cli.stderr.fnmatch_lines(["*--acp-conformance: invalid choice: 'loud'*"])
+
+
+def test_plugin_works_without_syrupy(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_config(acp_timeout):
+            assert acp_timeout == 30
+
+        def test_snapshot(acp_snapshot):
+            pass
+        """
+    )
+    code = (
+        "import sys\n"
+        "class NoSyrupy:  # as if syrupy were not installed\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'syrupy':\n"
+        "            raise ImportError('No module named ' + repr(name))\n"
+        "sys.meta_path.insert(0, NoSyrupy())\n"
+        "import pytest\n"
+        # --assert=plain: the rewrite hook would import the syrupy plugin module anyway.
+        "args = ['-p', 'no:syrupy', '-p', 'no:cacheprovider', '-q', '--assert=plain']\n"
+        "sys.exit(pytest.main(args))\n"
+    )
+    result = pytester.run(sys.executable, "-c", code, timeout=60)
+    result.stdout.fnmatch_lines(["*acp_snapshot needs syrupy*", "*1 passed, 1 error*"])
