@@ -24,7 +24,6 @@ client. Ctrl-C in a blocking call cancels the work it started on the trio side
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
 import threading
@@ -34,7 +33,6 @@ from collections.abc import (
     Awaitable,
     Callable,
     Iterable,
-    Iterator,
     Mapping,
     Sequence,
 )
@@ -44,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from acp_lite._portal import Portal, PortalClosed
+from acp_lite._sync_session import BACKSTOP, Session
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.aio import connect as aio_connect
 from acp_lite.aio import connect_streams as aio_connect_streams
@@ -51,21 +50,9 @@ from acp_lite.limits import Limits
 
 if TYPE_CHECKING:
     from acp_lite.aio import ConnectionEvent
-    from acp_lite.model import SessionModel
-    from acp_lite.model.events import Event
-    from acp_lite.model.submissions import Submission
     from acp_lite.transcript import Transcript
-    from acp_lite.turn import Turn
 
 __all__ = ["Client", "Session", "connect", "connect_streams"]
-
-_BACKSTOP = 10.0
-"""Seconds added to a call's own timeout for the portal's last-resort deadline: the
-async layer enforces (and describes) every timeout; this only guards against a bug
-there leaving a blocking caller stuck forever."""
-
-_INTERRUPT_CANCEL_WAIT = 2.0
-"""After Ctrl-C in ``run``, wait this long for the idle confirming ``session/cancel``."""
 
 
 def connect(
@@ -180,10 +167,10 @@ def _enter(
         client._async = client._portal.enter_async_context(
             connection,
             # Process start + handshake, plus a failed start's shutdown ladder.
-            timeout=handshake + limits.shutdown_timeout + _BACKSTOP,
+            timeout=handshake + limits.shutdown_timeout + BACKSTOP,
         )
     except BaseException:
-        client._portal.close(limits.shutdown_timeout + _BACKSTOP)
+        client._portal.close(limits.shutdown_timeout + BACKSTOP)
         raise
     if plugins:
         # Hooks receive the blocking client (except acp_connection_opened, which
@@ -243,7 +230,7 @@ class Client:
 
     def _call(self, afn: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
         budget = self._limits.default_timeout if timeout is None else timeout
-        return self._portal.call(afn, *args, timeout=budget + _BACKSTOP)
+        return self._portal.call(afn, *args, timeout=budget + BACKSTOP)
 
     def _read(self, fn: Callable[[], Any]) -> Any:
         # Reads of state the trio thread mutates go through it (one hop) while it
@@ -444,259 +431,4 @@ class Client:
 
         Calls still waiting in other threads raise ``PortalClosed``.
         """
-        self._portal.close(self._limits.shutdown_timeout + _BACKSTOP)
-
-
-class Session:
-    """One ACP session on a :class:`Client` (blocking). Get one from ``Client.new_session``.
-
-    ``model`` is the live :class:`~acp_lite.SessionModel`, updated on the client's trio
-    thread as notifications arrive: read it freely once the session is idle (after
-    ``run`` / ``wait_idle``); while updates stream, prefer ``iter_updates`` or
-    ``on_update``, which hand over consistent batches.
-    """
-
-    def __init__(self, client: Client, asession: AsyncSession) -> None:
-        self._client = client
-        self._async = asession
-        self.id: str = asession.id
-
-    def __repr__(self) -> str:
-        return f"<Session {self.id!r} state={self._async.model.state!r}>"
-
-    # ------------------------------------------------------------------ reads
-
-    @property
-    def client(self) -> Client:
-        """The client this session belongs to."""
-        return self._client
-
-    @property
-    def async_session(self) -> AsyncSession:
-        """The underlying :class:`AsyncSession` (use it only on the client's trio thread)."""
-        return self._async
-
-    @property
-    def model(self) -> SessionModel:
-        """The session model (live; see the class docstring)."""
-        return self._async.model
-
-    @property
-    def state(self) -> str:
-        """The foreground state (``idle``, ``running``, ``requires_action`` ...)."""
-        return self._async.state
-
-    @property
-    def stop_reason(self) -> str | None:
-        """The stop reason of the last idle."""
-        return self._async.stop_reason
-
-    @property
-    def updates(self) -> Sequence[Event]:
-        """Every update received for this session, in order (the model's event log)."""
-        return self._async.updates
-
-    @property
-    def timeline(self) -> list[Any]:
-        """Entities in timeline order (a consistent snapshot)."""
-        result: list[Any] = self._client._read(lambda: list(self._async.timeline))
-        return result
-
-    def text(self, submission: Submission | int | None = None) -> str:
-        """Agent message text of the session, or of the work after ``submission``."""
-        result: str = self._client._read(lambda: self._async.text(submission))
-        return result
-
-    # ------------------------------------------------------------------ prompts
-
-    def submit(self, content: Any) -> Submission:
-        """Send ``session/prompt`` and return its pending ``Submission`` at once."""
-        return self._client._call(self._async.submit, content)  # type: ignore[no-any-return]
-
-    def wait_inserted(self, submission: Submission, *, timeout: float | None = None) -> Submission:
-        """Wait for the prompt's response; raise ``PromptRejected`` on error."""
-
-        async def wait_inserted() -> Submission:
-            return await self._async.wait_inserted(submission, timeout=timeout)
-
-        return self._client._call(wait_inserted, timeout=timeout)  # type: ignore[no-any-return]
-
-    def prompt(self, content: Any, *, timeout: float | None = None) -> Submission:
-        """Send a prompt; return once the agent inserted it (``submission.message_id``).
-
-        ``content`` is a str, a content block or a list of them. Raises
-        ``PromptRejected`` when the agent answers with an error (not inserted).
-        """
-
-        async def prompt() -> Submission:
-            return await self._async.prompt(content, timeout=timeout)
-
-        return self._client._call(prompt, timeout=timeout)  # type: ignore[no-any-return]
-
-    def withdraw(self, submission: Submission) -> bool:
-        """Send ``$/cancel_request`` for a prompt not answered yet (a held prompt)."""
-        result: bool = self._client._portal.run_sync(self._async.withdraw, submission)
-        return result
-
-    def run(self, content: Any, *, timeout: float | None = None) -> Turn:
-        """Prompt and wait until the foreground work that followed its insertion ends.
-
-        A failure after insertion is not an exception: it is ``turn.stop_reason ==
-        "error"`` with ``turn.error`` (use ``turn.raise_for_stop()``). Ctrl-C sends
-        ``session/cancel``, waits briefly for the agent to confirm, and re-raises.
-        """
-        asession = self._async
-
-        async def run() -> Turn:
-            try:
-                return await asession.run(content, timeout=timeout)
-            except trio.Cancelled:
-                # Only our portal cancels this task (Ctrl-C, backstop, close): stop the
-                # agent's work too instead of leaving it streaming into nobody.
-                # The agent may be gone or never confirm: the Ctrl-C still wins.
-                with (
-                    trio.CancelScope(shield=True),
-                    trio.move_on_after(_INTERRUPT_CANCEL_WAIT),
-                    contextlib.suppress(Exception),
-                ):
-                    await asession.cancel(wait=True, timeout=_INTERRUPT_CANCEL_WAIT)
-                raise
-
-        return self._client._call(run, timeout=timeout)  # type: ignore[no-any-return]
-
-    def wait_idle(self, *, timeout: float | None = None) -> None:
-        """Wait until the foreground state is ``idle`` (returns at once if it is)."""
-
-        async def wait_idle() -> None:
-            await self._async.wait_idle(timeout=timeout)
-
-        self._client._call(wait_idle, timeout=timeout)
-
-    def wait_quiet(self, *, timeout: float | None = None, grace: float = 0.5) -> None:
-        """Wait until idle with no background work, and still so after ``grace`` s."""
-
-        async def wait_quiet() -> None:
-            await self._async.wait_quiet(timeout=timeout, grace=grace)
-
-        self._client._call(wait_quiet, timeout=timeout)
-
-    def cancel(self, *, wait: bool = False, timeout: float | None = None) -> None:
-        """Send ``session/cancel`` and answer pending foreground permission requests
-        ``cancelled``; with ``wait``, wait for the idle that confirms it (``Timeout``
-        saying so if the agent never confirms)."""
-
-        async def cancel() -> None:
-            await self._async.cancel(wait=wait, timeout=timeout)
-
-        self._client._call(cancel, timeout=timeout)
-
-    # ------------------------------------------------------------------ other methods
-
-    def set_config_option(self, config_id: str, value: Any, *, timeout: float | None = None) -> Any:
-        """``session/set_config_option``: a bool sets a boolean option, a str an id."""
-
-        async def set_config_option() -> Any:
-            return await self._async.set_config_option(config_id, value, timeout=timeout)
-
-        return self._client._call(set_config_option, timeout=timeout)
-
-    def cancel_tool_call(self, tool_call_id: str, *, timeout: float | None = None) -> Any:
-        """``tool_call/cancel``."""
-
-        async def cancel_tool_call() -> Any:
-            return await self._async.cancel_tool_call(tool_call_id, timeout=timeout)
-
-        return self._client._call(cancel_tool_call, timeout=timeout)
-
-    def cancel_terminal(self, terminal_id: str, *, timeout: float | None = None) -> Any:
-        """``terminal/cancel``."""
-
-        async def cancel_terminal() -> Any:
-            return await self._async.cancel_terminal(terminal_id, timeout=timeout)
-
-        return self._client._call(cancel_terminal, timeout=timeout)
-
-    def close(self, *, timeout: float | None = None) -> Any:
-        """``session/close``: stops the session's work, background included."""
-
-        async def close() -> Any:
-            return await self._async.close(timeout=timeout)
-
-        return self._client._call(close, timeout=timeout)
-
-    def delete(self, *, timeout: float | None = None) -> Any:
-        """``session/delete``."""
-
-        async def delete() -> Any:
-            return await self._async.delete(timeout=timeout)
-
-        return self._client._call(delete, timeout=timeout)
-
-    # ------------------------------------------------------------------ streaming
-
-    def iter_updates(
-        self, *, from_start: bool = False, timeout: float | None = None
-    ) -> Iterator[Event]:
-        """Yield events as they arrive (from now, or from the first with ``from_start``).
-
-        One thread hop per *batch* of events, never per event. Ends when the
-        connection closes, after the events received before that. ``timeout``
-        (default: the client's default timeout) bounds each wait for new events:
-        ``Timeout`` when nothing arrives for that long.
-        """
-        asession = self._async
-        client = self._client
-        budget = client._limits.default_timeout if timeout is None else timeout
-        index: int = client._read(lambda: 0 if from_start else len(asession.model.events))
-
-        async def next_batch(start: int) -> list[Event] | None:
-            # Runs on the trio thread: a consistent slice of the log, or None at the end.
-            conn = asession._conn
-            with trio.move_on_after(budget):
-                while True:
-                    events = asession.model.events
-                    if len(events) > start:
-                        return list(events[start:])
-                    if conn.failure is not None:
-                        return None
-                    await asession._changed_wait()
-            from acp_lite.errors import Timeout
-
-            raise Timeout(
-                f"no update for session {asession.id} within {budget:g}s",
-                awaited="the next session update",
-                state=asession.model.state,
-                session_id=asession.id,
-                stderr_tail=conn.stderr_tail(),
-            )
-
-        while True:
-            try:
-                batch = client._portal.call(next_batch, index, timeout=budget + _BACKSTOP)
-            except PortalClosed:
-                return
-            if batch is None:
-                return
-            index += len(batch)
-            yield from batch
-
-    def __iter__(self) -> Iterator[Event]:
-        return self.iter_updates()
-
-    def on_update(self, callback: Callable[[Event], object]) -> Callable[[], None]:
-        """Call ``callback(event)`` for each update from now on; returns ``unsubscribe``.
-
-        Callbacks run in a worker thread (never the trio thread), in order, several
-        per thread hop. An exception in a callback is logged, not raised.
-        """
-        portal = self._client._portal
-        unsubscribe: Callable[[], None] = portal.run_sync(self._async.on_update, callback)
-
-        def stop() -> None:
-            if portal.in_trio_thread():
-                unsubscribe()
-                return
-            with contextlib.suppress(PortalClosed):
-                portal.run_sync(unsubscribe)
-
-        return stop
+        self._portal.close(self._limits.shutdown_timeout + BACKSTOP)
