@@ -252,7 +252,9 @@ class Emitter:
             self.emit_union_structure(u)
         self.out.extend(self.tables)
         self.out.append("\n")
-        self.out.extend(self.keepers)
+        body = "\n".join(self.out)
+        # Only the keepers that some skip-invalid list uses.
+        self.out.extend(k for k in self.keepers if k[4 : k.index("(")] + ")" in body)
         self.w("\n# ---------------------------------------------------------------- unstructure\n")
         for n in self.order():
             self.emit_unstructure(g.classes[n])

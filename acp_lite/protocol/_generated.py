@@ -12950,74 +12950,8 @@ def _f_AvailableCommand(item: Any, error: str) -> UnrecognizedAvailableCommand:
     return kept
 
 
-def _f_AvailableCommandInput(item: Any, error: str) -> UnrecognizedAvailableCommandInput:
-    kept = _s_UnrecognizedAvailableCommandInput(item)
-    kept.error = error
-    return kept
-
-
-def _f_BackgroundWork(item: Any, error: str) -> UnrecognizedBackgroundWork:
-    kept = _s_UnrecognizedBackgroundWork(item)
-    kept.error = error
-    return kept
-
-
 def _f_ContentBlock(item: Any, error: str) -> UnrecognizedContentBlock:
     kept = _s_UnrecognizedContentBlock(item)
-    kept.error = error
-    return kept
-
-
-def _f_ElicitationPropertySchema(item: Any, error: str) -> UnrecognizedElicitationPropertySchema:
-    kept = _s_UnrecognizedElicitationPropertySchema(item)
-    kept.error = error
-    return kept
-
-
-def _f_McpServer(item: Any, error: str) -> UnrecognizedMcpServer:
-    kept = _s_UnrecognizedMcpServer(item)
-    kept.error = error
-    return kept
-
-
-def _f_MultiSelectItems(item: Any, error: str) -> UnrecognizedMultiSelectItems:
-    kept = _s_UnrecognizedMultiSelectItems(item)
-    kept.error = error
-    return kept
-
-
-def _f_PlanUpdateContent(item: Any, error: str) -> UnrecognizedPlanUpdateContent:
-    kept = _s_UnrecognizedPlanUpdateContent(item)
-    kept.error = error
-    return kept
-
-
-def _f_ReplayFrom(item: Any, error: str) -> UnrecognizedReplayFrom:
-    kept = _s_UnrecognizedReplayFrom(item)
-    kept.error = error
-    return kept
-
-
-def _f_RequestPermissionOutcome(item: Any, error: str) -> UnrecognizedRequestPermissionOutcome:
-    kept = _s_UnrecognizedRequestPermissionOutcome(item)
-    kept.error = error
-    return kept
-
-
-def _f_RequestPermissionSubject(item: Any, error: str) -> UnrecognizedRequestPermissionSubject:
-    kept = _s_UnrecognizedRequestPermissionSubject(item)
-    kept.error = error
-    return kept
-
-
-def _f_SessionStateUpdate(item: Any, error: str) -> UnrecognizedStateUpdate:
-    kept = _s_UnrecognizedStateUpdate(item)
-    kept.error = error
-    return kept
-
-
-def _f_StateUpdate(item: Any, error: str) -> UnrecognizedState:
-    kept = _s_UnrecognizedState(item)
     kept.error = error
     return kept
 
