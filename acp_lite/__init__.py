@@ -1,5 +1,106 @@
-"""acp_lite: a sync-first Agent Client Protocol (ACP) v2 client."""
+"""acp_lite: a sync-first Agent Client Protocol (ACP) v2 client.
+
+::
+
+    import acp_lite
+
+    with acp_lite.connect(["my-agent"], timeout=30) as client:
+        session = client.new_session(cwd="/abs/dir")
+        turn = session.run("hello")
+        print(turn.stop_reason, turn.text)
+
+The async (trio) twin lives in :mod:`acp_lite.aio`; the wire types in
+:mod:`acp_lite.protocol`; the sans-IO session model in :mod:`acp_lite.model`.
+
+Names are imported lazily (PEP 562): ``import acp_lite`` is cheap, which matters
+for the reference agent (:mod:`acp_lite.testing`), started once per test.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from acp_lite import errors
+from acp_lite.errors import (
+    AcpError,
+    AgentExited,
+    AgentStartFailed,
+    PromptRejected,
+    ProtocolError,
+    RequestError,
+    Timeout,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
 
-__all__ = ["errors"]
+if TYPE_CHECKING:
+    from acp_lite import aio, permissions, protocol
+    from acp_lite.client import Client, Session, connect, connect_streams
+    from acp_lite.limits import Limits
+    from acp_lite.model import RULES, Event, SessionModel, Submission, Violation
+    from acp_lite.transcript import Transcript, TranscriptEntry
+    from acp_lite.turn import Turn
+
+__version__ = "0.1.0.dev0"
+
+_LAZY: dict[str, str] = {
+    "connect": "acp_lite.client",
+    "connect_streams": "acp_lite.client",
+    "Client": "acp_lite.client",
+    "Session": "acp_lite.client",
+    "Turn": "acp_lite.turn",
+    "Limits": "acp_lite.limits",
+    "Transcript": "acp_lite.transcript",
+    "TranscriptEntry": "acp_lite.transcript",
+    "SessionModel": "acp_lite.model",
+    "Submission": "acp_lite.model",
+    "Event": "acp_lite.model",
+    "Violation": "acp_lite.model",
+    "RULES": "acp_lite.model",
+}
+_SUBMODULES = {"aio", "permissions", "protocol", "model", "hookspec", "testing"}
+
+__all__ = [
+    "RULES",
+    "AcpError",
+    "AgentExited",
+    "AgentStartFailed",
+    "Client",
+    "Event",
+    "Limits",
+    "PromptRejected",
+    "ProtocolError",
+    "RequestError",
+    "Session",
+    "SessionModel",
+    "Submission",
+    "Timeout",
+    "Transcript",
+    "TranscriptEntry",
+    "TransportError",
+    "Turn",
+    "UnsupportedProtocolVersion",
+    "Violation",
+    "aio",
+    "connect",
+    "connect_streams",
+    "errors",
+    "permissions",
+    "protocol",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"acp_lite.{name}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'acp_lite' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
