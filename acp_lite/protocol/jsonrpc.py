@@ -1,7 +1,8 @@
 """JSON-RPC 2.0 envelopes for ACP: one line in, messages out, and back (sans-IO).
 
-ACP's transport is JSON-RPC 2.0 over newline-delimited UTF-8 (seed 000, "Transport"
-in the docs-v2-draft ``transports.mdx``). :func:`decode_line` never raises: input that
+ACP's stdio transport is JSON-RPC 2.0, UTF-8, one message per line; messages "MUST NOT
+contain embedded newlines" (docs-v2-draft ``transports.mdx``, "stdio"). Batches (JSON
+arrays) are legal. :func:`decode_line` never raises: input that
 is not a valid message becomes an :class:`InvalidMessage` value carrying the JSON-RPC
 error to answer with (-32700 bad JSON, -32600 bad envelope, -32602 params that do not
 match the method's schema). :func:`encode_message` produces exactly one line.
@@ -386,7 +387,9 @@ def to_wire(msg: Message) -> dict[str, Any]:
 def encode_message(msg: Message | list[Message]) -> bytes:
     """Serialise a message (or a batch list) as one UTF-8 line ending in ``\\n``.
 
-    JSON string escaping guarantees there is no other newline in the line.
+    JSON string escaping guarantees there is no other newline in the line. Values that
+    are not JSON (NaN, infinities, other objects) raise ``ValueError`` / ``TypeError``
+    with the stdlib backend; orjson writes NaN and infinities as ``null``.
     """
     if isinstance(msg, list):
         return _dumps([to_wire(m) for m in msg])
