@@ -20,16 +20,23 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 from pytest_acp import _settings as settings
+from pytest_acp._clients import (
+    Policies,
+    Pool,
+    close_quietly,
+    connect,
+    limits_for,
+)
 from pytest_acp._diagnostics import (
     render_stderr,
     render_transcript,
     save_transcript,
     transcript_file,
 )
+from pytest_acp._tracking import TRACKED, VIOLATIONS, TestTranscript, Tracked, track, traffic_of
 from pytest_acp.conformance import Violation, check_transcript, format_violations
 from pytest_acp.hooks import AcpHookSpecs
 from pytest_acp.normalize import Normalizer, normalize
@@ -38,8 +45,6 @@ __all__ = ["AcpConformanceError", "AcpConformanceWarning", "AgentCommand", "Test
 
 AgentCommand = settings.AgentCommand
 
-HANDSHAKE_TIMEOUT = 10.0
-"""Least time given to start the agent and answer ``initialize`` (seconds)."""
 
 MARKERS = (
     "acp_agent(argv, *, env=None, cwd=None): the ACP agent command for this test (an argv "
@@ -158,185 +163,14 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"acp: agent={agent}, conformance={mode}"
 
 
-# --- per-test state ----------------------------------------------------------------
+# --- shared agents ---------------------------------------------------------------
+
+_POOLS = pytest.StashKey[dict[str, Pool]]()
 
 
-@attrs.define
-class _Tracked:
-    """A client used by a test and where the test's traffic starts in its transcript."""
-
-    client: Any
-    start: int  # absolute index (entries dropped by a retention bound included)
-
-
-_TRACKED = pytest.StashKey[list[_Tracked]]()
-_VIOLATIONS = pytest.StashKey[list[Violation]]()
-_POOLS = pytest.StashKey[dict[str, "_Pool"]]()
-
-
-def _absolute_len(client: Any) -> int:
-    transcript = client.transcript
-    return len(transcript) + int(getattr(transcript, "dropped", 0))
-
-
-def _track(node: pytest.Item, client: Any, *, fresh: bool = False) -> None:
-    # A fresh client's traffic is all the test's, handshake included.
-    start = 0 if fresh else _absolute_len(client)
-    node.stash.setdefault(_TRACKED, []).append(_Tracked(client, start))
-
-
-def _test_entries(tracked: _Tracked) -> tuple[list[Any], int]:
-    """All retained entries of the client, and the index where the test's traffic starts."""
-    transcript = tracked.client.transcript
-    entries = list(transcript.entries() if hasattr(transcript, "entries") else transcript)
-    dropped = int(getattr(transcript, "dropped", 0))
-    return entries, max(0, tracked.start - dropped)
-
-
-class TestTranscript:
-    """The wire transcript of the current test so far (the ``acp_transcript`` fixture):
-    every line sent and received by the test's ACP clients, in time order."""
-
-    __test__ = False  # not a test class, despite the name
-
-    def __init__(self, node: pytest.Item) -> None:
-        self._node = node
-
-    def entries(self) -> list[Any]:
-        """``TranscriptEntry`` objects (``direction``, ``time``, ``line``)."""
-        out: list[Any] = []
-        for tracked in self._node.stash.get(_TRACKED, []):
-            entries, start = _test_entries(tracked)
-            out.extend(entries[start:])
-        out.sort(key=lambda e: e.time)
-        return out
-
-    def messages(self, direction: str | None = None) -> list[Any]:
-        """Decoded JSON values (a non-JSON line is kept as its text)."""
-        import json
-
-        out: list[Any] = []
-        for e in self.entries():
-            if direction is None or e.direction == direction:
-                try:
-                    out.append(json.loads(e.line))
-                except ValueError:
-                    out.append(e.line.decode("utf-8", "replace"))
-        return out
-
-    def violations(self) -> list[Violation]:
-        """Conformance violations in the test's traffic so far (waivers not applied)."""
-        found: list[Violation] = []
-        for tracked in self._node.stash.get(_TRACKED, []):
-            entries, start = _test_entries(tracked)
-            found.extend(check_transcript(entries, start=start))
-        return found
-
-    def to_ndjson(self) -> str:
-        """NDJSON records (docs/architecture.md "Transcript")."""
-        import json
-
-        entries = self.entries()
-        t0 = entries[0].time if entries else 0.0
-        lines = []
-        for e in entries:
-            record: dict[str, Any] = {"dir": e.direction, "t": round(e.time - t0, 6)}
-            try:
-                record["msg"] = json.loads(e.line)
-            except ValueError:
-                record["raw"] = e.line.decode("utf-8", "replace")
-            lines.append(json.dumps(record, ensure_ascii=False) + "\n")
-        return "".join(lines)
-
-    def __len__(self) -> int:
-        return len(self.entries())
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.entries())
-
-    def __getitem__(self, index: int) -> Any:
-        return self.entries()[index]
-
-    def __repr__(self) -> str:
-        return f"<TestTranscript {len(self)} entries>"
-
-
-# --- clients -----------------------------------------------------------------------
-
-
-class _Policies:
-    """The permission/elicitation answers of a shared client, switched per test."""
-
-    def __init__(
-        self, permission: Callable[[Any, Any], Any], elicitation: Callable[[Any, Any], Any]
-    ) -> None:
-        self.current_permission = permission
-        self.current_elicitation = elicitation
-
-    def permission(self, request: Any, session: Any) -> Any:
-        return self.current_permission(request, session)
-
-    def elicitation(self, request: Any, session: Any) -> Any:
-        return self.current_elicitation(request, session)
-
-
-def _limits(timeout: float) -> Any:
-    from acp_lite.limits import Limits
-
-    # The test's timeout bounds every call; starting the agent (interpreter start-up,
-    # the initialize handshake) gets at least HANDSHAKE_TIMEOUT so a short
-    # @pytest.mark.acp_timeout does not fail in the handshake.
-    return Limits(default_timeout=timeout, connect_timeout=max(timeout, HANDSHAKE_TIMEOUT))
-
-
-def _connect(command: AgentCommand, timeout: float, policies: _Policies) -> Any:
-    from acp_lite.client import connect
-
-    return connect(
-        list(command.argv),
-        cwd=command.cwd,
-        env=dict(command.env) or None,
-        limits=_limits(timeout),
-        on_permission=policies.permission,
-        on_elicitation=policies.elicitation,
-    )
-
-
-def _close_quietly(client: Any) -> None:
-    # Closing a dead agent must not mask the test's own outcome.
-    with contextlib.suppress(Exception):
-        client.close()
-
-
-class _Pool:
-    """Agent processes shared by the tests of one module or of the whole session."""
-
-    def __init__(self) -> None:
-        self.clients: dict[tuple[Any, ...], tuple[Any, _Policies]] = {}
-
-    def get(
-        self, command: AgentCommand, timeout: float, policies: _Policies
-    ) -> tuple[Any, _Policies]:
-        key = (*command.key(), timeout)
-        found = self.clients.get(key)
-        if found is not None and (
-            getattr(found[0], "closed", False) or getattr(found[0], "returncode", None) is not None
-        ):
-            _close_quietly(found[0])  # the agent died in an earlier test: start a new one
-            found = None
-        if found is None:
-            found = self.clients[key] = (_connect(command, timeout, policies), policies)
-        return found
-
-    def close(self) -> None:
-        clients, self.clients = self.clients, {}
-        for client, _ in clients.values():
-            _close_quietly(client)
-
-
-def _pool_fixture(scope: str) -> Callable[[pytest.FixtureRequest], Iterator[_Pool]]:
-    def fixture(request: pytest.FixtureRequest) -> Iterator[_Pool]:
-        pool = _Pool()
+def _pool_fixture(scope: str) -> Callable[[pytest.FixtureRequest], Iterator[Pool]]:
+    def fixture(request: pytest.FixtureRequest) -> Iterator[Pool]:
+        pool = Pool()
         pools = request.config.stash[_POOLS]
         pools[f"{scope}:{id(pool)}"] = pool
         try:
@@ -401,22 +235,22 @@ def acp_client(
     node: pytest.Item = request.node
     scope = settings.scope_of(node, request.config)
     if scope == "function":
-        client = _connect(
-            command, acp_timeout, _Policies(acp_permission_policy, acp_elicitation_policy)
+        client = connect(
+            command, acp_timeout, Policies(acp_permission_policy, acp_elicitation_policy)
         )
-        _track(node, client, fresh=True)
+        track(node, client, fresh=True)
         try:
             yield client
         finally:
-            _close_quietly(client)
+            close_quietly(client)
         return
-    pool: _Pool = request.getfixturevalue(f"_acp_{scope}_pool")
+    pool: Pool = request.getfixturevalue(f"_acp_{scope}_pool")
     client, policies = pool.get(
-        command, acp_timeout, _Policies(acp_permission_policy, acp_elicitation_policy)
+        command, acp_timeout, Policies(acp_permission_policy, acp_elicitation_policy)
     )
     policies.current_permission = acp_permission_policy
     policies.current_elicitation = acp_elicitation_policy
-    _track(node, client)
+    track(node, client)
     yield client
 
 
@@ -448,11 +282,11 @@ async def acp_async_client(
         list(command.argv),
         cwd=command.cwd,
         env=dict(command.env) or None,
-        limits=_limits(acp_timeout),
+        limits=limits_for(acp_timeout),
         on_permission=acp_permission_policy,
         on_elicitation=acp_elicitation_policy,
     ) as client:
-        _track(request.node, client, fresh=True)
+        track(request.node, client, fresh=True)
         yield client
 
 
@@ -526,8 +360,8 @@ def acp_transcript(request: pytest.FixtureRequest) -> TestTranscript:
 def _violations(item: pytest.Item, error: BaseException | None) -> list[Violation]:
     waived = settings.waived_rules(item, item.config)
     found: list[Violation] = []
-    for tracked in item.stash.get(_TRACKED, []):
-        entries, start = _test_entries(tracked)
+    for tracked in item.stash.get(TRACKED, []):
+        entries, start = traffic_of(tracked)
         # A test that gave up waiting (a timeout) or a closed connection ends the
         # traffic: work still running then never ended.
         ended = isinstance(error, TimeoutError) or bool(getattr(tracked.client, "closed", False))
@@ -551,16 +385,16 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
         result = yield
     except BaseException as error:
-        if item.stash.get(_TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
-            item.stash[_VIOLATIONS] = _violations(item, error)
+        if item.stash.get(TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
+            item.stash[VIOLATIONS] = _violations(item, error)
         raise
-    if not item.stash.get(_TRACKED, None):
+    if not item.stash.get(TRACKED, None):
         return result
     mode = settings.conformance_mode(item, item.config)
     if mode == "off":
         return result
     found = _violations(item, None)
-    item.stash[_VIOLATIONS] = found
+    item.stash[VIOLATIONS] = found
     # strict fails the test on MUST rules; SHOULD rules are recommendations, so
     # they stay warnings even then.
     failing = [v for v in found if v.level != "SHOULD"] if mode == "strict" else []
@@ -584,12 +418,12 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    tracked = item.stash.get(_TRACKED, [])
+    tracked = item.stash.get(TRACKED, [])
     if tracked and report.failed:
         many = len(tracked) > 1
         for n, t in enumerate(tracked, 1):
             label = f" (client {n})" if many else ""
-            entries, start = _test_entries(t)
+            entries, start = traffic_of(t)
             report.sections.append(
                 (f"ACP transcript{label}", render_transcript(entries[start:], start=start))
             )
@@ -598,17 +432,17 @@ def pytest_runtest_makereport(
             except Exception as exc:  # a diagnostic must never hide the real failure
                 tail = [f"(stderr unavailable: {exc!r})"]
             report.sections.append((f"ACP agent stderr{label}", render_stderr(tail)))
-        found = item.stash.get(_VIOLATIONS, [])
+        found = item.stash.get(VIOLATIONS, [])
         if found and call.when == "call":
             report.sections.append(("ACP conformance", format_violations(found)))
     if call.when == "teardown":
         _save_transcripts(item, tracked)
-        if _TRACKED in item.stash:
-            del item.stash[_TRACKED]  # release the clients
+        if TRACKED in item.stash:
+            del item.stash[TRACKED]  # release the clients
     return report
 
 
-def _save_transcripts(item: pytest.Item, tracked: list[_Tracked]) -> None:
+def _save_transcripts(item: pytest.Item, tracked: list[Tracked]) -> None:
     value = item.config.getoption("acp_transcripts", None) or item.config.getini("acp_transcripts")
     if not value or not tracked:
         return
@@ -616,5 +450,5 @@ def _save_transcripts(item: pytest.Item, tracked: list[_Tracked]) -> None:
     if not directory.is_absolute():
         directory = Path(item.config.invocation_params.dir) / directory
     for n, t in enumerate(tracked):
-        entries, start = _test_entries(t)
+        entries, start = traffic_of(t)
         save_transcript(transcript_file(directory, item.nodeid, n), entries[start:])

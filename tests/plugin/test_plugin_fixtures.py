@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .conftest import REFERENCE_AGENT
+from .conftest import LEAN, REFERENCE_AGENT
 
 SUITE = f"""
 import os, sys, time
@@ -222,3 +222,49 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     ]
     assert records[0]["dir"] == "send" and records[0]["msg"]["method"] == "initialize"
     assert {r["dir"] for r in records} == {"send", "recv"} and records[0]["t"] == 0.0
+
+
+def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        f"""
+        import sys
+        import pytest
+
+        AGENT = {REFERENCE_AGENT!r}
+        PIDS = []
+
+
+        def scenario(name):
+            return pytest.mark.acp_agent([*AGENT, "--scenario", name])
+        """
+    )
+    pytester.makepyfile(
+        test_a="""
+        from conftest import PIDS, scenario
+
+        def test_a(acp_client):
+            PIDS.append(acp_client.pid)
+
+        @scenario("tool_call_permission")
+        def test_permission_option(acp_session):
+            assert "notes.txt is written" in acp_session.run("write").text
+        """,
+        test_b="""
+        from conftest import PIDS, scenario
+
+        def test_b_shares_the_session_agent(acp_client):
+            assert PIDS == [acp_client.pid]
+
+        @scenario("elicitation")
+        def test_elicitation_option(acp_session):
+            assert acp_session.run("ask").text == "Cancelled the form."
+        """,
+    )
+    result = pytester.runpytest_subprocess(
+        *LEAN,
+        "--acp-scope=session",
+        "--acp-permission=allow_once",
+        "--acp-elicitation=cancel",
+        timeout=120,
+    )
+    result.assert_outcomes(passed=4)

@@ -1,0 +1,84 @@
+"""Starting agents for the fixtures: connection settings, shared pools, policies."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from pytest_acp._settings import AgentCommand
+
+__all__ = ["HANDSHAKE_TIMEOUT", "Policies", "Pool", "close_quietly", "connect", "limits_for"]
+
+HANDSHAKE_TIMEOUT = 10.0
+"""Least time given to start the agent and answer ``initialize`` (seconds)."""
+
+
+class Policies:
+    """The permission/elicitation answers of a shared client, switched per test."""
+
+    def __init__(
+        self, permission: Callable[[Any, Any], Any], elicitation: Callable[[Any, Any], Any]
+    ) -> None:
+        self.current_permission = permission
+        self.current_elicitation = elicitation
+
+    def permission(self, request: Any, session: Any) -> Any:
+        return self.current_permission(request, session)
+
+    def elicitation(self, request: Any, session: Any) -> Any:
+        return self.current_elicitation(request, session)
+
+
+def limits_for(timeout: float) -> Any:
+    from acp_lite.limits import Limits
+
+    # The test's timeout bounds every call; starting the agent (interpreter start-up,
+    # the initialize handshake) gets at least HANDSHAKE_TIMEOUT so a short
+    # @pytest.mark.acp_timeout does not fail in the handshake.
+    return Limits(default_timeout=timeout, connect_timeout=max(timeout, HANDSHAKE_TIMEOUT))
+
+
+def connect(command: AgentCommand, timeout: float, policies: Policies) -> Any:
+    from acp_lite.client import connect as acp_connect
+
+    return acp_connect(
+        list(command.argv),
+        cwd=command.cwd,
+        env=dict(command.env) or None,
+        limits=limits_for(timeout),
+        on_permission=policies.permission,
+        on_elicitation=policies.elicitation,
+    )
+
+
+def close_quietly(client: Any) -> None:
+    # Closing a dead agent must not mask the test's own outcome.
+    with contextlib.suppress(Exception):
+        client.close()
+
+
+class Pool:
+    """Agent processes shared by the tests of one module or of the whole session."""
+
+    def __init__(self) -> None:
+        self.clients: dict[tuple[Any, ...], tuple[Any, Policies]] = {}
+
+    def get(
+        self, command: AgentCommand, timeout: float, policies: Policies
+    ) -> tuple[Any, Policies]:
+        key = (*command.key(), timeout)
+        found = self.clients.get(key)
+        if found is not None and (
+            getattr(found[0], "closed", False) or getattr(found[0], "returncode", None) is not None
+        ):
+            close_quietly(found[0])  # the agent died in an earlier test: start a new one
+            found = None
+        if found is None:
+            found = self.clients[key] = (connect(command, timeout, policies), policies)
+        return found
+
+    def close(self) -> None:
+        clients, self.clients = self.clients, {}
+        for client, _ in clients.values():
+            close_quietly(client)

@@ -1,0 +1,114 @@
+"""Which ACP clients a test used, and where its traffic starts in their transcripts.
+
+Kept in the test item's stash (no module globals: safe under xdist and with
+several pytest sessions in one process, as in pytester runs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import pytest
+
+from pytest_acp.conformance import Violation, check_transcript
+
+__all__ = ["TRACKED", "VIOLATIONS", "TestTranscript", "Tracked", "track", "traffic_of"]
+
+
+@attrs.define
+class Tracked:
+    """A client used by a test and where the test's traffic starts in its transcript."""
+
+    client: Any
+    start: int  # absolute index (entries dropped by a retention bound included)
+
+
+TRACKED = pytest.StashKey[list[Tracked]]()
+VIOLATIONS = pytest.StashKey[list[Violation]]()
+
+
+def _absolute_len(client: Any) -> int:
+    transcript = client.transcript
+    return len(transcript) + int(getattr(transcript, "dropped", 0))
+
+
+def track(node: pytest.Item, client: Any, *, fresh: bool = False) -> None:
+    """Record that the test ``node`` uses ``client``. A ``fresh`` client's traffic is
+    all the test's (handshake included); a shared one's starts now."""
+    start = 0 if fresh else _absolute_len(client)
+    node.stash.setdefault(TRACKED, []).append(Tracked(client, start))
+
+
+def traffic_of(tracked: Tracked) -> tuple[list[Any], int]:
+    """All retained entries of the client, and the index where the test's traffic starts."""
+    transcript = tracked.client.transcript
+    entries = list(transcript.entries() if hasattr(transcript, "entries") else transcript)
+    dropped = int(getattr(transcript, "dropped", 0))
+    return entries, max(0, tracked.start - dropped)
+
+
+class TestTranscript:
+    """The wire transcript of the current test so far (the ``acp_transcript`` fixture):
+    every line sent and received by the test's ACP clients, in time order."""
+
+    __test__ = False  # not a test class, despite the name
+
+    def __init__(self, node: pytest.Item) -> None:
+        self._node = node
+
+    def entries(self) -> list[Any]:
+        """``TranscriptEntry`` objects (``direction``, ``time``, ``line``)."""
+        out: list[Any] = []
+        for tracked in self._node.stash.get(TRACKED, []):
+            entries, start = traffic_of(tracked)
+            out.extend(entries[start:])
+        out.sort(key=lambda e: e.time)
+        return out
+
+    def messages(self, direction: str | None = None) -> list[Any]:
+        """Decoded JSON values (a non-JSON line is kept as its text)."""
+        out: list[Any] = []
+        for e in self.entries():
+            if direction is None or e.direction == direction:
+                try:
+                    out.append(json.loads(e.line))
+                except ValueError:
+                    out.append(e.line.decode("utf-8", "replace"))
+        return out
+
+    def violations(self) -> list[Violation]:
+        """Conformance violations in the test's traffic so far (waivers not applied)."""
+        found: list[Violation] = []
+        for tracked in self._node.stash.get(TRACKED, []):
+            entries, start = traffic_of(tracked)
+            found.extend(check_transcript(entries, start=start))
+        return found
+
+    def to_ndjson(self) -> str:
+        """NDJSON records (docs/architecture.md "Transcript")."""
+        entries = self.entries()
+        t0 = entries[0].time if entries else 0.0
+        lines = []
+        for e in entries:
+            record: dict[str, Any] = {"dir": e.direction, "t": round(e.time - t0, 6)}
+            try:
+                record["msg"] = json.loads(e.line)
+            except ValueError:
+                record["raw"] = e.line.decode("utf-8", "replace")
+            lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+        return "".join(lines)
+
+    def __len__(self) -> int:
+        return len(self.entries())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.entries())
+
+    def __getitem__(self, index: int) -> Any:
+        return self.entries()[index]
+
+    def __repr__(self) -> str:
+        return f"<TestTranscript {len(self)} entries>"
