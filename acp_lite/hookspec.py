@@ -19,10 +19,12 @@ they run off the trio thread, in a worker thread. ``session`` is the
 ``AsyncSession`` for an async client and the blocking ``Session`` for a blocking
 one.
 
-Order for agent -> client requests (issue "Agent -> client requests"): the
-per-connection callable (``on_permission`` / ``on_elicitation``) first, then these
-hook implementations (pluggy order: last registered first), then the default
-policy.
+Who answers an agent -> client request: the per-connection callable
+(``on_permission`` / ``on_elicitation``) when one is given — its answer is final,
+``None`` meaning ``cancelled`` for a permission; otherwise these hook
+implementations (pluggy order: last registered first; ``None`` = no opinion);
+if none answers, the default policy (:func:`acp_lite.permissions.reject`,
+:func:`acp_lite.permissions.decline`).
 """
 
 from __future__ import annotations
