@@ -82,11 +82,31 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
         acp_timeout = 7
         acp_permission = allow_once
         acp_elicitation = cancel
+        acp_scope = module
+        acp_conformance = strict
+        acp_waive =
+            reserved-state
         """
     )
     pytester.makepyfile(
         test_ini="""
+        import pytest
         from acp_lite import permissions
+        from pytest_acp import _settings
+
+        def test_scope_conformance_and_waivers_from_ini(request):
+            assert _settings.scope_of(request.node, request.config) == "module"
+            assert _settings.conformance_mode(request.node, request.config) == "strict"
+            assert _settings.waived_rules(request.node, request.config) == {"reserved-state"}
+
+        @pytest.mark.acp_scope("function")
+        @pytest.mark.acp_conformance("off")
+        @pytest.mark.acp_waive("a", "b")
+        def test_markers_beat_ini(request):
+            assert _settings.scope_of(request.node, request.config) == "function"
+            assert _settings.conformance_mode(request.node, request.config) == "off"
+            waived = _settings.waived_rules(request.node, request.config)
+            assert waived == {"reserved-state", "a", "b"}
 
         def test_from_ini(acp_agent_command, acp_timeout, acp_permission_policy,
                           acp_elicitation_policy):
@@ -137,13 +157,17 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
             assert str(AgentCommand(("a", "b c"))) == "a 'b c'"
         """,
     )
-    pytester.runpytest().assert_outcomes(passed=5)
+    pytester.runpytest().assert_outcomes(passed=7)
 
     pytester.makepyfile(
         test_cli="""
         from acp_lite import permissions
 
-        def test_cli_beats_ini(acp_agent_command, acp_timeout, acp_permission_policy):
+        from pytest_acp import _settings
+
+        def test_cli_beats_ini(request, acp_agent_command, acp_timeout, acp_permission_policy):
+            assert _settings.scope_of(request.node, request.config) == "session"
+            assert _settings.conformance_mode(request.node, request.config) == "warn"
             assert acp_agent_command.argv == ("cli-agent", "-v")
             assert dict(acp_agent_command.env) == {"A": "1", "B": "cli"}
             assert acp_timeout == 3
@@ -152,6 +176,8 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
     )
     result = pytester.runpytest(
         "test_cli.py",
+        "--acp-scope=session",
+        "--acp-conformance=warn",
         "--acp-agent=cli-agent -v",
         "--acp-env=B=cli",
         "--acp-timeout=3",
