@@ -36,6 +36,7 @@ import attrs
 from acp_lite.protocol._errors import WireError
 from acp_lite.protocol._runtime import (
     _TAGGED,
+    WireObject,
     _bad,
     _extra,
     _is_int,
@@ -387,8 +388,15 @@ See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/draft
 """
 
 
-@attrs.define(kw_only=True)
-class AgentAuthCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AgentAuthCapabilities(WireObject):
     """Authentication-related extension capabilities supported by the agent.
 
     This object does not advertise support for `auth/login` or `auth/logout`.
@@ -417,8 +425,15 @@ class AgentAuthCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AgentCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AgentCapabilities(WireObject):
     """Capabilities supported by the agent.
 
     Advertised during initialization to inform the client about
@@ -465,8 +480,15 @@ class AgentCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AgentMessage:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AgentMessage(WireObject):
     """An agent message upsert.
 
     Only `messageId` is required. `content` has patch semantics:
@@ -503,8 +525,15 @@ class AgentMessage:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ContentChunk:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ContentChunk(WireObject):
     """A streamed item of message content."""
 
     message_id: MessageId
@@ -527,15 +556,29 @@ class ContentChunk:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
 class AgentMessageChunk(ContentChunk):
     """A streamed item of message content."""
 
     session_update: Literal["agent_message_chunk"] = "agent_message_chunk"
 
 
-@attrs.define(kw_only=True)
-class AgentThought:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AgentThought(WireObject):
     """An agent thought or reasoning message upsert.
 
     Only `messageId` is required. `content` has patch semantics:
@@ -572,15 +615,29 @@ class AgentThought:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
 class AgentThoughtChunk(ContentChunk):
     """A streamed item of message content."""
 
     session_update: Literal["agent_thought_chunk"] = "agent_thought_chunk"
 
 
-@attrs.define(kw_only=True)
-class Annotations:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Annotations(WireObject):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     audience: list[str] | Unset | None = UNSET
@@ -612,8 +669,15 @@ class Annotations:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ArchiveSessionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ArchiveSessionRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -641,8 +705,15 @@ class ArchiveSessionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ArchiveSessionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ArchiveSessionResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -661,8 +732,15 @@ class ArchiveSessionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AudioContent:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AudioContent(WireObject):
     """Audio provided to or from an LLM."""
 
     type: Literal["audio"] = "audio"
@@ -686,8 +764,15 @@ class AudioContent:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AuthAccount:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AuthAccount(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -737,8 +822,15 @@ class AuthAccount:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AuthMethodAgent:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AuthMethodAgent(WireObject):
     """Agent handles authentication itself through `auth/login`.
 
     The `type` discriminator value is `agent`.
@@ -765,8 +857,15 @@ class AuthMethodAgent:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AuthMethodTerminal:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AuthMethodTerminal(WireObject):
     """Terminal-based authentication method.
 
     The client runs the configured agent program as a separate interactive
@@ -804,8 +903,15 @@ class AuthMethodTerminal:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AuthStatusCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AuthStatusCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -826,8 +932,15 @@ class AuthStatusCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AuthStatusRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AuthStatusRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -851,8 +964,15 @@ class AuthStatusRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AuthStatusResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AuthStatusResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -884,8 +1004,15 @@ class AuthStatusResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AuthStatusUpdateNotification:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AuthStatusUpdateNotification(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -921,8 +1048,15 @@ class AuthStatusUpdateNotification:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class AvailableCommandsUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class AvailableCommandsUpdate(WireObject):
     """Available commands are ready or have changed"""
 
     session_update: Literal["available_commands_update"] = "available_commands_update"
@@ -939,8 +1073,15 @@ class AvailableCommandsUpdate:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class BackgroundSubagent:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class BackgroundSubagent(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -962,8 +1103,15 @@ class BackgroundSubagent:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class BackgroundTerminal:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class BackgroundTerminal(WireObject):
     """A listed terminal running in the background."""
 
     type: Literal["terminal"] = "terminal"
@@ -980,8 +1128,15 @@ class BackgroundTerminal:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class BackgroundToolCall:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class BackgroundToolCall(WireObject):
     """A listed tool call whose work continues in the background."""
 
     type: Literal["tool_call"] = "tool_call"
@@ -998,8 +1153,15 @@ class BackgroundToolCall:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class BlobResourceContents:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class BlobResourceContents(WireObject):
     """Binary resource contents."""
 
     blob: str
@@ -1022,8 +1184,15 @@ class BlobResourceContents:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class BooleanPropertySchema:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class BooleanPropertySchema(WireObject):
     """Schema for boolean properties in an elicitation form."""
 
     type: Literal["boolean"] = "boolean"
@@ -1053,8 +1222,15 @@ class BooleanPropertySchema:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CancelRequestNotification:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CancelRequestNotification(WireObject):
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)
@@ -1075,8 +1251,15 @@ class CancelRequestNotification:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CancelSessionNotification:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CancelSessionNotification(WireObject):
     """Notification to cancel a session's foreground work and its prompts not yet inserted.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
@@ -1095,8 +1278,15 @@ class CancelSessionNotification:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CancelTerminalRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CancelTerminalRequest(WireObject):
     """Request parameters for cancelling one terminal.
 
     Clients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.
@@ -1127,8 +1317,15 @@ class CancelTerminalRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CancelTerminalResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CancelTerminalResponse(WireObject):
     """Response from cancelling a terminal."""
 
     meta: dict[str, Any] | Unset | None = UNSET
@@ -1142,8 +1339,15 @@ class CancelTerminalResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CancelToolCallRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CancelToolCallRequest(WireObject):
     """Request parameters for cancelling one tool call.
 
     Clients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.
@@ -1173,8 +1377,15 @@ class CancelToolCallRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CancelToolCallResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CancelToolCallResponse(WireObject):
     """Response from cancelling a tool call."""
 
     meta: dict[str, Any] | Unset | None = UNSET
@@ -1188,8 +1399,15 @@ class CancelToolCallResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CancelledPermissionOutcome:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CancelledPermissionOutcome(WireObject):
     """The request was not approved and no option was selected."""
 
     outcome: Literal["cancelled"] = "cancelled"
@@ -1204,8 +1422,15 @@ class CancelledPermissionOutcome:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ClientAuthCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ClientAuthCapabilities(WireObject):
     """Authentication capabilities supported by the client.
 
     Advertised during initialization to inform the agent which authentication
@@ -1232,8 +1457,15 @@ class ClientAuthCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ClientCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ClientCapabilities(WireObject):
     """Capabilities supported by the client.
 
     Advertised during initialization to inform the agent about
@@ -1268,8 +1500,15 @@ class ClientCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CloseSessionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CloseSessionRequest(WireObject):
     """Request parameters for closing an active session.
 
     The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
@@ -1305,8 +1544,15 @@ class CloseSessionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CloseSessionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CloseSessionResponse(WireObject):
     """Response from closing a session."""
 
     meta: dict[str, Any] | Unset | None = UNSET
@@ -1320,8 +1566,15 @@ class CloseSessionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Command:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Command(WireObject):
     """A slash command the user can invoke by including it in a prompt.
 
     The `type` discriminator value is `command`.
@@ -1351,8 +1604,15 @@ class Command:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CommandPermissionSubject:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CommandPermissionSubject(WireObject):
     """Permission request details for a command."""
 
     type: Literal["command"] = "command"
@@ -1375,8 +1635,15 @@ class CommandPermissionSubject:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CompactionSummaryChunk:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CompactionSummaryChunk(WireObject):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
     """
@@ -1398,8 +1665,15 @@ class CompactionSummaryChunk:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CompactionUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CompactionUpdate(WireObject):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
 
@@ -1434,8 +1708,15 @@ class CompactionUpdate:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CompleteElicitationNotification:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CompleteElicitationNotification(WireObject):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
     This notification is not a foreground state update.
@@ -1454,8 +1735,15 @@ class CompleteElicitationNotification:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ConfigOptionUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ConfigOptionUpdate(WireObject):
     """Session configuration options have been updated."""
 
     session_update: Literal["config_option_update"] = "config_option_update"
@@ -1472,8 +1760,15 @@ class ConfigOptionUpdate:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Content:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Content(WireObject):
     """Standard content block (text, images, resources)."""
 
     type: Literal["content"] = "content"
@@ -1490,8 +1785,15 @@ class Content:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Cost:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Cost(WireObject):
     """Cost information for a session."""
 
     amount: float
@@ -1511,8 +1813,15 @@ class Cost:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CreateElicitationRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CreateElicitationRequest(WireObject):
     """Request from the agent to elicit structured user input.
 
     The agent sends this to the client to request information from the user,
@@ -1568,8 +1877,15 @@ class CreateElicitationRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class CreateElicitationResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class CreateElicitationResponse(WireObject):
     """Response from the client to an elicitation request."""
 
     meta: dict[str, Any] | Unset | None = UNSET
@@ -1595,8 +1911,15 @@ class CreateElicitationResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class DeleteSessionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class DeleteSessionRequest(WireObject):
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `session.delete` capability.
@@ -1615,8 +1938,15 @@ class DeleteSessionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class DeleteSessionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class DeleteSessionResponse(WireObject):
     """Response from deleting a session."""
 
     meta: dict[str, Any] | Unset | None = UNSET
@@ -1630,8 +1960,15 @@ class DeleteSessionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Diff:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Diff(WireObject):
     """File changes produced by a tool call.
 
     `changes` is authoritative for affected absolute paths and operations.
@@ -1665,8 +2002,15 @@ class Diff:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class DiffChange:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class DiffChange(WireObject):
     """One file-level change described by a `Diff`.
 
     Structured change metadata lets clients identify affected files and
@@ -1705,8 +2049,15 @@ class DiffChange:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class DiffPatch:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class DiffPatch(WireObject):
     """Renderable patch text and its format."""
 
     format: str
@@ -1724,8 +2075,15 @@ class DiffPatch:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class DiffPathChange:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class DiffPathChange(WireObject):
     """Operation metadata for add, delete, and modify changes."""
 
     path: AbsolutePath
@@ -1734,8 +2092,15 @@ class DiffPathChange:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class DiffPathPairChange:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class DiffPathPairChange(WireObject):
     """Operation metadata for move and copy changes."""
 
     old_path: AbsolutePath
@@ -1746,8 +2111,15 @@ class DiffPathPairChange:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class DisableProviderRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class DisableProviderRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1768,8 +2140,15 @@ class DisableProviderRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class DisableProviderResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class DisableProviderResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1788,8 +2167,15 @@ class DisableProviderResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationAcceptAction:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationAcceptAction(WireObject):
     """The user accepted the elicitation and provided content."""
 
     content: dict[str, Any] | Unset | None = UNSET
@@ -1801,8 +2187,15 @@ class ElicitationAcceptAction:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationCapabilities(WireObject):
     """Elicitation capabilities supported by the client."""
 
     form: ElicitationFormCapabilities | Unset | None = UNSET
@@ -1828,8 +2221,15 @@ class ElicitationCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationFormCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationFormCapabilities(WireObject):
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation.
@@ -1846,8 +2246,15 @@ class ElicitationFormCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationFormMode:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationFormMode(WireObject):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
     requested_schema: ElicitationSchema
@@ -1866,8 +2273,15 @@ class ElicitationFormMode:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationRequestScope:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationRequestScope(WireObject):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
@@ -1878,8 +2292,15 @@ class ElicitationRequestScope:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationSchema:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationSchema(WireObject):
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
@@ -1916,8 +2337,15 @@ class ElicitationSchema:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationSessionScope:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationSessionScope(WireObject):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
     When `toolCallId` is set, the elicitation is tied to a specific tool call.
@@ -1937,8 +2365,15 @@ class ElicitationSessionScope:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationUrlCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationUrlCapabilities(WireObject):
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation.
@@ -1955,8 +2390,15 @@ class ElicitationUrlCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ElicitationUrlMode:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ElicitationUrlMode(WireObject):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
     elicitation_id: ElicitationId
@@ -1977,8 +2419,15 @@ class ElicitationUrlMode:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class EmbeddedResource:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class EmbeddedResource(WireObject):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
     type: Literal["resource"] = "resource"
@@ -2000,8 +2449,15 @@ class EmbeddedResource:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class EnumOption:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class EnumOption(WireObject):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
     const: str
@@ -2024,8 +2480,15 @@ class EnumOption:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class EnvVariable:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class EnvVariable(WireObject):
     """An environment variable to set when launching a process."""
 
     name: str
@@ -2043,8 +2506,15 @@ class EnvVariable:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Error:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Error(WireObject):
     """JSON-RPC error object.
 
     Represents an error that occurred during method execution, following the
@@ -2073,8 +2543,15 @@ class Error:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ErrorStopReason:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ErrorStopReason(WireObject):
     """Details of a failure that ended active work."""
 
     error: Error | Unset | None = UNSET
@@ -2087,8 +2564,15 @@ class ErrorStopReason:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ForkSessionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ForkSessionRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2138,8 +2622,15 @@ class ForkSessionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ForkSessionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ForkSessionResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2174,8 +2665,15 @@ class ForkSessionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class HttpHeader:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class HttpHeader(WireObject):
     """An HTTP header to set when making requests to the MCP server."""
 
     name: str
@@ -2193,8 +2691,15 @@ class HttpHeader:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Icon:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Icon(WireObject):
     """An optionally-sized icon that can be displayed in a user interface."""
 
     src: str
@@ -2232,8 +2737,15 @@ class Icon:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class IdleState:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class IdleState(WireObject):
     """No foreground work is active. Background activity may continue.
 
     Agents SHOULD include a `stopReason` when the idle transition ends foreground
@@ -2289,15 +2801,29 @@ class IdleState:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
 class IdleStateUpdate(IdleState):
     """No foreground work is active. Background activity may continue."""
 
     session_update: Literal["state_update"] = "state_update"
 
 
-@attrs.define(kw_only=True)
-class ImageContent:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ImageContent(WireObject):
     """An image provided to or from an LLM."""
 
     type: Literal["image"] = "image"
@@ -2326,8 +2852,15 @@ class ImageContent:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Implementation:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Implementation(WireObject):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
     title for UI representation.
@@ -2360,8 +2893,15 @@ class Implementation:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class InitializeRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class InitializeRequest(WireObject):
     """Request parameters for the initialize method.
 
     Sent by the client to establish connection and negotiate capabilities.
@@ -2386,8 +2926,15 @@ class InitializeRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class InitializeResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class InitializeResponse(WireObject):
     """Response to the `initialize` method.
 
     Contains the negotiated protocol version and agent capabilities.
@@ -2425,8 +2972,15 @@ class InitializeResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class IntegerPropertySchema:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class IntegerPropertySchema(WireObject):
     """Schema for integer properties in an elicitation form."""
 
     type: Literal["integer"] = "integer"
@@ -2466,8 +3020,15 @@ class IntegerPropertySchema:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ListProvidersRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ListProvidersRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2486,8 +3047,15 @@ class ListProvidersRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ListProvidersResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ListProvidersResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2508,8 +3076,15 @@ class ListProvidersResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ListSessionsRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ListSessionsRequest(WireObject):
     """Request parameters for listing existing sessions."""
 
     cwd: AbsolutePath | Unset | None = UNSET
@@ -2547,8 +3122,15 @@ class ListSessionsRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ListSessionsResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ListSessionsResponse(WireObject):
     """Response from listing sessions."""
 
     sessions: list[SessionInfo]
@@ -2569,8 +3151,15 @@ class ListSessionsResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class LoginAuthRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class LoginAuthRequest(WireObject):
     """Request parameters for the `auth/login` method.
 
     Specifies which authentication method to use.
@@ -2595,8 +3184,15 @@ class LoginAuthRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class LoginAuthResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class LoginAuthResponse(WireObject):
     """Response to the `auth/login` method."""
 
     meta: dict[str, Any] | Unset | None = UNSET
@@ -2610,8 +3206,15 @@ class LoginAuthResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class LogoutAuthRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class LogoutAuthRequest(WireObject):
     """Request parameters for the `auth/logout` method.
 
     Terminates the current authenticated session.
@@ -2632,8 +3235,15 @@ class LogoutAuthRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class LogoutAuthResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class LogoutAuthResponse(WireObject):
     """Response to the `auth/logout` method."""
 
     meta: dict[str, Any] | Unset | None = UNSET
@@ -2647,8 +3257,15 @@ class LogoutAuthResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class McpAcpCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class McpAcpCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2669,8 +3286,15 @@ class McpAcpCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class McpCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class McpCapabilities(WireObject):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
     stdio: McpStdioCapabilities | Unset | None = UNSET
@@ -2706,8 +3330,15 @@ class McpCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class McpError:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class McpError(WireObject):
     """**UNSTABLE**
 
     An inner MCP error, distinct from an outer ACP binding or runtime error.
@@ -2726,8 +3357,15 @@ class McpError:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class McpHttpCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class McpHttpCapabilities(WireObject):
     """Capabilities for HTTP MCP server transports.
 
     Supplying `{}` means the agent supports HTTP MCP server transports.
@@ -2744,8 +3382,15 @@ class McpHttpCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class McpServerAcp:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class McpServerAcp(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2776,8 +3421,15 @@ class McpServerAcp:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class McpServerHttp:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class McpServerHttp(WireObject):
     """HTTP transport configuration for MCP."""
 
     type: Literal["http"] = "http"
@@ -2800,8 +3452,15 @@ class McpServerHttp:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class McpServerStdio:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class McpServerStdio(WireObject):
     """Stdio transport configuration for MCP."""
 
     type: Literal["stdio"] = "stdio"
@@ -2826,8 +3485,15 @@ class McpServerStdio:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class McpStdioCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class McpStdioCapabilities(WireObject):
     """Capabilities for stdio MCP server transports.
 
     Supplying `{}` means the agent supports stdio MCP server transports.
@@ -2844,8 +3510,15 @@ class McpStdioCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class MessageMcpNotification:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class MessageMcpNotification(WireObject):
     """**UNSTABLE**
 
     Notification for an active request, sent from provider to consumer.
@@ -2872,8 +3545,15 @@ class MessageMcpNotification:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class MessageMcpRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class MessageMcpRequest(WireObject):
     """**UNSTABLE**
 
     Request parameters for `mcp/message`, sent from consumer to provider.
@@ -2899,8 +3579,15 @@ class MessageMcpRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class MessageMcpResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class MessageMcpResponse(WireObject):
     """**UNSTABLE**
 
     The successful outer ACP `mcp/message` response carries exactly one
@@ -2929,8 +3616,15 @@ class MessageMcpResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class MultiSelectPropertySchema:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class MultiSelectPropertySchema(WireObject):
     """Schema for multi-select (array) properties in an elicitation form."""
 
     type: Literal["array"] = "array"
@@ -2972,8 +3666,15 @@ class MultiSelectPropertySchema:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class NewSessionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class NewSessionRequest(WireObject):
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
@@ -3012,8 +3713,15 @@ class NewSessionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class NewSessionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class NewSessionResponse(WireObject):
     """Response from creating a new session.
 
     New sessions default to `idle` until a state update reports otherwise.
@@ -3053,8 +3761,15 @@ class NewSessionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Notice:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Notice(WireObject):
     """Fire-and-forget information for the user.
 
     Notices are live events rather than session history. Agents must not rely on
@@ -3085,8 +3800,15 @@ class Notice:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class NumberPropertySchema:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class NumberPropertySchema(WireObject):
     """Schema for number (floating-point) properties in an elicitation form."""
 
     type: Literal["number"] = "number"
@@ -3126,8 +3848,15 @@ class NumberPropertySchema:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PermissionOption:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PermissionOption(WireObject):
     """An option presented to the user when requesting permission."""
 
     option_id: PermissionOptionId
@@ -3147,8 +3876,15 @@ class PermissionOption:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PlanEntry:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PlanEntry(WireObject):
     """A single entry in the execution plan.
 
     Represents a task or goal that the assistant intends to accomplish
@@ -3175,8 +3911,15 @@ class PlanEntry:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PlanFile:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PlanFile(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3200,8 +3943,15 @@ class PlanFile:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PlanItems:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PlanItems(WireObject):
     """A plan represented as structured entries."""
 
     type: Literal["items"] = "items"
@@ -3224,8 +3974,15 @@ class PlanItems:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PlanMarkdown:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PlanMarkdown(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3249,8 +4006,15 @@ class PlanMarkdown:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PlanRemoved:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PlanRemoved(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3272,8 +4036,15 @@ class PlanRemoved:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PlanUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PlanUpdate(WireObject):
     """A content update for a plan identified by ID."""
 
     session_update: Literal["plan_update"] = "plan_update"
@@ -3290,8 +4061,15 @@ class PlanUpdate:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PromptAudioCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PromptAudioCapabilities(WireObject):
     """Capabilities for audio content in prompt requests.
 
     Supplying `{}` means the agent supports audio content in prompts.
@@ -3308,8 +4086,15 @@ class PromptAudioCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PromptCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PromptCapabilities(WireObject):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
     Baseline agent functionality requires support for `text`
@@ -3356,8 +4141,15 @@ class PromptCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PromptEmbeddedContextCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PromptEmbeddedContextCapabilities(WireObject):
     """Capabilities for embedded context in prompt requests.
 
     Supplying `{}` means the agent supports embedded context in prompts.
@@ -3374,8 +4166,15 @@ class PromptEmbeddedContextCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PromptImageCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PromptImageCapabilities(WireObject):
     """Capabilities for image content in prompt requests.
 
     Supplying `{}` means the agent supports image content in prompts.
@@ -3392,8 +4191,15 @@ class PromptImageCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PromptRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PromptRequest(WireObject):
     """Request parameters for sending a user prompt to the agent.
 
     Contains the user's message and any additional context.
@@ -3432,8 +4238,15 @@ class PromptRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class PromptResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class PromptResponse(WireObject):
     """Response acknowledging that a user prompt was inserted into the ACP conversation.
 
     This response does not indicate that the prompt was merely received or held, nor that the
@@ -3466,8 +4279,15 @@ class PromptResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ProviderCurrentConfig:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ProviderCurrentConfig(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3490,8 +4310,15 @@ class ProviderCurrentConfig:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ProviderInfo:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ProviderInfo(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3522,8 +4349,15 @@ class ProviderInfo:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ProvidersCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ProvidersCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3544,8 +4378,15 @@ class ProvidersCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ProxySuccessorNotification:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ProxySuccessorNotification(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3583,8 +4424,15 @@ class ProxySuccessorNotification:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ProxySuccessorRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ProxySuccessorRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3629,8 +4477,15 @@ class ProxySuccessorRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ReplayFromStart:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ReplayFromStart(WireObject):
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
     type: Literal["start"] = "start"
@@ -3645,8 +4500,15 @@ class ReplayFromStart:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class RequestPermissionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class RequestPermissionRequest(WireObject):
     """Request for user permission to proceed with an operation.
 
     Sent when the agent needs authorization before performing a sensitive operation.
@@ -3689,8 +4551,15 @@ class RequestPermissionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class RequestPermissionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class RequestPermissionResponse(WireObject):
     """Response to a permission request."""
 
     outcome: RequestPermissionOutcome
@@ -3706,8 +4575,15 @@ class RequestPermissionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class RequiresActionState:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class RequiresActionState(WireObject):
     """The foreground workflow as a whole is blocked on user action.
 
     Agents SHOULD report this state when foreground work cannot progress without
@@ -3740,15 +4616,29 @@ class RequiresActionState:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
 class RequiresActionStateUpdate(RequiresActionState):
     """Foreground work is blocked on user action."""
 
     session_update: Literal["state_update"] = "state_update"
 
 
-@attrs.define(kw_only=True)
-class ResourceLink:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ResourceLink(WireObject):
     """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
 
     type: Literal["resource_link"] = "resource_link"
@@ -3797,8 +4687,15 @@ class ResourceLink:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ResumeSessionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ResumeSessionRequest(WireObject):
     """Request parameters for resuming an existing session.
 
     Resumes an existing session and optionally replays retained conversation
@@ -3864,8 +4761,15 @@ class ResumeSessionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ResumeSessionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ResumeSessionResponse(WireObject):
     """Response from resuming an existing session.
 
     The agent MUST send a current `state_update` after any requested history
@@ -3900,8 +4804,15 @@ class ResumeSessionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class RunningState:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class RunningState(WireObject):
     """Foreground work is in progress."""
 
     state: Literal["running"] = "running"
@@ -3926,15 +4837,29 @@ class RunningState:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
 class RunningStateUpdate(RunningState):
     """Foreground work is in progress."""
 
     session_update: Literal["state_update"] = "state_update"
 
 
-@attrs.define(kw_only=True)
-class SelectedPermissionOutcome:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SelectedPermissionOutcome(WireObject):
     """The user selected one of the provided options."""
 
     outcome: Literal["selected"] = "selected"
@@ -3951,8 +4876,15 @@ class SelectedPermissionOutcome:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionAdditionalDirectoriesCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionAdditionalDirectoriesCapabilities(WireObject):
     """Capabilities for additional session directories support.
 
     Supplying `{}` means the agent supports the `additionalDirectories` field on
@@ -3972,8 +4904,15 @@ class SessionAdditionalDirectoriesCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionArchiveCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionArchiveCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3995,8 +4934,15 @@ class SessionArchiveCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionCancelCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionCancelCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4017,8 +4963,15 @@ class SessionCancelCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionCapabilities(WireObject):
     """Session capabilities supported by the agent.
 
     Supplying `{}` means the agent supports the baseline session methods:
@@ -4126,8 +5079,15 @@ class SessionCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionConfigBoolean:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionConfigBoolean(WireObject):
     """A boolean on/off toggle session configuration option payload."""
 
     current_value: bool
@@ -4136,8 +5096,15 @@ class SessionConfigBoolean:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionConfigOption:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionConfigOption(WireObject):
     """A session configuration option selector and its current state."""
 
     config_id: SessionConfigId
@@ -4178,8 +5145,15 @@ class SessionConfigOption:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionConfigSelect:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionConfigSelect(WireObject):
     """A single-value selector (dropdown) session configuration option payload."""
 
     current_value: SessionConfigValueId
@@ -4192,8 +5166,15 @@ class SessionConfigSelect:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionConfigSelectGroup:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionConfigSelectGroup(WireObject):
     """A group of possible values for a session configuration option."""
 
     group_id: SessionConfigGroupId
@@ -4213,8 +5194,15 @@ class SessionConfigSelectGroup:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionConfigSelectOption:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionConfigSelectOption(WireObject):
     """A possible value for a session configuration option."""
 
     value: SessionConfigValueId
@@ -4237,8 +5225,15 @@ class SessionConfigSelectOption:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionDeleteCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionDeleteCapabilities(WireObject):
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
@@ -4255,8 +5250,15 @@ class SessionDeleteCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionForkCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionForkCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4277,8 +5279,15 @@ class SessionForkCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionInfo:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionInfo(WireObject):
     """Information about a session returned by session/list"""
 
     session_id: SessionId
@@ -4323,8 +5332,15 @@ class SessionInfo:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionInfoUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionInfoUpdate(WireObject):
     """Update to session metadata. All fields are optional to support partial updates.
 
     Agents send this notification to update session information like title or custom metadata.
@@ -4356,8 +5372,15 @@ class SessionInfoUpdate:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionMessage:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionMessage(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4412,8 +5435,15 @@ class SessionMessage:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionMessageChunk:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionMessageChunk(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4441,8 +5471,15 @@ class SessionMessageChunk:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionNotFoundErrorData:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionNotFoundErrorData(WireObject):
     """Data for the `-32002` (Resource not found) error when a session-scoped request names a
     session that does not exist or is not active.
 
@@ -4462,8 +5499,15 @@ class SessionNotFoundErrorData:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionStatusCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionStatusCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4484,8 +5528,15 @@ class SessionStatusCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionStatusRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionStatusRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4512,8 +5563,15 @@ class SessionStatusRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionStatusResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionStatusResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4549,8 +5607,15 @@ class SessionStatusResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionSystemPromptCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionSystemPromptCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4577,8 +5642,15 @@ class SessionSystemPromptCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionSystemPromptModeCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionSystemPromptModeCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4607,8 +5679,15 @@ class SessionSystemPromptModeCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionSystemPromptOverrideCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionSystemPromptOverrideCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4630,8 +5709,15 @@ class SessionSystemPromptOverrideCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SessionTitleCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SessionTitleCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4653,8 +5739,15 @@ class SessionTitleCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SetProviderRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SetProviderRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4685,8 +5778,15 @@ class SetProviderRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SetProviderResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SetProviderResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4705,8 +5805,15 @@ class SetProviderResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SetSessionConfigOptionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SetSessionConfigOptionRequest(WireObject):
     """Request parameters for setting a session configuration option.
 
     Agents MUST support this method for any session where they advertise config options.
@@ -4740,8 +5847,15 @@ class SetSessionConfigOptionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SetSessionConfigOptionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SetSessionConfigOptionResponse(WireObject):
     """Response to `session/set_config_option` method."""
 
     config_options: list[SessionConfigOption]
@@ -4757,8 +5871,15 @@ class SetSessionConfigOptionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SetSessionTitleRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SetSessionTitleRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4795,8 +5916,15 @@ class SetSessionTitleRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SetSessionTitleResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SetSessionTitleResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4821,8 +5949,15 @@ class SetSessionTitleResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class StringMultiSelectItems:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class StringMultiSelectItems(WireObject):
     """String item schema for multi-select enum properties."""
 
     type: Literal["string"] = "string"
@@ -4839,8 +5974,15 @@ class StringMultiSelectItems:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class StringPropertySchema:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class StringPropertySchema(WireObject):
     """Schema for string properties in an elicitation form.
 
     When `enum` or `oneOf` is set, this represents a single-select enum
@@ -4906,8 +6048,15 @@ class StringPropertySchema:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SubagentSessionCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SubagentSessionCapabilities(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4934,8 +6083,15 @@ class SubagentSessionCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SubagentUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SubagentUpdate(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5033,8 +6189,15 @@ class SubagentUpdate:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class SystemPrompt:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class SystemPrompt(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5075,8 +6238,15 @@ class SystemPrompt:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Terminal:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Terminal(WireObject):
     """A display-only reference to an agent-owned terminal.
 
     Terminal state and output are delivered separately through
@@ -5097,8 +6267,15 @@ class Terminal:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TerminalAuthCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TerminalAuthCapabilities(WireObject):
     """Capabilities for terminal authentication methods.
 
     Supplying `{}` means the client can reproduce the configured agent
@@ -5117,8 +6294,15 @@ class TerminalAuthCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TerminalCancelCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TerminalCancelCapabilities(WireObject):
     """Capability to cancel a terminal with `terminal/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
@@ -5135,8 +6319,15 @@ class TerminalCancelCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TerminalCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TerminalCapabilities(WireObject):
     """Client-initiated controls a terminal currently supports.
 
     A malformed value falls back to no controls, so the Client never sends a request the
@@ -5162,8 +6353,15 @@ class TerminalCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TerminalExitStatus:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TerminalExitStatus(WireObject):
     """Exit information for an agent-owned terminal.
 
     The presence of this object marks the terminal as exited, even when neither
@@ -5192,8 +6390,15 @@ class TerminalExitStatus:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TerminalOutput:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TerminalOutput(WireObject):
     """An authoritative replacement snapshot of terminal output bytes."""
 
     data: str
@@ -5209,8 +6414,15 @@ class TerminalOutput:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TerminalOutputChunk:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TerminalOutputChunk(WireObject):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
     session_update: Literal["terminal_output_chunk"] = "terminal_output_chunk"
@@ -5230,8 +6442,15 @@ class TerminalOutputChunk:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TerminalSize:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TerminalSize(WireObject):
     """The size of an agent-owned terminal in character cells."""
 
     cols: int
@@ -5249,8 +6468,15 @@ class TerminalSize:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TerminalUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TerminalUpdate(WireObject):
     """An upsert for the stored state of an agent-owned terminal.
 
     Only `terminalId` is required. Other fields have patch
@@ -5299,8 +6525,15 @@ class TerminalUpdate:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TextCommandInput:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TextCommandInput(WireObject):
     """All text that was typed after the command name is provided as input."""
 
     type: Literal["text"] = "text"
@@ -5317,8 +6550,15 @@ class TextCommandInput:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TextContent:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TextContent(WireObject):
     """Text provided to or from an LLM."""
 
     type: Literal["text"] = "text"
@@ -5340,8 +6580,15 @@ class TextContent:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TextResourceContents:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TextResourceContents(WireObject):
     """Text-based resource contents."""
 
     text: str
@@ -5364,8 +6611,15 @@ class TextResourceContents:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class TitledMultiSelectItems:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class TitledMultiSelectItems(WireObject):
     """Items definition for titled multi-select enum properties."""
 
     any_of: list[EnumOption]
@@ -5381,8 +6635,15 @@ class TitledMultiSelectItems:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ToolCall:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ToolCall(WireObject):
     """Represents an upsert for a tool call that the language model has requested.
 
     Tool calls are actions that the agent executes on behalf of the language model,
@@ -5460,8 +6721,15 @@ class ToolCall:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ToolCallCancelCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ToolCallCancelCapabilities(WireObject):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
@@ -5478,8 +6746,15 @@ class ToolCallCancelCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ToolCallCapabilities:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ToolCallCapabilities(WireObject):
     """Client-initiated controls a tool call currently supports.
 
     A malformed value falls back to no controls, so the Client never sends a request the
@@ -5505,8 +6780,15 @@ class ToolCallCapabilities:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ToolCallContentChunk:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ToolCallContentChunk(WireObject):
     """A streamed item of tool-call content.
 
     Tool-call content chunks append one `ToolCallContent` item to the current
@@ -5532,8 +6814,15 @@ class ToolCallContentChunk:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ToolCallLocation:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ToolCallLocation(WireObject):
     """A file location being accessed or modified by a tool.
 
     Enables clients to implement "follow-along" features that track
@@ -5559,8 +6848,15 @@ class ToolCallLocation:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class ToolCallPermissionSubject:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class ToolCallPermissionSubject(WireObject):
     """Permission request details for a tool call."""
 
     type: Literal["tool_call"] = "tool_call"
@@ -5582,7 +6878,14 @@ class ToolCallPermissionSubject:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
 class ToolCallUpdate(ToolCall):
     """Represents an upsert for a tool call that the language model has requested.
 
@@ -5605,8 +6908,15 @@ class ToolCallUpdate(ToolCall):
     session_update: Literal["tool_call_update"] = "tool_call_update"
 
 
-@attrs.define(kw_only=True)
-class UnarchiveSessionRequest:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnarchiveSessionRequest(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5635,8 +6945,15 @@ class UnarchiveSessionRequest:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class UnarchiveSessionResponse:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnarchiveSessionResponse(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5655,8 +6972,15 @@ class UnarchiveSessionResponse:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class UnknownState:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnknownState(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5694,7 +7018,14 @@ class UnknownState:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
 class UnknownStateUpdate(UnknownState):
     """**UNSTABLE**
 
@@ -5707,8 +7038,15 @@ class UnknownStateUpdate(UnknownState):
     session_update: Literal["state_update"] = "state_update"
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedAuthMethod:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedAuthMethod(WireObject):
     """Custom or future authentication method.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5730,8 +7068,15 @@ class UnrecognizedAuthMethod:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedAvailableCommand:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedAvailableCommand(WireObject):
     """Custom or future command kind.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5754,8 +7099,15 @@ class UnrecognizedAvailableCommand:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedAvailableCommandInput:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedAvailableCommandInput(WireObject):
     """Custom or future command input specification.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5778,8 +7130,15 @@ class UnrecognizedAvailableCommandInput:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedBackgroundWork:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedBackgroundWork(WireObject):
     """Custom or future background work.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5800,8 +7159,15 @@ class UnrecognizedBackgroundWork:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedContentBlock:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedContentBlock(WireObject):
     """Custom or future content block.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5825,8 +7191,15 @@ class UnrecognizedContentBlock:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedElicitationPropertySchema:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedElicitationPropertySchema(WireObject):
     """Custom or future elicitation property schema.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5848,8 +7221,15 @@ class UnrecognizedElicitationPropertySchema:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedMcpServer:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedMcpServer(WireObject):
     """Custom or future MCP server transport configuration.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5872,8 +7252,15 @@ class UnrecognizedMcpServer:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedMultiSelectItems:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedMultiSelectItems(WireObject):
     """Custom or future typed multi-select items.
 
     Stands for any ``MultiSelectItems`` variant this library does not know; ``raw`` is the whole payload, re-emitted unchanged.
@@ -5887,8 +7274,15 @@ class UnrecognizedMultiSelectItems:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedPlanUpdateContent:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedPlanUpdateContent(WireObject):
     """Custom or future plan update content.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5911,8 +7305,15 @@ class UnrecognizedPlanUpdateContent:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedReplayFrom:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedReplayFrom(WireObject):
     """Custom or future replay cursor.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5935,8 +7336,15 @@ class UnrecognizedReplayFrom:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedRequestPermissionOutcome:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedRequestPermissionOutcome(WireObject):
     """Custom or future permission outcome.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5959,8 +7367,15 @@ class UnrecognizedRequestPermissionOutcome:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedRequestPermissionSubject:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedRequestPermissionSubject(WireObject):
     """Custom or future permission subject.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5983,8 +7398,15 @@ class UnrecognizedRequestPermissionSubject:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedSessionUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedSessionUpdate(WireObject):
     """Custom or future session update.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6006,8 +7428,15 @@ class UnrecognizedSessionUpdate:
     """Why a known tag failed to structure, or why the tag is missing (then the tag reads ``''``); ``None`` for a well-formed unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedState:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedState(WireObject):
     """Custom or future session state.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6033,8 +7462,15 @@ class UnrecognizedState:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedStateUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedStateUpdate(WireObject):
     """Custom or future session state.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6061,8 +7497,15 @@ class UnrecognizedStateUpdate:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnrecognizedToolCallContent:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnrecognizedToolCallContent(WireObject):
     """Custom or future tool call content.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -6084,8 +7527,15 @@ class UnrecognizedToolCallContent:
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
 
-@attrs.define(kw_only=True)
-class UnsupportedProtocolVersionErrorData:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UnsupportedProtocolVersionErrorData(WireObject):
     """Data for the `-32022` (Unsupported protocol version) error.
 
     See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)
@@ -6106,8 +7556,15 @@ class UnsupportedProtocolVersionErrorData:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class UpdateSessionNotification:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UpdateSessionNotification(WireObject):
     """Notification containing a session update from the agent.
 
     Agents can send session updates at any point while the session exists.
@@ -6130,8 +7587,15 @@ class UpdateSessionNotification:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class Usage:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class Usage(WireObject):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6171,8 +7635,15 @@ class Usage:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class UsageUpdate:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UsageUpdate(WireObject):
     """Context window and cost update for a session.
 
     Patch fields: ``cost``.
@@ -6199,8 +7670,15 @@ class UsageUpdate:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
-class UserMessage:
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
+class UserMessage(WireObject):
     """A user message upsert.
 
     Only `messageId` is required. `content` has patch semantics:
@@ -6237,7 +7715,14 @@ class UserMessage:
     """Keys the schema does not define, re-emitted unchanged."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(
+    kw_only=True,
+    repr=False,
+    eq=False,
+    match_args=False,
+    getstate_setstate=False,
+    weakref_slot=False,
+)
 class UserMessageChunk(ContentChunk):
     """A streamed item of message content."""
 

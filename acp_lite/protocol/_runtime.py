@@ -7,9 +7,31 @@ Errors are :class:`WireError` values built here, raised by the generated code.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from acp_lite.protocol._errors import WireError
+
+
+class WireObject:
+    """Base of every generated wire class: value equality and a readable repr.
+
+    Hand-written once instead of letting attrs compile ``__eq__``/``__repr__`` for each
+    of the ~270 classes (that dominated the import time of the package).
+    """
+
+    __slots__ = ()
+    __attrs_attrs__: ClassVar[tuple[Any, ...]]
+    __hash__ = None  # type: ignore[assignment]  # value equality on mutable objects
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, a.name) == getattr(other, a.name) for a in self.__attrs_attrs__)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{a.name}={getattr(self, a.name)!r}" for a in self.__attrs_attrs__)
+        return f"{type(self).__name__}({shown})"
+
 
 _new: Any = object.__new__
 
