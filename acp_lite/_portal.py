@@ -36,7 +36,6 @@ import logging
 import math
 import queue
 import threading
-import weakref
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
@@ -115,14 +114,20 @@ class _Host:
         self.done = trio.Event()
 
 
-_OPEN_PORTALS: weakref.WeakSet[Portal] = weakref.WeakSet()
+# Portals whose trio thread is still running (each thread removes its portal when it
+# ends, so a close() still in progress elsewhere is waited for at exit too).
+_OPEN_PORTALS: set[Portal] = set()
+_OPEN_LOCK = threading.Lock()
 
 
 @atexit.register
 def _close_open_portals() -> None:
-    # Safety net for scripts that never call close(): stop the agents before the
-    # interpreter tears the daemon threads down mid-write.
-    for portal in list(_OPEN_PORTALS):
+    # Safety net for scripts that never call close() (or exit while a close() runs in
+    # another thread): stop the agents before the interpreter tears the daemon
+    # threads down mid-write.
+    with _OPEN_LOCK:
+        portals = list(_OPEN_PORTALS)
+    for portal in portals:
         with contextlib.suppress(Exception):
             portal.close(timeout=5.0)
 
@@ -148,12 +153,13 @@ class Portal:
         self._hosts_nursery: trio.Nursery | None = None
         self._hosts: list[_Host] = []
         self._thread = threading.Thread(target=self._thread_main, name=name, daemon=True)
+        with _OPEN_LOCK:
+            _OPEN_PORTALS.add(self)
         self._thread.start()
         if not self._ready.wait(start_timeout):  # pragma: no cover - trio failed to start
             raise RuntimeError(f"the trio thread {name!r} did not start in {start_timeout}s")
         if self._fatal is not None:  # pragma: no cover - trio failed to start
             raise self._fatal
-        _OPEN_PORTALS.add(self)
 
     # --- the trio thread ------------------------------------------------------------
 
@@ -165,6 +171,8 @@ class Portal:
             log.debug("trio thread ended with %r", self._fatal)
         finally:
             self._ready.set()
+            with _OPEN_LOCK:
+                _OPEN_PORTALS.discard(self)
 
     async def _main(self) -> None:
         self._stop = trio.Event()
@@ -423,7 +431,6 @@ class Portal:
         with self._lock:
             first = not self._closing
             self._closing = True
-        _OPEN_PORTALS.discard(self)
         if first and self._token is not None and self._stop is not None:
             with contextlib.suppress(trio.RunFinishedError):
                 self._token.run_sync_soon(self._stop.set)

@@ -199,3 +199,27 @@ def test_keyboard_interrupt_while_connecting_leaves_nothing_behind() -> None:
     assert wait_for(lambda: not [c for c in child_processes() if "unresponsive" in c]), (
         child_processes()
     )
+
+
+def test_exit_while_a_close_runs_in_a_daemon_thread_still_stops_the_agent() -> None:
+    script = textwrap.dedent(
+        """
+        import json, threading, time
+        import acp_lite.client as blocking
+        from acp_lite.limits import Limits
+        from acp_lite.testing import agent_command
+
+        limits = Limits(close_grace=0.3, terminate_grace=0.3, kill_grace=1.0)
+        client = blocking.connect(agent_command("ignore_sigterm"), limits=limits)
+        print(json.dumps({"pid": client.pid}), flush=True)
+        threading.Thread(target=client.close, daemon=True).start()
+        time.sleep(0.05)  # the close is under way when the interpreter exits
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert proc.returncode == 0, proc.stderr
+    agent_pid = json.loads(proc.stdout.splitlines()[0])["pid"]
+    # The agent ignores SIGTERM and EOF: only the finished shutdown ladder kills it.
+    assert wait_for(lambda: process_gone(agent_pid), 5)
