@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import _thread
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +22,15 @@ from acp_lite.testing import agent_command
 from .conftest import FAST, child_processes, portal_threads, process_gone, wait_for
 
 N = 2000
+
+
+def assert_agent_gone(pid: int) -> None:
+    """The agent a script started is gone; if not, kill it (a failing test leaks nothing)."""
+    if wait_for(lambda: process_gone(pid), 5):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    raise AssertionError(f"agent {pid} outlived the script that started it")
 
 
 def _chunks(turn: Any) -> int:
@@ -137,7 +148,7 @@ def test_sigint_in_a_real_script_stops_the_agent_and_exits() -> None:
     assert time.monotonic() - start < 10
     assert proc.returncode != 0
     assert "KeyboardInterrupt" in err
-    assert wait_for(lambda: process_gone(agent_pid), 5), "the agent outlived the script"
+    assert_agent_gone(agent_pid)
 
 
 def test_forgotten_client_is_closed_at_interpreter_exit() -> None:
@@ -158,7 +169,7 @@ def test_forgotten_client_is_closed_at_interpreter_exit() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     agent_pid = json.loads(proc.stdout.splitlines()[0])["pid"]
-    assert wait_for(lambda: process_gone(agent_pid), 5)
+    assert_agent_gone(agent_pid)
 
 
 def test_agent_ignoring_sigterm_is_killed_by_close() -> None:
@@ -222,4 +233,4 @@ def test_exit_while_a_close_runs_in_a_daemon_thread_still_stops_the_agent() -> N
     assert proc.returncode == 0, proc.stderr
     agent_pid = json.loads(proc.stdout.splitlines()[0])["pid"]
     # The agent ignores SIGTERM and EOF: only the finished shutdown ladder kills it.
-    assert wait_for(lambda: process_gone(agent_pid), 5)
+    assert_agent_gone(agent_pid)
