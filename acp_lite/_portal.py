@@ -43,9 +43,9 @@ from typing import Any, TypeVar
 import outcome
 import trio
 
-from acp_lite.errors import Timeout
+from acp_lite.errors import AcpError, Timeout
 
-__all__ = ["Portal", "PortalClosed", "unwrap_group"]
+__all__ = ["ClientClosed", "Portal", "unwrap_group"]
 
 T = TypeVar("T")
 
@@ -57,8 +57,8 @@ DEFAULT_CANCEL_GRACE = 5.0
 DEFAULT_START_TIMEOUT = 10.0
 
 
-class PortalClosed(RuntimeError):
-    """The client's event loop thread has stopped (the client was closed)."""
+class ClientClosed(AcpError, RuntimeError):
+    """The client is closed: a call made after ``close()``, or cut short by it."""
 
 
 def unwrap_group(exc: BaseException) -> BaseException:
@@ -205,7 +205,7 @@ class Portal:
                     await host.stop.wait()
         except trio.Cancelled:
             if not entered:
-                call.finish("error", PortalClosed("the client was closed"))
+                call.finish("error", ClientClosed("the client was closed"))
             raise
         except BaseException as exc:
             if not entered:
@@ -253,7 +253,7 @@ class Portal:
                 "the work to another thread"
             )
         if self._closing or (self._token is None and self._fatal is None):
-            raise PortalClosed("the client is closed")
+            raise ClientClosed("the client is closed")
         if self._fatal is not None:
             raise self._fatal
         assert self._token is not None
@@ -263,7 +263,7 @@ class Portal:
         try:
             token.run_sync_soon(fn, *args)
         except trio.RunFinishedError:
-            raise self._fatal or PortalClosed("the client is closed") from None
+            raise self._fatal or ClientClosed("the client is closed") from None
 
     def call(
         self,
@@ -294,7 +294,7 @@ class Portal:
         on_timeout: Callable[[float], BaseException] | None,
     ) -> None:
         if self._calls is None or self._closing:
-            call.finish("error", PortalClosed("the client is closed"))
+            call.finish("error", ClientClosed("the client is closed"))
             return
         self._calls.start_soon(self._run_call, call, afn, args, timeout, on_timeout)
 
@@ -314,7 +314,7 @@ class Portal:
                 result = outcome.Value(await afn(*args))
         except trio.Cancelled:
             # Not our scope: the portal is shutting down under this call.
-            call.finish("error", self._fatal or PortalClosed("the client was closed"))
+            call.finish("error", self._fatal or ClientClosed("the client was closed"))
             raise
         except BaseException as exc:
             call.finish("error", exc)
@@ -324,7 +324,7 @@ class Portal:
         elif call.interrupted:
             call.finish("error", KeyboardInterrupt())
         elif timeout is None:  # pragma: no cover - only we cancel call scopes
-            call.finish("error", PortalClosed("the call was cancelled"))
+            call.finish("error", ClientClosed("the call was cancelled"))
         else:
             awaited = getattr(afn, "__name__", "")
             error: BaseException = Timeout(f"timed out after {timeout:g}s", awaited=awaited)
@@ -355,8 +355,8 @@ class Portal:
             return payload
         exc = unwrap_group(payload)
         if isinstance(exc, trio.Cancelled):  # never leak trio internals to sync users
-            exc = PortalClosed("the client was closed")
-        if isinstance(exc, PortalClosed) and not self._closing:
+            exc = ClientClosed("the client was closed")
+        if isinstance(exc, ClientClosed) and not self._closing:
             # Not closed by the user: an entered context failed (recorded before the
             # calls were cancelled). Report that error rather than a bare "closed".
             exc = self._fatal or exc
@@ -416,7 +416,7 @@ class Portal:
 
     def _start_host(self, call: _Call, cm: AbstractAsyncContextManager[Any]) -> None:
         if self._hosts_nursery is None or self._closing or self._fatal is not None:
-            call.finish("error", PortalClosed("the client is closed"))
+            call.finish("error", ClientClosed("the client is closed"))
             return
         host = _Host()
         self._hosts.append(host)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from acp_lite._portal import PortalClosed
+from acp_lite._portal import ClientClosed
 from acp_lite.aio import AsyncSession
 from acp_lite.errors import Timeout
 
@@ -254,7 +254,7 @@ class Session:
         while True:
             try:
                 batch = client._portal.call(next_batch, index, timeout=budget + BACKSTOP)
-            except PortalClosed:
+            except ClientClosed:
                 return
             if batch is None:
                 return
@@ -277,7 +277,7 @@ class Session:
             if portal.in_trio_thread():
                 unsubscribe()
                 return
-            with contextlib.suppress(PortalClosed):
+            with contextlib.suppress(ClientClosed):
                 portal.run_sync(unsubscribe)
 
         return stop

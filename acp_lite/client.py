@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from acp_lite._portal import Portal, PortalClosed
+from acp_lite._portal import ClientClosed, Portal
 from acp_lite._sync_session import BACKSTOP, Session
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.aio import connect as aio_connect
@@ -237,7 +237,7 @@ class Client:
         # runs; after close nothing mutates it any more.
         try:
             return self._portal.run_sync(fn)
-        except PortalClosed:
+        except ClientClosed:
             return fn()
 
     def _session_view(self, asession: AsyncSession) -> Session:
@@ -429,6 +429,6 @@ class Client:
     def close(self) -> None:
         """Close the connection and stop the agent (bounded). Idempotent.
 
-        Calls still waiting in other threads raise ``PortalClosed``.
+        Calls still waiting in other threads raise ``ClientClosed``.
         """
         self._portal.close(self._limits.shutdown_timeout + BACKSTOP)

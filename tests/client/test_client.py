@@ -12,7 +12,7 @@ import pytest
 import trio
 
 import acp_lite.client as blocking
-from acp_lite._portal import PortalClosed
+from acp_lite._portal import ClientClosed
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.errors import AgentExited, AgentStartFailed, Timeout, UnsupportedProtocolVersion
 from acp_lite.hookspec import hookimpl
@@ -71,7 +71,7 @@ def test_echo_round_trip_and_reads() -> None:
     assert client.closed
     assert client.returncode is not None and process_gone(pid)
     assert not portal_threads()
-    with pytest.raises(PortalClosed):
+    with pytest.raises(ClientClosed):
         session.run("after close")
     # Reads still work after close (nothing mutates the state any more).
     assert session.text() == "hello blocking world"

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 import pytest
 import trio
 
-from acp_lite._portal import Portal, PortalClosed, unwrap_group
+from acp_lite._portal import ClientClosed, Portal, unwrap_group
 from acp_lite.errors import AgentExited, Timeout
 
 
@@ -217,9 +217,9 @@ def test_entered_context_is_exited_on_close_after_calls_are_cancelled() -> None:
     portal.close(timeout=5)
     t.join(5)
     assert events == ["enter", "call cancelled", "exit"]
-    assert len(outcome) == 1 and isinstance(outcome[0], PortalClosed)
+    assert len(outcome) == 1 and isinstance(outcome[0], ClientClosed)
     assert not portal.thread.is_alive()
-    with pytest.raises(PortalClosed):
+    with pytest.raises(ClientClosed):
         portal.call(add, 1, 2)
     portal.close()  # idempotent
 
