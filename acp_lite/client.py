@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from acp_lite.aio import ConnectionEvent
     from acp_lite.transcript import Transcript
 
-__all__ = ["Client", "Session", "connect", "connect_streams"]
+__all__ = ["Client", "ClientClosed", "Session", "connect", "connect_streams"]
 
 
 def connect(
