@@ -126,6 +126,28 @@ def test_install_and_test_command_matches_ci(doc: Path) -> None:
     assert "python -m pytest" in (ROOT / ".ci" / "run").read_text()
 
 
+def python_blocks(text: str) -> list[str]:
+    """Every ```python block of a document."""
+    return re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_python_blocks_run(doc: Path, tmp_path: Path) -> None:
+    blocks = python_blocks(doc.read_text())
+    assert len(blocks) >= 3, "blocking API, async API and permissions"
+    for number, code in enumerate(blocks, 1):
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 0, f"python block {number} of {doc.name}:\n{proc.stderr}"
+        assert proc.stdout.strip(), f"python block {number} printed nothing"
+
+
 def test_parser_on_a_sample() -> None:
     sample = (
         "# Title\n\n## Quick start\n\ntext\n\n```console\n# a comment\n"
