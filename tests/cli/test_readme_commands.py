@@ -133,19 +133,29 @@ def python_blocks(text: str) -> list[str]:
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_python_blocks_run(doc: Path, tmp_path: Path) -> None:
+    """Scripts run with python; blocks defining ``test_`` functions run under pytest."""
     blocks = python_blocks(doc.read_text())
     assert len(blocks) >= 3, "blocking API, async API and permissions"
     for number, code in enumerate(blocks, 1):
+        if re.search(r"^def test_", code, re.MULTILINE):
+            path = tmp_path / f"test_snippet_{number}.py"
+            path.write_text(code)
+            argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--snapshot-update", path.name]
+        else:
+            argv = ["-c", code]
         proc = subprocess.run(
-            [sys.executable, "-c", code],
+            [sys.executable, *argv],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=120,
             cwd=tmp_path,
             stdin=subprocess.DEVNULL,
         )
-        assert proc.returncode == 0, f"python block {number} of {doc.name}:\n{proc.stderr}"
-        assert proc.stdout.strip(), f"python block {number} printed nothing"
+        where = f"python block {number} of {doc.name}"
+        assert proc.returncode == 0, f"{where}:\n{proc.stdout}\n{proc.stderr}"
+        assert proc.stdout.strip(), f"{where} printed nothing"
+        if argv[0] == "-m":
+            assert re.search(r"\b[1-9]\d* passed\b", proc.stdout), proc.stdout
 
 
 def test_parser_on_a_sample() -> None:
