@@ -127,8 +127,8 @@ def _build_parser() -> argparse.ArgumentParser:
             metavar="S",
             type=_positive_float,
             default=None,
-            help="seconds to wait for the agent at each step (start, session, turn); "
-            "default: the library's defaults",
+            help="seconds to wait for the agent at each step (start, each request, the "
+            "whole turn); default: 30 to start, 60 per request, 600 for the turn",
         )
         p.add_argument(
             "--json", action="store_true", help="print machine-readable JSON (one line each)"
@@ -137,8 +137,8 @@ def _build_parser() -> argparse.ArgumentParser:
     prompt = sub.add_parser(
         "prompt",
         help="send a prompt and stream the agent's work until it is idle",
-        description="Send TEXT to the agent and stream its work: the agent's text on "
-        "stdout; thoughts, tool calls, plans and states on stderr.",
+        description="Send TEXT to the agent and stream its work until it is idle:\n"
+        "the agent's text on stdout; thoughts, tool calls, plans and states on stderr.",
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
