@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 from acp_lite.cli import EXIT_OK
 
@@ -27,3 +30,16 @@ def test_info_json(run_cli: RunCli) -> None:
     assert isinstance(data["info"]["version"], str)
     assert isinstance(data["capabilities"], dict)
     assert isinstance(data["authMethods"], list)
+
+
+def test_python_dash_m_acp_lite_is_the_command(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "acp_lite", "info", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == EXIT_OK, proc.stderr
+    assert json.loads(proc.stdout)["protocolVersion"] == 2
