@@ -26,17 +26,20 @@ from acp_lite.errors import (
     AcpError,
     AgentExited,
     AgentStartFailed,
+    ClientClosed,
     PromptRejected,
     ProtocolError,
     RequestError,
     Timeout,
     TransportError,
+    TurnFailed,
     UnsupportedProtocolVersion,
 )
 
 if TYPE_CHECKING:
     from acp_lite import aio, permissions, protocol
     from acp_lite.client import Client, Session, connect, connect_streams
+    from acp_lite.hookspec import hookimpl
     from acp_lite.limits import Limits
     from acp_lite.model import RULES, Event, SessionModel, Submission, Violation
     from acp_lite.transcript import Transcript, TranscriptEntry
@@ -58,6 +61,7 @@ _LAZY: dict[str, str] = {
     "Event": "acp_lite.model",
     "Violation": "acp_lite.model",
     "RULES": "acp_lite.model",
+    "hookimpl": "acp_lite.hookspec",
 }
 _SUBMODULES = {"aio", "permissions", "protocol", "model", "hookspec", "testing"}
 
@@ -67,6 +71,7 @@ __all__ = [
     "AgentExited",
     "AgentStartFailed",
     "Client",
+    "ClientClosed",
     "Event",
     "Limits",
     "PromptRejected",
@@ -80,12 +85,14 @@ __all__ = [
     "TranscriptEntry",
     "TransportError",
     "Turn",
+    "TurnFailed",
     "UnsupportedProtocolVersion",
     "Violation",
     "aio",
     "connect",
     "connect_streams",
     "errors",
+    "hookimpl",
     "permissions",
     "protocol",
 ]

@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 import outcome
 import trio
 
-from acp_lite.errors import AcpError, Timeout
+from acp_lite.errors import ClientClosed, Timeout
 
 __all__ = ["ClientClosed", "Portal", "unwrap_group"]
 
@@ -55,10 +55,6 @@ DEFAULT_CANCEL_GRACE = 5.0
 """Seconds a Ctrl-C'd call waits for its trio work to unwind before re-raising."""
 
 DEFAULT_START_TIMEOUT = 10.0
-
-
-class ClientClosed(AcpError, RuntimeError):
-    """The client is closed: a call made after ``close()``, or cut short by it."""
 
 
 def unwrap_group(exc: BaseException) -> BaseException:

@@ -17,6 +17,8 @@ Our exception hierarchy::
      |    +-- AgentExited              the agent exited or closed its stdout
      +-- Timeout (also a TimeoutError) a wait ran out; says what was awaited
      +-- UnsupportedProtocolVersion   initialize answered with another protocol version
+     +-- ClientClosed (also a RuntimeError)  a call on, or cut short by, a closed client
+     +-- TurnFailed                   Turn.raise_for_stop(): the work ended another way
 
 Every error carries, where known, the ``session_id`` and ``method`` it concerns and
 the last lines the agent wrote to stderr (``stderr_tail``); ``str()`` names them,
@@ -26,13 +28,17 @@ so a log line alone is enough to diagnose a failure.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from acp_lite.turn import Turn
 
 __all__ = [
     "AcpError",
     "AgentExited",
     "AgentStartFailed",
     "AuthRequired",
+    "ClientClosed",
     "InternalError",
     "InvalidParams",
     "MethodNotFound",
@@ -43,6 +49,7 @@ __all__ = [
     "ResourceNotFound",
     "Timeout",
     "TransportError",
+    "TurnFailed",
     "UnsupportedProtocolVersion",
     "request_error_from",
 ]
@@ -210,6 +217,24 @@ class UnsupportedProtocolVersion(AcpError):
     ) -> None:
         super().__init__(message, method="initialize", stderr_tail=stderr_tail)
         self.version = version
+
+
+class ClientClosed(AcpError, RuntimeError):
+    """The client is closed: a call made after ``close()``, or cut short by it."""
+
+
+class TurnFailed(AcpError):
+    """Raised by ``Turn.raise_for_stop()``: the work ended with another stop reason.
+
+    A failure after insertion is reported on the ``Turn`` (``stopReason: "error"``),
+    not raised, unless the caller asks for it with ``raise_for_stop()``.
+    """
+
+    def __init__(self, message: str, *, turn: Turn, session_id: str | None = None) -> None:
+        super().__init__(message, session_id=session_id, method="session/prompt")
+        self.turn = turn
+        self.stop_reason = turn.stop_reason
+        self.error = turn.error
 
 
 _BY_CODE: dict[int, type[RequestError]] = {

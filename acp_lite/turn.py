@@ -14,19 +14,9 @@ from typing import Any
 
 import attrs
 
-from acp_lite.errors import AcpError
+from acp_lite.errors import TurnFailed
 
 __all__ = ["Turn", "TurnFailed"]
-
-
-class TurnFailed(AcpError):
-    """Raised by :meth:`Turn.raise_for_stop`: the work ended with another stop reason."""
-
-    def __init__(self, message: str, *, turn: Turn, session_id: str | None = None) -> None:
-        super().__init__(message, session_id=session_id, method="session/prompt")
-        self.turn = turn
-        self.stop_reason = turn.stop_reason
-        self.error = turn.error
 
 
 @attrs.frozen(kw_only=True)
