@@ -24,6 +24,7 @@ Exit codes (``prompt``; ``info`` uses the error codes only):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -305,6 +306,8 @@ class _Ui:
         self.lock = threading.RLock()
         self.shown = -1  # index of the last event shown (events arrive in order)
         self.open = True
+        #: Called once when stdout is closed by its reader (``acp-lite ... | head``).
+        self.on_closed: Callable[[], object] | None = None
 
     def event(self, event: Any) -> None:
         """Show one session event (from ``Session.on_update`` or the event log)."""
@@ -316,26 +319,54 @@ class _Ui:
                 self.shown = index
             if not self.open:
                 return
-            update = raw_update(event)
-            if self.json_mode:
-                self.out.write(json.dumps(update, ensure_ascii=False) + "\n")
-                self.out.flush()
-            else:
-                self.renderer.update(update)
+            try:
+                update = raw_update(event)
+                if self.json_mode:
+                    self.out.write(json.dumps(update, ensure_ascii=False) + "\n")
+                    self.out.flush()
+                else:
+                    self.renderer.update(update)
+            except BrokenPipeError:
+                self._closed()
 
     def status(self, text: str) -> None:
         with self.lock:
-            if self.json_mode:
-                self.err.write(text + "\n")
-                self.err.flush()
-            else:
-                self.renderer.line(text)
+            if not self.open:
+                return
+            try:
+                if self.json_mode:
+                    self.err.write(text + "\n")
+                    self.err.flush()
+                else:
+                    self.renderer.line(text)
+            except BrokenPipeError:
+                self._closed()
 
     def finish(self) -> None:
         with self.lock:
-            if not self.json_mode:
-                self.renderer.finish()
+            if self.open and not self.json_mode:
+                try:
+                    self.renderer.finish()
+                except BrokenPipeError:
+                    self._closed()
             self.open = False
+
+    def _closed(self) -> None:
+        """Our reader went away: stop writing, and stop the agent's work."""
+        self.open = False
+        _silence_stdout()
+        if self.on_closed is not None:
+            callback, self.on_closed = self.on_closed, None
+            callback()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull so the interpreter's final flush of a closed pipe is
+    quiet (Python docs, signal module: "Note on SIGPIPE")."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def raw_update(event: Any) -> Any:
@@ -410,6 +441,9 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         with connect(argv, on_permission=handler, **_timeout_kwargs(timeout)) as client:
             try:
                 session = client.new_session(cwd=cwd)
+                # Nobody reads the output any more: stop the work instead of letting
+                # the agent run to the end of the turn (it then ends "cancelled").
+                ui.on_closed = lambda: session.cancel()
                 _follow(ui, session)
                 try:
                     turn = session.run(text, timeout=timeout or DEFAULT_TURN_TIMEOUT)
@@ -521,11 +555,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.write(f"\n{_PROG}: interrupted\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # stdout was closed early (e.g. piped into `head`): not an error worth a
-        # traceback. Point stdout at devnull so the interpreter's final flush is quiet.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
+        # stdout was closed early (e.g. piped into `head`): not worth a traceback.
+        _silence_stdout()
+        return EXIT_STOPPED
 
 
 def _run() -> NoReturn:

@@ -8,6 +8,7 @@ import pty
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,41 @@ def test_ctrl_c_cancels_the_turn(tmp_path: Path) -> None:
     assert "tool: Long computation -> cancelled" in err
     assert "state: idle (cancelled)" in err
     assert err.endswith("acp-lite: interrupted; the turn was cancelled\n")
+
+
+def test_closed_stdout_stops_the_turn_quietly(tmp_path: Path) -> None:
+    # `acp-lite prompt ... | head -n 1`: the reader goes away mid-turn.
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "acp_lite.cli",
+            "prompt",
+            "--json",
+            "--scenario",
+            "slow_cancel",
+            "x",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=cli_env(),
+    )
+    try:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["sessionUpdate"]
+        proc.stdout.close()
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # The slow scenario takes ~30 s; it was cancelled instead of run to its end.
+    assert time.monotonic() - start < 20
+    assert "Traceback" not in err
+    assert "BrokenPipeError" not in err
+    assert proc.returncode == EXIT_STOPPED, err
+    assert "the turn ended with stop reason cancelled" in err
