@@ -433,7 +433,7 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cwd = str(Path(args.cwd or os.getcwd()).resolve())
     if not Path(cwd).is_dir():
         raise CliError(f"--cwd {args.cwd!r} is not a directory", EXIT_USAGE)
-    interactive = args.permission is None and sys.stdin.isatty()
+    interactive = args.permission is None and sys.stdin is not None and sys.stdin.isatty()
     ui = _Ui(out, err, json_mode=args.json)
     handler = _permission_handler(ui, args.permission, interactive)
     timeout = args.timeout
