@@ -27,10 +27,9 @@ import pytest
 from .conftest import cli_env
 
 ROOT = Path(__file__).resolve().parents[2]
-# Documents whose Quick start commands and python blocks are checked. docs/usage.md
-# holds the full user documentation; README.md carries the same Quick start block
-# (add it here when it does).
-DOCS = [ROOT / "docs" / "usage.md"]
+# Documents whose Quick start commands and python blocks are checked: README.md
+# holds the user documentation (it used to be drafted in docs/usage.md).
+DOCS = [ROOT / "README.md"]
 
 
 def quick_start_commands(text: str) -> list[str]:
@@ -160,7 +159,7 @@ def test_python_blocks_run(doc: Path, tmp_path: Path) -> None:
 
 
 def test_usage_has_every_api_snippet() -> None:
-    blocks = python_blocks((ROOT / "docs" / "usage.md").read_text())
+    blocks = python_blocks((ROOT / "README.md").read_text())
     # blocking API, async API, permissions, pytest
     assert len(blocks) >= 4
     assert any("acp_lite.aio.connect" in b for b in blocks)
