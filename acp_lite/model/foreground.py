@@ -55,6 +55,9 @@ class Foreground:
         # calls the last session/cancel marked: checked when the work ends.
         self.busy_since = 0
         self._cancel_marked: list[ToolCallEntity] = []
+        # Event index of the latest idle snapshot (-1: none yet). Tool calls first seen
+        # before it do not pertain to the current active work (spec: "Cancellation").
+        self.last_idle_index = -1
 
     # ---------------------------------------------------------------- applying
 
@@ -95,6 +98,7 @@ class Foreground:
                 index,
             )
         was_busy = not self._was_idle(prev)
+        self.last_idle_index = index
         # A repeated idle without a new stop reason is not a new completion; one with
         # a new stop reason ends work that was never reported busy.
         ends = was_busy or (reason is not None and reason != self.stop_reason)
@@ -258,13 +262,18 @@ class Foreground:
         # spec "Cancellation": mark non-finished tool calls of the active work,
         # skipping those in the latest background list or referencing a listed terminal.
         # "Latest background list": the latest list actually reported, even if a later
-        # snapshot omitted it, so listed work is never marked.
+        # snapshot omitted it, so listed work is never marked. Only tool calls "pertaining
+        # to the current active work": one first seen before the latest idle snapshot
+        # belongs to earlier work (possibly unlisted background work), so is left alone.
         if self.state == IDLE:
             return []
         listed = self.listed
+        since = self.last_idle_index
         marked: list[ToolCallEntity] = []
         for tool_call in self._kinds["tool_call"].values():
             if tool_call.is_final or ("tool_call", tool_call.id) in listed:
+                continue
+            if tool_call.first_event_index < since:
                 continue
             if any(("terminal", t) in listed for t in tool_call.terminal_ids):
                 continue

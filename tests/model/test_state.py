@@ -242,6 +242,18 @@ def test_chunk_append_does_constant_work() -> None:
     assert msg._cache.n == 1001
 
 
+def test_cancel_marks_only_tool_calls_of_the_current_active_work() -> None:
+    """spec "Cancellation": only non-finished tool calls "pertaining to the current active
+    work". One left unfinished by earlier work (before the latest idle snapshot; background
+    not reported, so it may be unlisted background work) is not marked."""
+    m = SessionModel("s")
+    feed(m, state("running"), tool("earlier", status="in_progress"), idle("end_turn"))
+    feed(m, tool("announced-while-idle", status="pending"), state("running"))
+    feed(m, tool("now", status="in_progress"))
+    assert [t.id for t in m.cancel_sent()] == ["announced-while-idle", "now"]
+    assert m.entity("tool_call", "earlier").display_status == "in_progress"
+
+
 def test_cancel_while_idle_marks_nothing() -> None:
     m = SessionModel("s")
     feed(m, tool("t", status="in_progress"), idle())
