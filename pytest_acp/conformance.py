@@ -398,19 +398,22 @@ class ConnectionChecker:
 
     # -- end of traffic -----------------------------------------------------------
 
-    def finish(self, *, ended: bool = False) -> list[Violation]:
+    def finish(self, *, ended: bool = False, agent_exited: bool = False) -> list[Violation]:
         """Checks that need the whole transcript; returns all violations, in order.
 
         ``ended=True`` says the traffic is over (the connection closed, or the test
         gave up waiting): a session still running is then reported as
         ``work-not-ended``. A live test may simply not have waited, so by default
-        it is not.
+        it is not. ``agent_exited=True`` says the traffic ended because the agent
+        process exited on its own: work it left running is not reported then,
+        since no update can report an exit (spec "Prompt Lifecycle", Failures:
+        "Clients detect a lost connection or an exited Agent process themselves").
         """
         if self._finished:
             return self.violations
         self._finished = True
         for sid, session in self._sessions.items():
-            if ended and session.state in _BUSY:
+            if ended and not agent_exited and session.state in _BUSY:
                 self._add(
                     "work-not-ended",
                     f"the session is still {session.state} at the end of the traffic: "
@@ -483,13 +486,18 @@ def _entries(transcript: Any) -> list[tuple[str, Any, bool]]:
 
 
 def check_transcript(
-    transcript: Any, *, model: bool = True, start: int = 0, ended: bool = False
+    transcript: Any,
+    *,
+    model: bool = True,
+    start: int = 0,
+    ended: bool = False,
+    agent_exited: bool = False,
 ) -> list[Violation]:
     """All violations in ``transcript`` (a ``Transcript``, ``TranscriptEntry`` list, or
     NDJSON records). ``model=False`` skips the session model's rules; ``start``
     drops violations located before that entry (traffic of an earlier test on a
-    shared connection is still replayed, so state carries over); ``ended``: see
-    :meth:`ConnectionChecker.finish`."""
+    shared connection is still replayed, so state carries over); ``ended`` and
+    ``agent_exited``: see :meth:`ConnectionChecker.finish`."""
     entries = _entries(transcript)
     checker = ConnectionChecker()
     for i, (direction, line, decoded) in enumerate(entries):
@@ -497,7 +505,7 @@ def check_transcript(
             checker.feed_json(direction, line, i)
         else:
             checker.feed(direction, line, i)
-    found = list(checker.finish(ended=ended))
+    found = list(checker.finish(ended=ended, agent_exited=agent_exited))
     if model:
         from pytest_acp._model_replay import drop_duplicates, replay_violations
 

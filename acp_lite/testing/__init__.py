@@ -8,8 +8,8 @@ Start it as a subprocess (``python -m acp_lite.testing.agent``, console script
     argv = agent_command(script=Script(turns=[Turn(steps=[Text(text="hi")])]))
 
 Scripts are documented in :mod:`acp_lite.testing.script`; the built-in
-scenarios (``broken_*`` ones break one rule each) in
-:mod:`acp_lite.testing.scenarios`. This package imports no trio and none of
+scenarios (``broken_*`` ones break one rule each, ``fault`` ones model a dying
+or stuck process) in :mod:`acp_lite.testing.scenarios`. This package imports no trio and none of
 the client, so the agent starts fast.
 """
 

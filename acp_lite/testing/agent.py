@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.list_scenarios:
         for name in sorted(scenarios.SCENARIOS):
-            print(f"{name:34} {scenarios.describe(name)}")
+            print(f"{name:34} {scenarios.kind(name):11} {scenarios.describe(name)}")
         return 0
     try:
         if args.script:

@@ -1,7 +1,18 @@
 """Built-in scenarios of the reference agent, by name.
 
-Every scenario follows the spec except those named ``broken_*``, which each
-break exactly one rule on purpose (the conformance checks must catch them).
+Each scenario is of one :func:`kind` (shown by ``--list-scenarios``):
+
+* ``conforming``: follows the spec; the project's conformance checks
+  (``pytest_acp.conformance``) find nothing in its traffic.
+* ``broken``: named ``broken_*``; breaks exactly one rule on purpose, the one
+  in :data:`BROKEN_RULES` (the conformance checks must catch it).
+* ``fault``: listed in :data:`FAULTS`; models a dying or stuck process, a foreign
+  protocol version or a client resource limit -- something a client must
+  survive, not protocol output to copy. What it *does* send is spec-valid, but
+  e.g. work cut short by an exited process is never reported idle (spec "Prompt
+  Lifecycle", Failures: "Clients detect a lost connection or an exited Agent
+  process themselves. No update can report them.").
+
 ``scenarios.get(name, count=N)`` builds one; ``count`` sizes the scenarios
 that have a size (``flood``, ``many_sessions``, ``oversize_line``).
 """
@@ -32,7 +43,7 @@ from acp_lite.testing.script import (
     Update,
 )
 
-__all__ = ["SCENARIOS", "describe", "get"]
+__all__ = ["BROKEN_RULES", "FAULTS", "KINDS", "SCENARIOS", "describe", "get", "kind"]
 
 CALL = "call-{{turn}}"  # one tool call id per turn keeps ids unique in the session
 
@@ -531,6 +542,45 @@ SCENARIOS: dict[str, Callable[[int | None], Script]] = {
         broken_background_not_announced,
     )
 }
+
+
+#: The ``fault`` scenarios and what each models.
+FAULTS: dict[str, str] = {
+    "crash": "a process that dies mid-turn (exit code 3)",
+    "hang": "a process stuck mid-turn that answers nothing, not even a cancel",
+    "unresponsive": "a process that never answers initialize",
+    "wrong_protocol_version": "an agent speaking protocol version 1",
+    "oversize_line": "a line over the client's 32 MiB limit (acp_lite.limits), by default",
+    "ignore_sigterm": "a process that survives SIGTERM and a closed stdin",
+}
+
+#: The conformance rule (``python -m pytest_acp explain RULE``) that each ``broken``
+#: scenario breaks.
+BROKEN_RULES: dict[str, str] = {
+    "broken_no_running": "idle-without-running",
+    "broken_chunk_without_message_id": "chunk-without-message-id",
+    "broken_bad_stop_reason": "unknown-stop-reason",
+    "broken_stdout_garbage": "stdout-not-jsonrpc",
+    "broken_no_user_message_echo": "user-message-not-echoed",
+    "broken_wrong_session_id": "update-unknown-session",
+    "broken_no_idle": "work-not-ended",
+    "broken_cancel_not_confirmed": "cancel-not-cancelled",
+    "broken_idle_before_running": "output-while-idle",
+    "broken_tool_call_reopened": "tool-call-reopened",
+    "broken_duplicate_message_id": "duplicate-submission-message-id",
+    "broken_background_not_announced": "background-item-not-announced",
+}
+
+KINDS = ("conforming", "broken", "fault")
+
+
+def kind(name: str) -> str:
+    """``"broken"``, ``"fault"`` or ``"conforming"`` for the scenario ``name``."""
+    if name not in SCENARIOS:
+        get(name)  # raises the KeyError that lists the known names
+    if name.startswith("broken_"):
+        return "broken"
+    return "fault" if name in FAULTS else "conforming"
 
 
 def get(name: str, count: int | None = None) -> Script:

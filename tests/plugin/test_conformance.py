@@ -180,6 +180,16 @@ def test_work_not_ended_only_when_traffic_ended() -> None:
     assert w.rules(ended=True) == ["work-not-ended"]
 
 
+def test_work_cut_short_by_an_exited_agent_is_not_a_violation() -> None:
+    # Spec "Failures": no update can report an exited agent; the client detects it.
+    w = Wire().open()
+    rid = w.prompt()
+    w.state("running").recv({"id": rid, "result": {"messageId": "u1"}}).user("u1").say("x")
+    assert w.rules(ended=True, agent_exited=True) == []
+    w.state("idle", stopReason="finished")  # what the agent did send is still checked
+    assert w.rules(ended=True, agent_exited=True) == ["unknown-stop-reason"]
+
+
 def test_model_rules_come_through_the_replay() -> None:
     w = Wire().open()
     rid = w.prompt()

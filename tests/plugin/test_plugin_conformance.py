@@ -1,32 +1,22 @@
 """--acp-conformance=strict fails every deliberately broken scenario of the reference
-agent with the rule it breaks, and passes every conforming one."""
+agent with the rule it breaks, and passes the conforming ones it drives (all scenarios:
+tests/testing/test_conformance.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from acp_lite.testing.scenarios import SCENARIOS
+from acp_lite.testing.scenarios import BROKEN_RULES, SCENARIOS, kind
 
 from .conftest import LEAN, REFERENCE_AGENT
 
-#: Each broken scenario and a rule its traffic must be reported for.
-BROKEN = {
-    "broken_no_running": "idle-without-running",
-    "broken_chunk_without_message_id": "chunk-without-message-id",
-    "broken_bad_stop_reason": "unknown-stop-reason",
-    "broken_stdout_garbage": "stdout-not-jsonrpc",
-    "broken_no_user_message_echo": "user-message-not-echoed",
-    "broken_wrong_session_id": "update-unknown-session",
-    "broken_no_idle": "work-not-ended",
-    "broken_cancel_not_confirmed": "cancel-not-cancelled",
-    "broken_idle_before_running": "output-while-idle",
-    "broken_tool_call_reopened": "tool-call-reopened",
-    "broken_duplicate_message_id": "duplicate-submission-message-id",
-    "broken_background_not_announced": "background-item-not-announced",
-}
+#: Each broken scenario and the rule its traffic must be reported for.
+BROKEN = BROKEN_RULES
 
-#: Conforming scenarios driven with one prompt (the others need special handling or
-#: are about the connection itself: flood, crash, hang, version mismatch ...).
+#: Conforming scenarios driven with one prompt through the plugin's fixtures. Every
+#: scenario (conforming, broken, fault) is checked directly against
+#: pytest_acp.conformance in tests/testing/test_conformance.py; this run shows the
+#: plugin's strict mode end to end on a cheap subset.
 CONFORMING = [
     "echo",
     "streaming",
@@ -101,6 +91,7 @@ def test_cancel_conforming(acp_agent_command, acp_session):
 
 def test_every_broken_scenario_is_listed() -> None:
     assert sorted(BROKEN) == sorted(n for n in SCENARIOS if n.startswith("broken_"))
+    assert all(kind(name) == "conforming" for name in CONFORMING)
 
 
 def test_strict_conformance_fails_each_broken_scenario(pytester: pytest.Pytester) -> None:

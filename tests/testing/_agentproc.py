@@ -23,6 +23,10 @@ class AgentProcess:
         self.lines: list[bytes] = []  # every stdout line, raw
         self.messages: list[Any] = []  # the JSON-decodable ones
         self.sent: dict[int, str] = {}  # our request ids -> methods
+        # Both directions in the order this client saw them, as transcript records
+        # ({"dir", "msg"|"raw"}) for pytest_acp.conformance.check_transcript.
+        self.wire: list[dict[str, Any]] = []
+        self._wire_lock = threading.Lock()
         self._new: queue.Queue[Any] = queue.Queue()
         self._next_id = 0
         self.stderr_lines: list[str] = []
@@ -43,13 +47,19 @@ class AgentProcess:
             try:
                 message = json.loads(line)
             except ValueError:
+                with self._wire_lock:
+                    self.wire.append({"dir": "recv", "raw": line.decode(errors="replace")})
                 continue
+            with self._wire_lock:
+                self.wire.append({"dir": "recv", "msg": message})
             self.messages.append(message)
             self._new.put(message)
         self._new.put(None)
 
     def send(self, message: Any) -> None:
         assert self.proc.stdin is not None
+        with self._wire_lock:  # recorded before it is written: its answer comes after it
+            self.wire.append({"dir": "send", "msg": message})
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
 
@@ -141,6 +151,11 @@ class AgentProcess:
 
     def wait_exit(self, timeout: float = TIMEOUT) -> int:
         return self.proc.wait(timeout=timeout)
+
+    def wait_eof(self, timeout: float = TIMEOUT) -> None:
+        """Until every stdout line the (exited) agent wrote has been read."""
+        self._reader.join(timeout)
+        assert not self._reader.is_alive(), "stdout never closed"
 
     def stderr_text(self) -> str:
         """Everything written to stderr so far (waits for EOF if the agent exited)."""

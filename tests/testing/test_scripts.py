@@ -28,6 +28,7 @@ from acp_lite.testing import (
     agent_command,
     load_script,
 )
+from acp_lite.testing.scenarios import SCENARIOS, kind
 
 from ._agentproc import AgentProcess, drive_turn
 
@@ -180,9 +181,13 @@ def test_unknown_scenario_exits_2_and_list_scenarios_lists_them() -> None:
         timeout=10,
         check=True,
     )
-    names = [line.split()[0] for line in listing.stdout.splitlines()]
-    assert "echo" in names
-    assert "broken_no_running" in names
+    kinds = {line.split()[0]: line.split()[1] for line in listing.stdout.splitlines()}
+    assert kinds == {name: kind(name) for name in SCENARIOS}
+    assert (kinds["echo"], kinds["broken_no_running"], kinds["crash"]) == (
+        "conforming",
+        "broken",
+        "fault",
+    )
 
 
 def test_agent_command_rejects_two_sources() -> None:
