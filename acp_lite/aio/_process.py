@@ -1,7 +1,8 @@
 """Launching the agent process and shutting it down without leaks.
 
 Shutdown ladder (issue 4, "Process and reliability"): close stdin, wait, SIGTERM,
-wait, SIGKILL, reap. Every step is bounded, so the whole ladder is bounded by
+wait, SIGKILL, reap; then the same for anything the agent left running in its
+process group. Every step is bounded, so the whole ladder is bounded by
 ``Limits.shutdown_timeout`` and always reaps the child (no zombie).
 """
 
@@ -45,6 +46,7 @@ class AgentProcess:
         self.limits = limits
         self._stderr: deque[str] = deque(maxlen=limits.stderr_lines)
         self.stderr_done = trio.Event()
+        self._terminated = False  # the ladder sent SIGTERM
         assert process.stdin is not None and process.stdout is not None
         self.stdin: trio.abc.SendStream = process.stdin
         self.stdout: trio.abc.ReceiveStream = process.stdout
@@ -138,6 +140,57 @@ class AgentProcess:
             with contextlib.suppress(ProcessLookupError):
                 self.process.send_signal(sig)
 
+    def _group_alive(self) -> bool:
+        pgid = self.process.pid
+        try:
+            os.killpg(pgid, 0)
+        except OSError:
+            return False
+        # The group exists, but maybe only as zombies: orphans are reaped by init,
+        # which may take its time (seconds in some containers). Where /proc exists,
+        # count only members that still run.
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return True
+        for entry in entries:
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            # Fields after the command name: state, ppid, pgrp, ...
+            if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+                return True
+        return False
+
+    async def _stop_leftovers(self) -> None:
+        """SIGTERM, then SIGKILL, what is left of the agent's process group.
+
+        The agent runs in its own process group (``start_new_session``), so anything
+        still in it after the agent was reaped is a child it left behind (for example
+        a tool or a wrapper's node process, which may also hold our pipes open): it
+        would outlive the client. A pid is not reused while a process group of that
+        id exists (POSIX), so signalling the group of the reaped leader only reaches
+        those leftovers. Bounded like the ladder; children that left the group
+        (``setsid``) are out of reach.
+        """
+        limits = self.limits
+        steps = [(signal.SIGKILL, limits.kill_grace)]
+        if not self._terminated:  # the group had its SIGTERM already: keep the bound
+            steps.insert(0, (signal.SIGTERM, limits.terminate_grace))
+        for sig, grace in steps:
+            if not self._group_alive():
+                return
+            logger.info("agent[%d] left processes behind: %s to its group", self.pid, sig.name)
+            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                os.killpg(self.process.pid, sig)
+            with trio.move_on_after(grace):
+                while self._group_alive():
+                    await trio.sleep(0.02)
+
     async def aclose(self) -> int | None:
         """Run the shutdown ladder; returns the exit status. Bounded; always reaps."""
         limits = self.limits
@@ -148,6 +201,7 @@ class AgentProcess:
                 await self.process.wait()
             if self.process.returncode is None:
                 logger.info("agent[%d] did not exit after stdin closed: SIGTERM", self.pid)
+                self._terminated = True
                 self._signal(signal.SIGTERM)
                 with trio.move_on_after(limits.terminate_grace):
                     await self.process.wait()
@@ -156,6 +210,8 @@ class AgentProcess:
                 self._signal(signal.SIGKILL)
                 with trio.move_on_after(limits.kill_grace):
                     await self.process.wait()
+            if self.process.returncode is not None:
+                await self._stop_leftovers()
             # Our read ends are closed even if a grandchild still holds the pipes,
             # so no reader of ours can hang on them.
             for stream in (self.process.stdout, self.process.stderr):

@@ -108,3 +108,46 @@ def test_build_env() -> None:
     assert build_env({"A": "b"}, False) == {"A": "b"}
     merged = build_env({"A": "b"}, True)
     assert merged is not None and merged["A"] == "b" and "PATH" in merged
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (orphans are reaped by init, maybe late)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("ignore_sigterm", [False, True])
+async def test_processes_the_agent_left_behind_are_stopped(ignore_sigterm: bool) -> None:
+    # The agent exits cleanly on EOF but leaves a child running in its process group
+    # (like a wrapper whose tool outlives it): close() must not leak it.
+    grandchild = (
+        "import signal, time\n"
+        + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_sigterm else "")
+        + "print('ready', flush=True)\n"
+        "time.sleep(60)"
+    )
+    code = (
+        "import subprocess, sys\n"
+        f"q = subprocess.Popen([sys.executable, '-c', {grandchild!r}], stdout=subprocess.PIPE)\n"
+        "q.stdout.readline()\n"
+        "print(q.pid, flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    p = await AgentProcess.start([sys.executable, "-c", code], limits=FAST)
+    out = b""
+    while not out.endswith(b"\n"):
+        out += await p.stdout.receive_some(100)
+    pid = int(out)
+    assert _running(pid)
+    t0 = time.monotonic()
+    try:
+        assert await p.aclose() == 0
+        assert time.monotonic() - t0 < FAST.shutdown_timeout + 0.5
+        assert not _running(pid)
+    finally:
+        if _running(pid):
+            os.kill(pid, 9)
