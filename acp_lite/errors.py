@@ -74,13 +74,17 @@ class AcpError(Exception):
         self.method = method
         self.stderr_tail: tuple[str, ...] = tuple(stderr_tail)
 
-    def __str__(self) -> str:
-        parts = [self.message]
+    def _where(self) -> list[str]:
         where = []
         if self.method is not None:
             where.append(f"method={self.method}")
         if self.session_id is not None:
             where.append(f"session={self.session_id}")
+        return where
+
+    def __str__(self) -> str:
+        parts = [self.message]
+        where = self._where()
         if where:
             parts.append(f" [{', '.join(where)}]")
         if self.stderr_tail:
@@ -203,6 +207,13 @@ class Timeout(AcpError, TimeoutError):
         super().__init__(message, session_id=session_id, method=method, stderr_tail=stderr_tail)
         self.awaited = awaited
         self.state = state
+
+    def _where(self) -> list[str]:
+        # The session state at the time is part of what a timeout says (issue 4).
+        where = super()._where()
+        if self.state is not None and "session state:" not in self.message:
+            where.append(f"session state={self.state}")
+        return where
 
 
 class UnsupportedProtocolVersion(AcpError):

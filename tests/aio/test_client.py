@@ -182,7 +182,7 @@ async def test_timeout_on_prompt_withdraws_it() -> None:
             await session.run("anything", timeout=0.3)
         assert time.monotonic() - t0 < 2
         msg = str(info.value)
-        assert "session/prompt" in msg and "0.3s" in msg
+        assert "session/prompt" in msg and "0.3s" in msg and "session state=running" in msg
         assert info.value.state == "running" and info.value.session_id == session.id
         sent = [m.get("method") for d, m in wire(client) if d == "send"]
         assert "$/cancel_request" in sent

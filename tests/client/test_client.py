@@ -130,7 +130,7 @@ def test_timeout_names_what_was_awaited_and_the_state() -> None:
         text = str(info.value)
         assert "session/prompt" in text and "0.5s" in text
         assert f"session={session.id}" in text
-        assert info.value.state == "running"
+        assert info.value.state == "running" and "session state=running" in text
         assert info.value.stderr_tail  # the agent's stderr is in the error
 
 
