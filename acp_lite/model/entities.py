@@ -77,8 +77,10 @@ class Entity:
 class _TextCache:
     """Incremental join of the text parts of a growing list of items.
 
-    Only the items appended since the last read are joined, so reading ``text``
-    after every chunk costs O(new text), and apply never touches it.
+    Only the items appended since the last read are joined, and apply never touches
+    it. Reading ``text`` after every chunk costs amortised O(new text) while the
+    caller does not keep the previously returned string (CPython then grows it in
+    place); a kept one forces a copy, as any new ``str`` would.
     """
 
     __slots__ = ("n", "text")
@@ -94,7 +96,11 @@ class _TextCache:
                 self.n, self.text = 0, ""
             parts = texts_of(items[self.n :])
             if parts:
-                self.text = self.text + "".join(parts)
+                # Detach the cached string first: when no caller still holds it, `+=`
+                # on a sole reference grows it in place (amortised O(new text)).
+                text, self.text = self.text, ""
+                text += "".join(parts)
+                self.text = text
             self.n = n
         return self.text
 

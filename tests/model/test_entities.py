@@ -423,3 +423,19 @@ def test_unset_is_never_stored_in_entities() -> None:
     for ent in m.timeline:
         for field in attrs.fields(type(ent)):
             assert getattr(ent, field.name) is not UNSET, (ent.kind, field.name)
+
+
+def test_text_read_after_every_chunk_stays_correct_when_old_text_is_kept() -> None:
+    """The cache grows its string in place only when nobody else holds it; a text
+    returned earlier must never change."""
+    m = SessionModel("s")
+    feed(m, chunk("m", "a"))
+    msg = m.entity("agent_message", "m")
+    seen = [msg.text]
+    for part in "bcdef":
+        feed(m, chunk("m", part))
+        seen.append(msg.text)
+        msg.text  # noqa: B018 - a second read without a new chunk
+    assert seen == ["a", "ab", "abc", "abcd", "abcde", "abcdef"]
+    feed(m, message("m", ["X"]), chunk("m", "Y"))
+    assert msg.text == "XY" and seen[-1] == "abcdef"
