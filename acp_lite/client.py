@@ -99,8 +99,10 @@ def connect(
         plugins=plugins,
         limits=limits,
         _session_view=client._weak_session_view,
+        # Hooks receive the blocking client (held strongly only when there are hooks).
+        _hook_client=client._attach if plugins else None,
     )
-    _enter(client, connection, timeout, plugins)
+    _enter(client, connection, timeout)
     return client
 
 
@@ -132,6 +134,7 @@ def connect_streams(
     plugins = list(plugins)
     client = Client._new(name, limits)
     session_view = client._weak_session_view
+    hook_client = client._attach if plugins else None
 
     @asynccontextmanager
     async def streams_connection() -> AsyncIterator[AsyncClient]:
@@ -148,10 +151,11 @@ def connect_streams(
             plugins=plugins,
             limits=limits,
             _session_view=session_view,
+            _hook_client=hook_client,
         ) as aclient:
             yield aclient
 
-    _enter(client, streams_connection(), timeout, plugins)
+    _enter(client, streams_connection(), timeout)
     return client
 
 
@@ -159,7 +163,6 @@ def _enter(
     client: Client,
     connection: AbstractAsyncContextManager[AsyncClient],
     timeout: float | None,
-    plugins: list[Any],
 ) -> None:
     limits = client._limits
     handshake = limits.connect_timeout if timeout is None else timeout
@@ -172,10 +175,6 @@ def _enter(
     except BaseException:
         client._portal.close(limits.shutdown_timeout + BACKSTOP)
         raise
-    if plugins:
-        # Hooks receive the blocking client (except acp_connection_opened, which
-        # runs during the handshake and sees the AsyncClient).
-        client._async._conn.hook_client = client
 
 
 class Client:
@@ -227,6 +226,12 @@ class Client:
         self.close()
 
     # ------------------------------------------------------------------ plumbing
+
+    def _attach(self, aclient: AsyncClient) -> Client:
+        # Trio thread, while connecting: hooks (acp_connection_opened first) get this
+        # client, whose reads need the AsyncClient already.
+        self._async = aclient
+        return self
 
     def _call(self, afn: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
         budget = self._limits.default_timeout if timeout is None else timeout

@@ -17,7 +17,7 @@ block (they are on the notification hot path; hand heavy work to a queue). The
 decision hooks (``acp_permission_request``, ``acp_elicitation_request``) may block:
 they run off the trio thread, in a worker thread. ``session`` is the
 ``AsyncSession`` for an async client and the blocking ``Session`` for a blocking
-one.
+one; ``client`` likewise (``AsyncClient`` or ``Client``).
 
 Who answers an agent -> client request: the per-connection callable
 (``on_permission`` / ``on_elicitation``) when one is given — its answer is final,

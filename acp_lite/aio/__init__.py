@@ -22,13 +22,14 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
   onto ``os.environ`` unless ``inherit_env=False``. ``timeout`` becomes
   ``Limits.default_timeout``. The private ``_session_view`` maps an
   :class:`AsyncSession` to what callbacks and hooks receive as ``session`` (the
-  facade passes its blocking ``Session``); ``connection.hook_client`` likewise.
+  facade passes its blocking ``Session``); ``_hook_client(async_client)`` likewise
+  gives what hooks receive as ``client`` (from ``acp_connection_opened`` on).
 * :class:`AsyncClient`: ``protocol_version``, ``agent_info``,
   ``agent_capabilities``, ``auth_methods``, ``transcript``, ``events`` (client
   event log of :class:`ConnectionEvent`), ``sessions``, ``closed``, ``pid``,
   ``returncode``, ``stderr_tail()``, ``session(id)``; async ``login``, ``logout``,
   ``new_session``, ``resume_session``, ``list_sessions``, ``delete_session``,
-  ``request``, ``notify``, ``aclose``.
+  ``request``, ``notify``, ``aclose`` (alias ``close``, the blocking name).
 * :class:`AsyncSession`: ``id``, ``model``, ``state``, ``stop_reason``,
   ``updates``, ``timeline``, ``text(submission=None)``; async ``submit(content)``
   (sent, returns the pending ``Submission``), ``wait_inserted(submission)``,
@@ -37,7 +38,7 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
   ``set_config_option``, ``cancel_tool_call``, ``cancel_terminal``, ``close``,
   ``delete``; sync ``withdraw(submission)`` (``$/cancel_request`` for a held
   prompt), ``on_update(callback) -> unsubscribe`` (callbacks in a worker thread,
-  batched); ``async for event in session`` / ``iter_updates(from_start=False)``.
+  batched); ``async for event in session`` / ``iter_updates(from_start=False, timeout=None)``.
 * Every wait takes ``timeout=None`` (= ``Limits.default_timeout``). Cancelling or
   timing out a request sends ``$/cancel_request``; its late response is still
   applied to the model.

@@ -50,9 +50,13 @@ class AsyncClient:
     Get one from :func:`connect` (spawns the agent) or :func:`connect_streams`.
     """
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(
+        self, connection: Connection, hook_client: Callable[[AsyncClient], Any] | None = None
+    ) -> None:
         self._conn = connection
-        connection.hook_client = self
+        # What hooks receive as ``client``: this object, or what the blocking facade
+        # makes of it (its ``Client``), from the first hook on.
+        connection.hook_client = self if hook_client is None else hook_client(self)
         self.initialize_response: InitializeResponse | None = None
         #: The raw ``initialize`` result.
         self.initialize_result: dict[str, Any] = {}
@@ -283,6 +287,10 @@ class AsyncClient:
         """Close the connection and the agent (bounded shutdown ladder)."""
         await self._conn.aclose()
 
+    async def close(self) -> None:
+        """Same as :meth:`aclose` (the name the blocking ``Client`` uses)."""
+        await self._conn.aclose()
+
 
 def _unwrap_group(exc: BaseExceptionGroup[Any]) -> BaseException:
     # The nursery wraps even a single error in an ExceptionGroup; callers should see
@@ -306,6 +314,7 @@ async def connect_streams(
     limits: Limits | None = None,
     _process: AgentProcess | None = None,
     _session_view: Callable[[AsyncSession], Any] | None = None,
+    _hook_client: Callable[[AsyncClient], Any] | None = None,
 ) -> AsyncIterator[AsyncClient]:
     """Connect over an already-open pair of byte streams and run ``initialize``.
 
@@ -327,7 +336,7 @@ async def connect_streams(
         on_elicitation=on_elicitation,
         session_view=_session_view,
     )
-    client = AsyncClient(conn)
+    client = AsyncClient(conn, _hook_client)
     try:
         async with trio.open_nursery() as nursery:
             conn.start(nursery)
@@ -361,6 +370,7 @@ async def connect(
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     _session_view: Callable[[AsyncSession], Any] | None = None,
+    _hook_client: Callable[[AsyncClient], Any] | None = None,
 ) -> AsyncIterator[AsyncClient]:
     """Start the agent ``command`` (argv list, no shell), ``initialize``, yield the client.
 
@@ -385,6 +395,7 @@ async def connect(
             limits=limits,
             _process=process,
             _session_view=_session_view,
+            _hook_client=_hook_client,
         ) as client:
             yield client
     finally:

@@ -365,13 +365,18 @@ class AsyncSession:
 
     # ------------------------------------------------------------------ streaming
 
-    async def iter_updates(self, *, from_start: bool = False) -> AsyncIterator[Event]:
+    async def iter_updates(
+        self, *, from_start: bool = False, timeout: float | None = None
+    ) -> AsyncIterator[Event]:
         """Yield events as they arrive (from now, or from the first with ``from_start``).
 
         Ends when the connection closes, after the events received before that.
+        ``timeout`` (default: ``Limits.default_timeout``) bounds each wait for new
+        events: :class:`~acp_lite.errors.Timeout` when nothing arrives for that long.
         """
         i = 0 if from_start else len(self.model.events)
         conn = self._conn
+        budget = conn.limits.default_timeout if timeout is None else timeout
         while True:
             events = self.model.events
             while i < len(events):
@@ -379,7 +384,16 @@ class AsyncSession:
                 i += 1
             if conn.failure is not None:
                 return
-            await self._changed_wait()
+            with trio.move_on_after(budget) as scope:
+                await self._changed_wait()
+            if scope.cancelled_caught:
+                raise Timeout(
+                    f"no update for session {self.id} within {budget:g}s",
+                    awaited="the next session update",
+                    state=self.model.state,
+                    session_id=self.id,
+                    stderr_tail=conn.stderr_tail(),
+                )
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self.iter_updates()

@@ -621,3 +621,18 @@ async def test_raw_update_payloads_can_be_left_to_the_transcript() -> None:
         }
         chunk = next(e for e in turn.updates if e.tag == "agent_message_chunk")
         assert chunk.raw["content"] == {"type": "text", "text": "Ok."}
+
+
+async def test_iter_updates_wait_is_bounded_and_close_is_aclose() -> None:
+    async with aio.connect(agent("echo"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        await session.run("hi")
+        seen: list[str] = []
+        with pytest.raises(Timeout) as info:
+            async for event in session.iter_updates(from_start=True, timeout=0.2):
+                seen.append(event.tag)
+        assert seen == [e.tag for e in session.updates]  # what was there came first
+        assert info.value.awaited == "the next session update"
+        assert info.value.state == "idle" and info.value.session_id == session.id
+        await client.close()  # the blocking Client's name for aclose()
+        assert client.closed and client.returncode == 0

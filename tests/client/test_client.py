@@ -27,19 +27,30 @@ def _public(cls: type) -> set[str]:
 
 
 def test_sync_names_mirror_async_names() -> None:
-    """httpx style: every public AsyncClient/AsyncSession name exists on the sync side."""
-    assert _public(AsyncClient) - {"aclose"} <= _public(blocking.Client)
-    assert "close" in _public(blocking.Client)
-    assert _public(AsyncSession) <= _public(blocking.Session)
-    for name in _public(AsyncSession):
-        amember = getattr(AsyncSession, name)
-        member = getattr(blocking.Session, name)
-        if inspect.iscoroutinefunction(amember):
-            # Same parameters, not async.
-            assert not inspect.iscoroutinefunction(member), name
-            aparams = list(inspect.signature(amember).parameters)
-            params = list(inspect.signature(member).parameters)
-            assert aparams == params[: len(aparams)], (name, aparams, params)
+    """httpx style: the same public names on both sides, the same parameters."""
+    # Attributes set in __init__ are not on the class.
+    aclient = _public(AsyncClient) | {"initialize_response", "initialize_result"}
+    asession = _public(AsyncSession) | {"id", "model"}
+    session = _public(blocking.Session) | {"id"}
+    # Facade-only extras: the async object underneath, and the owning client.
+    assert _public(blocking.Client) - aclient == {"async_client"}
+    assert aclient - _public(blocking.Client) == {"aclose"}
+    assert session - asession == {"async_session", "client"}
+    assert asession - session == set()
+    for acls, cls in ((AsyncClient, blocking.Client), (AsyncSession, blocking.Session)):
+        for name in _public(acls) - {"aclose"}:
+            amember = getattr(acls, name)
+            member = getattr(cls, name)
+            if inspect.iscoroutinefunction(amember) or inspect.isasyncgenfunction(amember):
+                # Same parameters (names, kinds, defaults), not async.
+                assert not inspect.iscoroutinefunction(member), name
+                assert not inspect.isasyncgenfunction(member), name
+                aparams = inspect.signature(amember).parameters
+                params = inspect.signature(member).parameters
+                assert list(aparams) == list(params), (cls.__name__, name)
+                for key, param in aparams.items():
+                    assert param.default == params[key].default, (cls.__name__, name, key)
+                    assert param.kind == params[key].kind, (cls.__name__, name, key)
 
 
 def test_echo_round_trip_and_reads() -> None:
@@ -209,6 +220,12 @@ def test_connection_hooks_see_the_blocking_client() -> None:
 
     class Watcher:
         @hookimpl
+        def acp_connection_opened(self, client: blocking.Client) -> None:
+            # Ready to read, on the trio thread (blocking calls would be an error).
+            seen.append(("opened", client))
+            seen.append(("agent", client.agent_info.name))
+
+        @hookimpl
         def acp_connection_closed(self, client: object) -> None:
             seen.append(("closed", client))
 
@@ -218,7 +235,11 @@ def test_connection_hooks_see_the_blocking_client() -> None:
 
     with blocking.connect(agent_command("echo"), limits=FAST, plugins=[Watcher()]) as client:
         client.new_session(cwd="/tmp")
-    assert ("closed", client) in seen
+    assert seen == [
+        ("opened", client),
+        ("agent", "acp-lite-reference-agent"),
+        ("closed", client),
+    ]
 
 
 def test_iter_updates_batches_until_close() -> None:
