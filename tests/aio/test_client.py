@@ -636,3 +636,54 @@ async def test_iter_updates_wait_is_bounded_and_close_is_aclose() -> None:
         assert info.value.state == "idle" and info.value.session_id == session.id
         await client.close()  # the blocking Client's name for aclose()
         assert client.closed and client.returncode == 0
+
+
+async def test_cancel_leaves_permission_requests_for_listed_background_work() -> None:
+    import json
+
+    background_request = {
+        "jsonrpc": "2.0",
+        "id": "perm-bg",
+        "method": PERMISSION,
+        "params": {
+            "sessionId": "{{session_id}}",
+            "title": "bg?",
+            "subject": {"type": "tool_call", "toolCall": {"toolCallId": "bg-1"}},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}],
+        },
+    }
+    steps = [
+        {"type": "insert"},
+        {"type": "background", "id": "bg-1", "title": "indexing", "seconds": 10},
+        {"type": "raw", "text": json.dumps(background_request)},
+        {"type": "permission", "title": "fg?"},  # foreground work
+    ]
+    release = threading.Event()
+    try:
+        async with aio.connect(
+            scripted({"turns": [{"steps": steps}]}),
+            limits=FAST,
+            on_permission=lambda r, s: release.wait(10) and permissions.allow_once(r, s),
+        ) as client:
+            session = await client.new_session(cwd="/tmp")
+            await session.prompt("go")
+            with trio.fail_after(5):  # both permission requests are in flight
+                while len([m for _, m in wire(client) if isinstance(m, dict)
+                           and m.get("method") == PERMISSION]) < 2:  # fmt: skip
+                    await trio.sleep(0.01)
+            assert [b.tool_call_id for b in session.model.background] == ["bg-1"]
+            await session.cancel(wait=True, timeout=5)
+            answers = {
+                m["id"]: m["result"] for d, m in wire(client) if d == "send" and "result" in m
+            }
+            assert list(answers.values()) == [{"outcome": {"outcome": "cancelled"}}]
+            assert "perm-bg" not in answers  # background work: still the user's to decide
+            release.set()
+            with trio.fail_after(5):
+                while "perm-bg" not in answers:
+                    await trio.sleep(0.01)
+                    answers = {m["id"]: m["result"] for d, m in wire(client)
+                               if d == "send" and "result" in m}  # fmt: skip
+            assert answers["perm-bg"] == {"outcome": {"outcome": "selected", "optionId": "allow"}}
+    finally:
+        release.set()

@@ -320,3 +320,23 @@ def test_connect_streams_with_an_async_factory_failing() -> None:
     with pytest.raises(ConnectionRefusedError, match="no agent listening"):
         blocking.connect_streams(refuse, limits=FAST)
     assert wait_for(lambda: not portal_threads())
+
+
+def test_prompt_content_is_a_str_a_block_or_a_list() -> None:
+    from acp_lite.protocol import TextContent
+
+    with blocking.connect(agent_command("echo"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        assert session.run(TextContent(text="typed block")).text == "typed block"
+        assert session.run([{"type": "text", "text": "wire"}, "and str"]).text == "wire and str"
+        with pytest.raises(ValueError, match="at least one content block"):
+            session.run([])
+        prompts = [
+            e.json()["params"]["prompt"]
+            for e in client.transcript
+            if e.direction == "send" and e.json().get("method") == "session/prompt"
+        ]
+        assert prompts == [
+            [{"type": "text", "text": "typed block"}],
+            [{"type": "text", "text": "wire"}, {"type": "text", "text": "and str"}],
+        ]

@@ -124,6 +124,8 @@ def _tool_call_turn(**kwargs: Any) -> Any:
         (permissions.allow_once, ALLOWED, "completed"),
         (permissions.allow_always, ALLOWED, "completed"),
         (permissions.reject, REJECTED, "failed"),
+        (permissions.ask(lambda request, session: True), ALLOWED, "completed"),
+        (permissions.ask(lambda request, session: "reject_once"), REJECTED, "failed"),
     ],
 )
 def test_each_policy_answers_the_agent(policy: Any, text: str, status: str) -> None:
@@ -172,6 +174,19 @@ def test_plugin_hook_answers_when_no_callable() -> None:
 
     turn, _ = _tool_call_turn(plugins=[Approve()])
     assert ALLOWED in turn.text
+
+
+def test_the_callable_decides_before_hooks() -> None:
+    consulted: list[str] = []
+
+    class Approve:
+        @hookimpl
+        def acp_permission_request(self, request: Any, session: Any) -> str | None:
+            consulted.append("hook")
+            return permissions.allow_once(request, session)
+
+    turn, _ = _tool_call_turn(on_permission=permissions.reject, plugins=[Approve()])
+    assert REJECTED in turn.text and consulted == []
 
 
 def test_cancel_answers_a_pending_permission_cancelled() -> None:
