@@ -6,9 +6,12 @@
    applying the decoded updates, their ratio (target: apply >= 3x faster than decode),
    and the apply rate per tenth of the run (linear time: later tenths are not slower).
 2. 10,000 agent messages x 100 chunks each, interleaved round-robin: same numbers.
+   For both: peak memory (tracemalloc) while applying the already-decoded updates
+   (the model's own allocations), and the process's peak RSS at the end.
 3. Memory (tracemalloc, streaming decode + apply as the connection does, raw payloads
-   kept): retained bytes per chunk for two text sizes, fitted as ``a * text + c``
-   (target: a < 3), plus the model's own overhead on top of the decoded updates.
+   kept): retained and peak bytes per chunk for two text sizes, retained fitted as
+   ``a * text + c`` (target: a < 3), plus the model's own overhead on top of the
+   decoded updates.
 
     python bench/bench_session.py [--updates 1000000] [--entities 10000] [--chunks 100]
                                   [--memory-updates 200000] [--repeat 1]
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import resource
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -104,6 +108,22 @@ def tenths(decoded: Decoded) -> list[float]:
     return rates
 
 
+def peak_apply(decoded: Decoded) -> tuple[int, int]:
+    """(retained, peak) bytes the model allocates while applying ``decoded``."""
+    gc.collect()
+    tracemalloc.start()
+    model = apply_all(decoded)
+    gc.collect()
+    retained, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(model.events) == len(decoded)
+    return retained, peak
+
+
+def max_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
 def throughput(title: str, lines: list[bytes], repeat: int) -> None:
     n = len(lines)
     t_dec, decoded = timed(lambda: decode_all(lines), repeat)
@@ -114,7 +134,10 @@ def throughput(title: str, lines: list[bytes], repeat: int) -> None:
     t_text = time.perf_counter() - t0
     assert len(model.events) == n and not model.violations
     rates = tenths(decoded)
-    print(f"== {title}: {n:,} updates, {len(model.timeline):,} messages")
+    messages = len(model.timeline)
+    del model
+    retained, peak = peak_apply(decoded)
+    print(f"== {title}: {n:,} updates, {messages:,} messages")
     print(f"  decode  (decode_line)          {n / t_dec:>12,.0f} updates/s")
     print(
         f"  apply   (raw + session id)     {n / t_app:>12,.0f} updates/s"
@@ -126,10 +149,16 @@ def throughput(title: str, lines: list[bytes], repeat: int) -> None:
         "  apply rate per tenth of the run (k updates/s): "
         + " ".join(f"{r / 1e3:.0f}" for r in rates)
     )
+    print(
+        f"  memory while applying (tracemalloc, model only): peak {peak / 2**20:,.1f} MiB, "
+        f"retained {retained / 2**20:,.1f} MiB ({retained / n:.0f} B/update)"
+    )
+    print(f"  process peak RSS so far: {max_rss_mb():,.0f} MiB")
 
 
-def retained_per_chunk(n: int, text_len: int) -> tuple[float, float]:
-    """Bytes retained per chunk after streaming decode + apply, and the model's own part."""
+def retained_per_chunk(n: int, text_len: int) -> tuple[float, float, float]:
+    """Bytes retained and peak per chunk after streaming decode + apply, and the model's
+    own retained part."""
     lines = make_lines(n, text_len=text_len)
     gc.collect()
     tracemalloc.start()
@@ -140,7 +169,7 @@ def retained_per_chunk(n: int, text_len: int) -> tuple[float, float]:
         model.apply(msg.params.update, raw=msg.raw_params["update"], session_id=SID)
     del msg
     gc.collect()
-    total, _peak = tracemalloc.get_traced_memory()
+    total, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     decoded = decode_all(lines)
     gc.collect()
@@ -150,17 +179,17 @@ def retained_per_chunk(n: int, text_len: int) -> tuple[float, float]:
     own, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert len(model.events) == len(model2.events) == n
-    return total / n, own / n
+    return total / n, peak / n, own / n
 
 
 def memory(n: int) -> None:
     print(f"== memory: {n:,} chunks into one message, streaming decode + apply, raw kept")
     points = []
     for text_len in (20, 220):
-        per, own = retained_per_chunk(n, text_len)
+        per, peak, own = retained_per_chunk(n, text_len)
         points.append((text_len, per))
         print(
-            f"  text {text_len:>3} chars: {per:8.1f} B retained per chunk "
+            f"  text {text_len:>3} chars: {per:8.1f} B retained per chunk, peak {peak:8.1f} B "
             f"(model's own structures: {own:5.1f} B)"
         )
     (x1, y1), (x2, y2) = points
