@@ -363,10 +363,19 @@ def _violations(item: pytest.Item, error: BaseException | None) -> list[Violatio
     for tracked in item.stash.get(TRACKED, []):
         entries, start = traffic_of(tracked)
         # A test that gave up waiting (a timeout) or a closed connection ends the
-        # traffic: work still running then never ended.
-        ended = isinstance(error, TimeoutError) or bool(getattr(tracked.client, "closed", False))
+        # traffic: work still running then never ended. Unless the agent process is
+        # gone (it crashed, or the test closed the client): no update can report
+        # that, clients detect it themselves (spec "Prompt Lifecycle", Failures).
+        exited = getattr(tracked.client, "returncode", None) is not None
+        ended = (
+            exited
+            or isinstance(error, TimeoutError)
+            or bool(getattr(tracked.client, "closed", False))
+        )
         found.extend(
-            v for v in check_transcript(entries, start=start, ended=ended) if v.rule not in waived
+            v
+            for v in check_transcript(entries, start=start, ended=ended, agent_exited=exited)
+            if v.rule not in waived
         )
     return found
 

@@ -5,6 +5,7 @@ fixtures with pytest-trio, report sections and saved transcripts."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -13,6 +14,8 @@ from .conftest import LEAN, REFERENCE_AGENT
 SUITE = f"""
 import os, sys, time
 import pytest
+from acp_lite.errors import AgentExited
+from pytest_acp import normalize
 
 AGENT = {REFERENCE_AGENT!r}
 PIDS = {{}}
@@ -23,9 +26,14 @@ def scenario(name):
 
 
 def test_client_and_session(acp_client, acp_session, acp_transcript, tmp_path):
+    PIDS["first"] = acp_client.pid
     assert acp_client.protocol_version == 2
     turn = acp_session.run("hello pytest")
     assert turn.stop_reason == "end_turn" and turn.text == "hello pytest"
+    # A Turn, the session's event log and the wire transcript are the same stream.
+    updates = normalize(turn)
+    assert updates == normalize(turn.updates) == normalize(acp_session.model.events)
+    assert updates == normalize(acp_transcript) and len(updates) == 4
     sent = acp_transcript.messages("send")
     assert [m["method"] for m in sent[:3]] == ["initialize", "session/new", "session/prompt"]
     assert sent[1]["params"]["cwd"] == str(tmp_path)
@@ -108,7 +116,27 @@ class TestModuleScope:
 
 
 def test_function_scope_is_fresh(acp_client):
-    assert acp_client.pid != PIDS["module"]
+    assert acp_client.pid not in (PIDS["module"], PIDS["first"])
+
+
+class TestOverriddenCommand:
+    @pytest.fixture
+    def acp_agent_command(self):
+        return [*AGENT, "--scenario", "thinking"]
+
+    def test_client_runs_the_overriding_command(self, acp_session):
+        turn = acp_session.run("q")
+        assert turn.text == "Here is my answer."
+        assert "agent_thought_chunk" in [e.tag for e in turn.updates]
+
+
+@scenario("crash")
+@pytest.mark.acp_conformance("strict")
+def test_agent_crash_is_not_a_conformance_violation(acp_session):
+    # Work left running by an agent that exited is not `work-not-ended`: no update
+    # can report an exit (spec "Prompt Lifecycle", Failures).
+    with pytest.raises(AgentExited):
+        acp_session.run("x")
 
 
 @pytest.mark.trio
@@ -169,7 +197,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
         timeout=120,
     )
     out = result.stdout.str()
-    result.assert_outcomes(passed=16, failed=2)
+    result.assert_outcomes(passed=18, failed=2)
 
     # Conformance: warn (default) -> a warning naming the rule; waived / off -> nothing;
     # the strict marker fails the test with the rule, its explanation and spec section.
@@ -213,7 +241,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     saved = sorted(p.name for p in (pytester.path / "saved").iterdir())
     assert "test_suite.py_test_client_and_session.ndjson" in saved
     assert "test_suite.py_TestModuleScope_test_second_shares_the_agent.ndjson" in saved
-    assert len(saved) == 18  # every test above uses an ACP client
+    assert len(saved) == 20  # every test above uses an ACP client
     records = [
         json.loads(line)
         for line in (pytester.path / "saved" / "test_suite.py_test_client_and_session.ndjson")
@@ -255,6 +283,9 @@ def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
         def test_b_shares_the_session_agent(acp_client):
             assert PIDS == [acp_client.pid]
 
+        def test_agent_from_the_command_line(acp_session):
+            assert acp_session.run("q").text == "Here is my answer."
+
         @scenario("elicitation")
         def test_elicitation_option(acp_session):
             assert acp_session.run("ask").text == "Cancelled the form."
@@ -263,8 +294,9 @@ def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
         *LEAN,
         "--acp-scope=session",
+        f"--acp-agent={shlex.join([*REFERENCE_AGENT, '--scenario', 'thinking'])}",
         "--acp-permission=allow_once",
         "--acp-elicitation=cancel",
         timeout=120,
     )
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)

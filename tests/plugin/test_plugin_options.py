@@ -141,6 +141,19 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
             def test_string_command(self, acp_agent_command):
                 assert acp_agent_command.argv == ("string-agent", "--opt", "x y")
         """,
+        test_module_marker="""
+        import pytest
+
+        pytestmark = pytest.mark.acp_agent(["module-agent"], env={"M": "1"}, cwd="/m")
+
+        def test_module_marker(acp_agent_command):
+            assert acp_agent_command.argv == ("module-agent",)
+            assert acp_agent_command.env["M"] == "1" and acp_agent_command.cwd == "/m"
+
+        @pytest.mark.acp_agent(["test-agent"])
+        def test_closest_marker_wins(acp_agent_command):
+            assert acp_agent_command.argv == ("test-agent",)
+        """,
         test_override="""
         import pytest
         from pytest_acp.plugin import AgentCommand
@@ -157,7 +170,7 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
             assert str(AgentCommand(("a", "b c"))) == "a 'b c'"
         """,
     )
-    pytester.runpytest().assert_outcomes(passed=7)
+    pytester.runpytest().assert_outcomes(passed=9)
 
     pytester.makepyfile(
         test_cli="""
@@ -185,6 +198,32 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["acp: agent=cli-agent -v, conformance=warn"])
+
+
+def test_configuration_in_pyproject_toml(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(
+        """
+        [tool.pytest.ini_options]
+        acp_agent = "py-agent --stdio"
+        acp_env = ["A=1"]
+        acp_timeout = "4"
+        acp_permission = "allow_always"
+        """
+    )
+    pytester.makepyfile(
+        """
+        from acp_lite import permissions
+
+        def test_pyproject(acp_agent_command, acp_timeout, acp_permission_policy):
+            assert acp_agent_command.argv == ("py-agent", "--stdio")
+            assert dict(acp_agent_command.env) == {"A": "1"}
+            assert acp_timeout == 4
+            assert acp_permission_policy is permissions.allow_always
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["acp: agent=py-agent --stdio, conformance=warn"])
 
 
 def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
