@@ -437,6 +437,7 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ui = _Ui(out, err, json_mode=args.json)
     handler = _permission_handler(ui, args.permission, interactive)
     timeout = args.timeout
+    session: Any = None
     try:
         with connect(argv, on_permission=handler, **_timeout_kwargs(timeout)) as client:
             try:
@@ -453,8 +454,11 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     ui.finish()
                     err.write(f"{_PROG}: interrupted; the turn was cancelled\n")
                     return EXIT_INTERRUPTED
-                _show_backlog(ui, session)
             finally:
+                # Also when the turn failed (the agent crashed, a timeout): what it
+                # sent before is shown, though the live callback may still lag.
+                if session is not None:
+                    _show_backlog(ui, session)
                 ui.finish()
                 if args.transcript:
                     client.transcript.save(args.transcript)

@@ -6,9 +6,11 @@ import json
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+import acp_lite.client as client_module
 from acp_lite.cli import (
     EXIT_AGENT_EXITED,
     EXIT_CODES,
@@ -18,6 +20,7 @@ from acp_lite.cli import (
     EXIT_USAGE,
     main,
 )
+from acp_lite.errors import AgentExited
 
 from .conftest import RunCli, assert_clean_error, fake_agent
 
@@ -145,3 +148,44 @@ def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for code, meaning in EXIT_CODES.items():
         assert f"\n  {code:<4} {meaning}\n" in out + "\n"
+
+
+class _LaggingSession:
+    """A session whose live update callback never fired before the agent exited."""
+
+    def __init__(self) -> None:
+        self.updates: list[SimpleNamespace] = []
+
+    def on_update(self, callback: object) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+    def run(self, text: str, timeout: float) -> None:
+        chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "agent-1",
+                 "content": {"type": "text", "text": "About to crash..."}}  # fmt: skip
+        self.updates = [SimpleNamespace(index=0, raw=chunk)]  # received during the turn
+        raise AgentExited("the agent exited with code 3", returncode=3)
+
+
+class _Client:
+    def __enter__(self) -> _Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def new_session(self, cwd: str) -> _LaggingSession:
+        return _LaggingSession()
+
+
+def test_output_received_before_a_crash_is_shown(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The live callback runs on another thread and may lag the turn's failure:
+    # what the agent sent before exiting must still reach stdout.
+    monkeypatch.setattr(client_module, "connect", lambda *a, **k: _Client())
+    code, out, err = _main(capsys, "prompt", "hi")
+    assert (code, out) == (EXIT_AGENT_EXITED, "About to crash...\n")
+    assert err.endswith("acp-lite: error: the agent exited with code 3\n")
