@@ -414,13 +414,15 @@ class Client:
     def list_sessions(
         self, cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None
     ) -> list[Any]:
-        """``session/list``, following ``nextCursor`` through every page."""
+        """``session/list``, following ``nextCursor`` through every page.
+
+        ``timeout`` bounds the whole listing, not each page.
+        """
 
         async def list_sessions() -> list[Any]:
             return await self._async.list_sessions(cwd, timeout=timeout)
 
-        # Several pages, each bounded by ``timeout``: give the backstop room.
-        result: list[Any] = self._portal.call(list_sessions)
+        result: list[Any] = self._call(list_sessions, timeout=timeout)
         return result
 
     def delete_session(self, session_id: str, *, timeout: float | None = None) -> Any:

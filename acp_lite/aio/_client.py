@@ -14,7 +14,7 @@ from acp_lite.aio._connection import Connection
 from acp_lite.aio._events import ConnectionEvent
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
-from acp_lite.errors import ProtocolError, UnsupportedProtocolVersion
+from acp_lite.errors import ProtocolError, Timeout, UnsupportedProtocolVersion
 from acp_lite.hookspec import plugin_manager
 from acp_lite.limits import Limits
 from acp_lite.protocol import InitializeResponse, SessionInfo, converter
@@ -255,7 +255,14 @@ class AsyncClient:
     async def list_sessions(
         self, cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None
     ) -> list[Any]:
-        """``session/list``, following ``nextCursor`` through every page."""
+        """``session/list``, following ``nextCursor`` through every page.
+
+        ``timeout`` bounds the whole listing, not each page: an agent that keeps
+        sending new cursors cannot keep the caller forever.
+        """
+        conn = self._conn
+        budget = conn.limits.default_timeout if timeout is None else timeout
+        deadline = trio.current_time() + budget
         out: list[Any] = []
         cursor: Any = None
         seen: set[str] = set()
@@ -265,7 +272,21 @@ class AsyncClient:
                 params["cwd"] = os.fspath(cwd)
             if cursor is not None:
                 params["cursor"] = cursor
-            result = await self._conn.call("session/list", params, timeout=timeout)
+            try:
+                remaining = deadline - trio.current_time()
+                if remaining <= 0:
+                    raise Timeout(f"no time left (timeout {budget:g}s)", method="session/list")
+                result = await conn.call("session/list", params, timeout=remaining)
+            except Timeout as exc:
+                if not seen and cursor is None:
+                    raise  # the first page never came: that error says it best
+                raise Timeout(
+                    f"session/list still had pages after {budget:g}s "
+                    f"({len(seen) + 1} pages, {len(out)} sessions so far)",
+                    awaited="the last page of session/list",
+                    method="session/list",
+                    stderr_tail=conn.stderr_tail(),
+                ) from exc
             if not isinstance(result, dict):
                 raise ProtocolError(f"session/list result is not an object: {result!r}")
             for item in result.get("sessions") or []:

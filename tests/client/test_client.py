@@ -340,3 +340,31 @@ def test_prompt_content_is_a_str_a_block_or_a_list() -> None:
             [{"type": "text", "text": "typed block"}],
             [{"type": "text", "text": "wire"}, {"type": "text", "text": "and str"}],
         ]
+
+
+ENDLESS_PAGES = r"""
+import json, sys
+n = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": 2, "info": {"name": "pager", "version": "0"}}
+    elif msg.get("method") == "session/list":
+        n += 1
+        result = {"sessions": [{"sessionId": f"s{n}", "cwd": "/tmp"}], "nextCursor": f"c{n}"}
+    else:
+        continue
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+def test_list_sessions_is_bounded_as_a_whole() -> None:
+    import sys
+
+    with blocking.connect([sys.executable, "-c", ENDLESS_PAGES], limits=FAST) as client:
+        start = time.monotonic()
+        with pytest.raises(Timeout, match="session/list still had pages") as info:
+            client.list_sessions(timeout=0.5)
+        assert time.monotonic() - start < 2
+        assert info.value.method == "session/list"
