@@ -687,3 +687,18 @@ async def test_cancel_leaves_permission_requests_for_listed_background_work() ->
             assert answers["perm-bg"] == {"outcome": {"outcome": "selected", "optionId": "allow"}}
     finally:
         release.set()
+
+
+async def test_transcript_and_client_event_log_retention_is_a_limit() -> None:
+    limits = FAST.__class__(max_transcript_entries=50, max_events=1)
+    async with aio.connect(agent("flood", "--count", "500"), limits=limits) as client:
+        await (await client.new_session(cwd="/tmp")).run("go")
+        assert len(client.transcript) == 50 and client.transcript.dropped > 450
+        assert client.transcript[-1].json()["params"]["update"]["state"] == "idle"
+    async with aio.connect(agent("broken_stdout_garbage"), limits=limits) as client:
+        await (await client.new_session(cwd="/tmp")).run("x")
+        (event,) = client.events  # the newest of the two protocol errors
+        assert event.kind == "protocol_error"
+    async with aio.connect(agent("flood", "--count", "500"), limits=FAST) as client:
+        await (await client.new_session(cwd="/tmp")).run("go")
+        assert client.transcript.dropped == 0 and len(client.transcript) > 500  # whole

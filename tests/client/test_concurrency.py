@@ -234,3 +234,23 @@ def test_exit_while_a_close_runs_in_a_daemon_thread_still_stops_the_agent() -> N
     agent_pid = json.loads(proc.stdout.splitlines()[0])["pid"]
     # The agent ignores SIGTERM and EOF: only the finished shutdown ladder kills it.
     assert_agent_gone(agent_pid)
+
+
+def test_one_thread_hop_per_call_not_per_notification() -> None:
+    with blocking.connect(agent_command("flood", count=N), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        portal = client._portal
+        posts: list[object] = []
+        post = portal._post
+
+        def counting_post(*args: Any) -> None:
+            posts.append(args[1])
+            post(*args)
+
+        portal._post = counting_post  # type: ignore[method-assign]
+        try:
+            turn = session.run("go")
+        finally:
+            del portal._post
+        assert _chunks(turn) == N
+        assert len(posts) == 1  # the run itself: none for the N notifications
