@@ -671,7 +671,7 @@ async def test_cancel_leaves_permission_requests_for_listed_background_work() ->
                 while len([m for _, m in wire(client) if isinstance(m, dict)
                            and m.get("method") == PERMISSION]) < 2:  # fmt: skip
                     await trio.sleep(0.01)
-            assert [b.tool_call_id for b in session.model.background] == ["bg-1"]
+            assert [b.tool_call_id for b in session.model.background or ()] == ["bg-1"]
             await session.cancel(wait=True, timeout=5)
             answers = {
                 m["id"]: m["result"] for d, m in wire(client) if d == "send" and "result" in m

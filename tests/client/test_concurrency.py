@@ -247,7 +247,7 @@ def test_one_thread_hop_per_call_not_per_notification() -> None:
             posts.append(args[1])
             post(*args)
 
-        portal._post = counting_post  # type: ignore[method-assign]
+        portal._post = counting_post  # type: ignore[method-assign,assignment]
         try:
             turn = session.run("go")
         finally:
