@@ -32,6 +32,7 @@ from acp_lite.errors import (
 )
 from acp_lite.limits import Limits
 from acp_lite.protocol import UNSET, Notification, decode_line
+from acp_lite.protocol.jsonrpc import loads_json
 from acp_lite.rpc import (
     InvalidReceived,
     NotificationReceived,
@@ -105,6 +106,7 @@ class Connection(AgentRequestsMixin):
         self._writer_done = trio.Event()
         self._send_tx, self._send_rx = trio.open_memory_channel[bytes](math.inf)
         self._dirty: list[AsyncSession] = []
+        # Updates kept until their session is known: (update, raw dict or line).
         self._early: dict[str, list[tuple[Any, Any]]] = {}
         self._creating = 0
         self._agent_requests: dict[Any, AgentRequest] = {}
@@ -351,7 +353,7 @@ class Connection(AgentRequestsMixin):
                     try:
                         msg = decode(line)
                         if msg.__class__ is Notification and msg.method == "session/update":
-                            on_update(msg)
+                            on_update(msg, line)
                         else:
                             dispatch(msg)
                     except Exception as exc:  # never let one line kill the reader
@@ -399,11 +401,18 @@ class Connection(AgentRequestsMixin):
         )
         self._log("oversize_line", data=line, error=err)
 
-    def _on_update(self, msg: Any) -> None:
+    def _on_update(self, msg: Any, line: bytes | None = None) -> None:
         params = msg.params
         sid = params.session_id
-        raw = msg.raw_params
-        raw_update = raw.get("update") if self._keep_raw and raw.__class__ is dict else None
+        raw_update: dict[str, Any] | bytes | None = None
+        if self._keep_raw:
+            if line is not None:
+                # The line itself (the transcript holds it anyway): the event log
+                # decodes the payload again only if it is read (model/events.py).
+                raw_update = line
+            else:
+                raw = msg.raw_params
+                raw_update = raw.get("update") if raw.__class__ is dict else None
         session = self.sessions.get(sid)
         if session is not None:
             session._apply(params.update, raw_update)
@@ -516,6 +525,8 @@ class Connection(AgentRequestsMixin):
         # session opened on this connection.
         for sid, items in self._early.items():
             for update, raw in items:
+                if raw.__class__ is bytes:
+                    raw = loads_json(raw)["params"]["update"]
                 self._log("unknown_session_update", data=raw or update, session_id=sid)
         self._early.clear()
 

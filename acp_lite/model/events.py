@@ -4,6 +4,12 @@ The log stores its columns in parallel arrays rather than one object per update:
 a retained Python object per update would make the cyclic garbage collector walk
 every one of them again and again, which costs more than the rest of applying a
 chunk. :class:`Event` objects are built on access and are cheap views.
+
+For the same reason the connection passes the received *line* (``bytes``, which
+the transcript holds anyway and the collector never tracks) instead of the decoded
+payload: such an entry keeps only its ``sessionUpdate`` tag, and its ``raw`` dict
+and typed ``update`` are decoded again from the line when first read (then cached).
+The log still holds the raw payload of every update, as bytes.
 """
 
 from __future__ import annotations
@@ -12,12 +18,10 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
-import attrs
+from acp_lite.protocol import converter, structure_update
+from acp_lite.protocol.jsonrpc import loads_json
 
-from acp_lite.protocol import converter
 
-
-@attrs.define(unsafe_hash=True)
 class Event:
     """One received ``session/update``: its decoded ``update`` and the ``raw`` payload.
 
@@ -25,14 +29,34 @@ class Event:
     when the connection did not pass it, it is re-encoded from ``update`` on first
     access. ``time`` is ``time.monotonic()`` at apply; ``replayed`` marks updates
     received during a ``session/resume`` history replay. Events are views built on
-    access: two views of the same logged update compare equal.
+    access: two views of the same logged update compare equal. ``update`` is
+    decoded from the received line on first read when the log kept only the line.
     """
 
-    index: int
-    update: Any = attrs.field(hash=False)
-    replayed: bool
-    time: float
-    _log: EventLog | None = attrs.field(default=None, repr=False, eq=False)
+    __slots__ = ("_log", "_update", "index", "replayed", "time")
+
+    def __init__(
+        self,
+        index: int,
+        update: Any,
+        replayed: bool,
+        time: float,
+        log: EventLog | None = None,
+    ) -> None:
+        self.index = index
+        self._update = update  # _LAZY: read it from the log
+        self.replayed = replayed
+        self.time = time
+        self._log = log
+
+    @property
+    def update(self) -> Any:
+        """The decoded ``SessionUpdate`` (a typed wire object)."""
+        update = self._update
+        if update is _LAZY:
+            assert self._log is not None
+            update = self._update = self._log.update(self.index)
+        return update
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -44,12 +68,44 @@ class Event:
     @property
     def tag(self) -> str:
         """The ``sessionUpdate`` tag of this update."""
-        return str(getattr(self.update, "session_update", ""))
+        if self._update is _LAZY:
+            assert self._log is not None
+            return self._log.tag(self.index)
+        return str(getattr(self._update, "session_update", ""))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Event:
+            return NotImplemented
+        assert isinstance(other, Event)
+        return (self.index, self.replayed, self.time, self.update) == (
+            other.index,
+            other.replayed,
+            other.time,
+            other.update,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.index, self.replayed, self.time))
+
+    def __repr__(self) -> str:
+        return (
+            f"Event(index={self.index!r}, update={self.update!r}, "
+            f"replayed={self.replayed!r}, time={self.time!r})"
+        )
+
+
+_LAZY: Any = object()
 
 
 def _encode(update: Any) -> dict[str, Any]:
     data = converter.unstructure(update)
     return data if isinstance(data, dict) else {"value": data}
+
+
+def _from_line(line: bytes) -> dict[str, Any]:
+    # A line the connection already decoded once: a session/update notification.
+    update: dict[str, Any] = loads_json(line)["params"]["update"]
+    return update
 
 
 class EventLog(Sequence[Event]):
@@ -58,15 +114,27 @@ class EventLog(Sequence[Event]):
     __slots__ = ("_raws", "_replayed", "_times", "_updates")
 
     def __init__(self) -> None:
+        # An update column entry is the typed update, or (when the raw column holds
+        # the received line) just its tag, a ``str``: decoded again when read.
         self._updates: list[Any] = []
-        self._raws: list[dict[str, Any] | None] = []
+        self._raws: list[dict[str, Any] | bytes | None] = []
         self._times = array("d")
         self._replayed = bytearray()
 
-    def append(self, update: Any, raw: dict[str, Any] | None, time: float, replayed: bool) -> int:
-        """Log one update; return its index."""
+    def append(
+        self, update: Any, raw: dict[str, Any] | bytes | None, time: float, replayed: bool
+    ) -> int:
+        """Log one update; return its index.
+
+        ``raw`` is the ``update`` dict as received, or the whole received JSON-RPC
+        line (``bytes``; the payload is its ``params.update``), or ``None``.
+        """
         index = len(self._updates)
-        self._updates.append(update)
+        if raw.__class__ is bytes:
+            # Hot path: retain no GC-tracked object for this update (module doc).
+            self._updates.append(update.session_update)
+        else:
+            self._updates.append(update)
         self._raws.append(raw)
         self._times.append(time)
         self._replayed.append(replayed)
@@ -77,18 +145,33 @@ class EventLog(Sequence[Event]):
         raw = self._raws[index]
         if raw is None:
             raw = self._raws[index] = _encode(self._updates[index])
+        elif isinstance(raw, bytes):
+            raw = self._raws[index] = _from_line(raw)
         return raw
 
     def kept_raw(self, index: int) -> dict[str, Any] | None:
         """The raw payload as passed to ``apply`` (``None`` when it was not)."""
-        return self._raws[index]
+        raw = self._raws[index]
+        if isinstance(raw, bytes):
+            raw = self._raws[index] = _from_line(raw)
+        return raw
 
     def set_raw(self, index: int, raw: dict[str, Any]) -> None:
         self._raws[index] = raw
 
+    def tag(self, index: int) -> str:
+        """The ``sessionUpdate`` tag of event ``index`` (without decoding it)."""
+        update = self._updates[index]
+        if update.__class__ is str:
+            return update
+        return str(getattr(update, "session_update", ""))
+
     def update(self, index: int) -> Any:
         """The decoded update of event ``index``."""
-        return self._updates[index]
+        update = self._updates[index]
+        if update.__class__ is str:
+            update = self._updates[index] = structure_update(self.raw(index))
+        return update
 
     def __len__(self) -> int:
         return len(self._updates)
@@ -114,7 +197,10 @@ class EventLog(Sequence[Event]):
 
     def event(self, i: int) -> Event:
         """Event ``i`` (no bounds normalisation: ``i`` must be a valid index)."""
-        return Event(i, self._updates[i], bool(self._replayed[i]), self._times[i], self)
+        update = self._updates[i]
+        if update.__class__ is str:
+            update = _LAZY  # decoded when read (module doc)
+        return Event(i, update, bool(self._replayed[i]), self._times[i], self)
 
     def __repr__(self) -> str:
         return f"<EventLog {len(self._updates)} events>"

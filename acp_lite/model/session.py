@@ -150,18 +150,20 @@ class SessionModel:
         self,
         update: Any,
         *,
-        raw: dict[str, Any] | None = None,
+        raw: dict[str, Any] | bytes | None = None,
         session_id: str | None = None,
         replayed: bool = False,
     ) -> Event:
         """Apply one decoded ``SessionUpdate`` and log it; return its :class:`Event`.
 
-        ``raw`` is the ``update`` dict as received (kept in the event log),
+        ``raw`` is the ``update`` dict as received (kept in the event log), or the
+        whole received ``session/update`` line (``bytes``: kept as is, decoded on read),
         ``session_id`` the notification's ``sessionId`` (checked against this
         session's), ``replayed`` marks updates received during a history replay.
         """
         # Hot path: the log keeps columns, not an object per update (events.py).
-        index = self._log.append(update, raw, monotonic(), replayed)
+        now = monotonic()
+        index = self._log.append(update, raw, now, replayed)
         self._store.replaying = replayed
         if session_id is not None and session_id != self.session_id:
             if self.session_id is None:
@@ -173,12 +175,13 @@ class SessionModel:
                     "logged, not applied",
                     index,
                 )
-                return self._log.event(index)
+                return Event(index, update, replayed, now, self._log)
         handler = self._handlers.get(update.__class__)
         if handler is None:
             handler = self._find_handler(update)
         handler(update, index)
-        return self._log.event(index)
+        # Built from the update at hand: the log may keep only its line (events.py).
+        return Event(index, update, replayed, now, self._log)
 
     def _find_handler(self, update: Any) -> Callable[[Any, int], None]:
         for cls, handler in self._handlers.items():

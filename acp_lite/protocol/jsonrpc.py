@@ -172,14 +172,25 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # the stdlib would accept NaN / Infinity
 
 
-_decode_text = json.JSONDecoder(parse_constant=_reject_constant).decode
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+_decode_text = _decoder.decode
+_scan_once: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]
 
 
 def _std_loads(line: bytes | str) -> Any:
     # str(b, "utf-8") takes any bytes-like; ACP lines are UTF-8 (no encoding sniffing).
-    if isinstance(line, str):
-        return _decode_text(line)
-    return _decode_text(str(line, "utf-8"))
+    text = line if isinstance(line, str) else str(line, "utf-8")
+    # Hot path: call the (C) scanner directly, skipping JSONDecoder.decode's two
+    # whitespace regex matches per line. Anything but one JSON value filling the
+    # whole line (surrounding whitespace, trailing data, errors at the start) goes
+    # through decode(), which accepts or rejects it with the stdlib's messages.
+    try:
+        obj, end = _scan_once(text, 0)
+    except StopIteration:
+        return _decode_text(text)
+    if end != len(text):
+        return _decode_text(text)
+    return obj
 
 
 def _std_dumps(obj: Any) -> bytes:
@@ -227,6 +238,11 @@ if os.environ.get("ACP_LITE_JSON", "").lower() != "json":  # pragma: no branch
         _loads, _dumps, JSON_BACKEND = _orjson_loads, _orjson_dumps, "orjson"
 
 
+def loads_json(line: bytes | str) -> Any:
+    """Parse one JSON text with the active backend (raises ``ValueError`` if invalid)."""
+    return _loads(line)
+
+
 # ------------------------------------------------------------------ decoding
 
 
@@ -248,13 +264,21 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
     except (ValueError, TypeError, RecursionError) as exc:
         # JSONDecodeError and UnicodeDecodeError are ValueErrors; TypeError: not bytes-like.
         return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
+    msg: Notification
     if type(obj) is dict:
         method = obj.get("method")
         if "id" not in obj and type(method) is str and obj.get("jsonrpc") == "2.0":
             # Hot path, inlined: a notification (every session/update). Anything
             # unusual falls through to decode_value, which builds the error.
             raw = obj.get("params", UNSET)
+            if method == "session/update":
+                fast = _fast_update(raw)
+                if fast is not None:
+                    msg = _new(Notification)
+                    msg.method, msg.params, msg.raw_params = method, fast, raw
+                    return msg
             structure = _PARAMS.get(method)
+            params: Any
             if structure is not None:
                 try:
                     params = structure({} if raw is UNSET else raw)
@@ -264,7 +288,7 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
                 params = raw
             else:
                 return decode_value(obj)
-            msg: Notification = _new(Notification)
+            msg = _new(Notification)
             msg.method, msg.params, msg.raw_params = method, params, raw
             return msg
         return decode_value(obj)
@@ -273,6 +297,55 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
             return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: empty batch", obj)
         return [decode_value(item) for item in obj]
     return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: not an object or array", obj)
+
+
+# tag -> (class, the tag as an interned constant: the parsed string is not retained).
+_CHUNKS: Final[dict[str, tuple[type[Any], str]]] = {
+    "agent_message_chunk": (g.AgentMessageChunk, "agent_message_chunk"),
+    "agent_thought_chunk": (g.AgentThoughtChunk, "agent_thought_chunk"),
+}
+
+
+def _fast_update(p: Any) -> g.UpdateSessionNotification | None:
+    """The typed params of the most frequent ``session/update`` shape, or ``None``.
+
+    Hot path (issue 4, "Performance"): a message or thought chunk carrying one text
+    block and no other keys is built directly, skipping the generic structure
+    functions' per-key checks. The objects equal what those functions build; anything
+    else returns ``None`` and takes the generic path.
+    """
+    if type(p) is not dict or len(p) != 2:
+        return None
+    sid = p.get("sessionId")
+    u = p.get("update")
+    if type(sid) is not str or type(u) is not dict or len(u) != 3:
+        return None
+    tag = u.get("sessionUpdate")
+    if type(tag) is not str:
+        return None
+    kind = _CHUNKS.get(tag)
+    c = u.get("content")
+    mid = u.get("messageId")
+    if kind is None or type(c) is not dict or type(mid) is not str or len(c) != 2:
+        return None
+    text = c.get("text")
+    if type(text) is not str or c.get("type") != "text":
+        return None
+    block = _new(g.TextContent)
+    block.type = "text"
+    block.text = text
+    block.annotations = UNSET
+    block.meta = UNSET
+    block.extra = {}
+    update = _new(kind[0])
+    update.session_update = kind[1]
+    update.message_id = mid
+    update.content = block
+    update.meta = UNSET
+    update.extra = {}
+    params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
+    params.session_id, params.update, params.meta, params.extra = sid, update, UNSET, {}
+    return params
 
 
 def decode_value(d: Any) -> Message:
