@@ -131,6 +131,7 @@ def check_hang(spawn: Spawn) -> None:
     agent = spawn("hang")
     sid = agent.start_session()
     rid = agent.prompt(sid, "hi")
+    agent.wait_stderr("hanging forever")  # a cancel before the turn starts gets -32800
     agent.notify("session/cancel", {"sessionId": sid})
     assert agent.call("_sync") == {"echo": {}}
     assert not any(m.get("id") == rid for m in agent.messages)
