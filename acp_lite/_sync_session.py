@@ -30,6 +30,22 @@ INTERRUPT_CANCEL_WAIT = 2.0
 """After Ctrl-C in ``run``, wait this long for the idle confirming ``session/cancel``."""
 
 
+async def _stop_started(asession: AsyncSession, started: list[Submission]) -> None:
+    """Stop the work of an interrupted ``run``, and only that work."""
+    if not started:
+        return  # nothing was sent
+    submission = started[0]
+    if submission.status == "pending":
+        # Withdrawn already ($/cancel_request when the wait was cancelled). The
+        # answer says whether that was in time: -32800 (PromptRejected), or a
+        # messageId when the agent had inserted it after all.
+        await asession.wait_inserted(submission, timeout=INTERRUPT_CANCEL_WAIT)
+    if submission.status == "inserted" and not submission.done:
+        # session/cancel stops the session's current foreground work, which is
+        # this prompt's (a held prompt of someone else is never touched).
+        await asession.cancel(wait=True, timeout=INTERRUPT_CANCEL_WAIT)
+
+
 class Session:
     """One ACP session on a :class:`Client` (blocking). Get one from ``Client.new_session``.
 
@@ -125,14 +141,17 @@ class Session:
         """Prompt and wait until the foreground work that followed its insertion ends.
 
         A failure after insertion is not an exception: it is ``turn.stop_reason ==
-        "error"`` with ``turn.error`` (use ``turn.raise_for_stop()``). Ctrl-C sends
-        ``session/cancel``, waits briefly for the agent to confirm, and re-raises.
+        "error"`` with ``turn.error`` (use ``turn.raise_for_stop()``). Ctrl-C stops
+        the work this call started and re-raises: a prompt the agent holds is
+        withdrawn (``$/cancel_request``); once inserted, ``session/cancel`` is sent
+        and the confirming idle awaited briefly.
         """
         asession = self._async
 
         async def run() -> Turn:
+            started: list[Submission] = []
             try:
-                return await asession.run(content, timeout=timeout)
+                return await asession._run(content, timeout, started)
             except trio.Cancelled:
                 # Only our portal cancels this task (Ctrl-C, backstop, close): stop the
                 # agent's work too instead of leaving it streaming into nobody.
@@ -142,7 +161,7 @@ class Session:
                     trio.move_on_after(INTERRUPT_CANCEL_WAIT),
                     contextlib.suppress(Exception),
                 ):
-                    await asession.cancel(wait=True, timeout=INTERRUPT_CANCEL_WAIT)
+                    await _stop_started(asession, started)
                 raise
 
         return self._client._call(run, timeout=timeout)  # type: ignore[no-any-return]

@@ -243,12 +243,19 @@ class AsyncSession:
         A failure after insertion is not an exception: it is ``turn.stop_reason
         == "error"`` with ``turn.error`` (use ``turn.raise_for_stop()``).
         """
+        return await self._run(content, timeout, [])
+
+    async def _run(self, content: Any, timeout: float | None, started: list[Submission]) -> Turn:
+        # ``started`` receives the submission as soon as it is sent, so a caller that
+        # is cancelled (Ctrl-C in the blocking facade) knows what it has to stop.
         conn = self._conn
         if timeout is None:
             timeout = conn.limits.default_timeout
         deadline = trio.current_time() + timeout
         start = len(self.model.events)
-        submission = await self.prompt(content, timeout=timeout)
+        submission = await self.submit(content)
+        started.append(submission)
+        await self.wait_inserted(submission, timeout=timeout)
         remaining = max(0.0, deadline - trio.current_time())
         await self._wait_until(
             lambda: submission.done,

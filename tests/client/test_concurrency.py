@@ -118,6 +118,39 @@ def test_keyboard_interrupt_during_run_cancels_the_turn_and_reraises() -> None:
         assert client.request("_acp_lite/ping") == {"echo": {}}
 
 
+def test_keyboard_interrupt_during_a_held_run_withdraws_only_that_prompt() -> None:
+    import sys
+
+    long_turn = {"steps": [{"type": "text", "text": "first"}, {"type": "sleep", "seconds": 30}]}
+    script = {"while_busy": "hold", "turns": [long_turn]}
+    argv = [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
+    with blocking.connect(argv, limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        first = session.prompt("first")  # inserted; its work runs for 30 s
+
+        def sent() -> list[Any]:
+            return [e.json() for e in client.transcript if e.direction == "send"]
+
+        def interrupt_when_held() -> None:
+            wait_for(lambda: [m.get("method") for m in sent()].count("session/prompt") == 2, 5)
+            _thread.interrupt_main()
+
+        timer = threading.Thread(target=interrupt_when_held)
+        timer.start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            session.run("held")  # held by the agent behind the first prompt
+        timer.join()
+        assert time.monotonic() - start < 5
+        held = session.model.submissions[1]
+        assert held.status == "rejected"  # withdrawn in time: -32800
+        methods = [m.get("method") for m in sent()]
+        withdraw = {"requestId": held.request_id}
+        assert {"jsonrpc": "2.0", "method": "$/cancel_request", "params": withdraw} in sent()
+        assert "session/cancel" not in methods  # the first prompt's work goes on
+        assert session.state == "running" and not first.done
+
+
 def test_sigint_in_a_real_script_stops_the_agent_and_exits() -> None:
     script = textwrap.dedent(
         """
