@@ -6,10 +6,13 @@ so a failure in acp_lite's client cannot hide (or cause) a failure here.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import queue
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -24,13 +27,37 @@ Message = dict[str, Any]
 
 
 def node_executable() -> str:
-    """Path of `node`; fails (never skips) when the toolchain is missing: CI installs it."""
+    """Path of `node`; fails (never skips) when the toolchain is missing. Installs the
+    pinned SDK first when it is missing (:func:`ensure_sdk`)."""
     node = shutil.which("node")
     assert node is not None, "node is not on PATH: install Node.js >= 20 to run tests/interop"
-    assert (SDK_DIR / "package.json").is_file(), (
-        f"{SDK_DIR} is missing: run `npm ci` in {HERE} (.ci/run does this)"
-    )
+    ensure_sdk()
     return node
+
+
+def ensure_sdk() -> None:
+    """``npm ci`` here (the committed lock file) once if the SDK is not installed, so
+    the README's test command works on a fresh clone; .ci/run does it up front.
+    A file lock keeps parallel pytest-xdist workers from installing at once."""
+    if (SDK_DIR / "package.json").is_file():
+        return
+    npm = shutil.which("npm")
+    assert npm is not None, f"{SDK_DIR} is missing and npm is not on PATH: run `npm ci` in {HERE}"
+    tag = hashlib.sha256(str(HERE).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"acp-lite-npm-ci-{tag}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (SDK_DIR / "package.json").is_file():
+            return  # another worker installed it meanwhile
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert done.returncode == 0, f"`npm ci` in {HERE} failed:\n{done.stderr[-2000:]}"
+    assert (SDK_DIR / "package.json").is_file(), f"`npm ci` did not install {SDK_DIR}"
 
 
 class RawPeer:
