@@ -82,7 +82,10 @@ class AgentProcess:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise AgentStartFailed(f"cannot start agent {argv!r}: {exc}") from exc
+            shown = repr(argv)
+            if len(shown) > 300:  # e.g. an inline script: the error must stay readable
+                shown = f"{shown[:300]}... ({len(argv)} arguments)"
+            raise AgentStartFailed(f"cannot start agent {shown}: {exc}") from exc
         return cls(process, argv, limits)
 
     @property

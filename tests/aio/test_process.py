@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -64,12 +65,17 @@ async def test_agent_ignoring_sigterm_is_killed_within_the_bound_and_reaped() ->
 
 
 @pytest.mark.trio
-async def test_stderr_ring_buffer_keeps_the_tail() -> None:
+async def test_stderr_ring_buffer_keeps_the_tail_and_logs_every_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     code = "import sys\nfor i in range(50): print('line', i, file=sys.stderr)"
     limits = Limits(stderr_lines=5)
     p = await AgentProcess.start([sys.executable, "-c", code], limits=limits)
-    await p.read_stderr()
+    with caplog.at_level(logging.DEBUG, logger="acp_lite.agent"):
+        await p.read_stderr()
     assert p.stderr_tail() == [f"line {i}" for i in range(45, 50)]
+    logged = [r.getMessage() for r in caplog.records if r.name == "acp_lite.agent"]
+    assert logged == [f"agent[{p.pid}] stderr: line {i}" for i in range(50)]
     await p.aclose()
 
 
@@ -95,6 +101,13 @@ async def test_cwd_and_env_merge_or_replace(tmp_path: os.PathLike[str]) -> None:
 async def test_missing_command_is_agent_start_failed() -> None:
     with pytest.raises(AgentStartFailed, match="no-such-agent-xyz"):
         await AgentProcess.start(["no-such-agent-xyz"])
+
+
+@pytest.mark.trio
+async def test_start_failure_message_stays_readable() -> None:
+    with pytest.raises(AgentStartFailed) as info:
+        await AgentProcess.start(["no-such-agent-xyz", "x" * 100_000])
+    assert "no-such-agent-xyz" in str(info.value) and len(str(info.value)) < 500
 
 
 @pytest.mark.trio
