@@ -368,3 +368,22 @@ def test_list_sessions_is_bounded_as_a_whole() -> None:
             client.list_sessions(timeout=0.5)
         assert time.monotonic() - start < 2
         assert info.value.method == "session/list"
+
+
+def test_wait_quiet_waits_for_background_work_and_the_grace() -> None:
+    with blocking.connect(agent_command("background"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        turn = session.run("index")
+        assert turn.stop_reason == "end_turn" and session.state == "idle"
+        assert session.model.background  # idle, but the indexing still runs
+        assert not session.model.is_quiet
+        start = time.monotonic()
+        session.wait_quiet(grace=0.2)
+        assert session.model.is_quiet and not session.model.background
+        # The work ended after ~0.3 s, then nothing for the whole grace.
+        assert time.monotonic() - start >= 0.2
+        last = session.updates[-1].time
+        assert time.monotonic() - last >= 0.2
+        with pytest.raises(Timeout, match="quiet"):
+            session.submit("again")
+            session.wait_quiet(timeout=0.05, grace=0.01)
