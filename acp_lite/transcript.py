@@ -11,6 +11,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Iterator
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -86,6 +87,19 @@ class Transcript:
         lines.append(line)
         self._times.append(now)
         self._dirs.append(direction == "recv")
+
+    def record_many(self, direction: Direction, lines: list[bytes]) -> None:
+        """Append lines received (or sent) together, with one timestamp."""
+        now = time.monotonic()
+        if self._t0 is None:
+            self._t0 = now
+        n = len(lines)
+        cap = self._lines.maxlen
+        if cap is not None:
+            self.dropped += max(0, len(self._lines) + n - cap)
+        self._lines.extend(lines)
+        self._times.extend(repeat(now, n))
+        self._dirs.extend(repeat(direction == "recv", n))
 
     def entries(self) -> list[TranscriptEntry]:
         """A snapshot of the retained entries, oldest first."""

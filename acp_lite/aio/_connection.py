@@ -329,7 +329,7 @@ class Connection(AgentRequestsMixin):
 
     async def _read_loop(self) -> None:
         reader = LineReader(self._receive_stream, self.limits.max_line_bytes)
-        record = self.transcript.record
+        record_many = self.transcript.record_many
         decode = decode_line
         on_update = self._on_update
         dispatch = self._dispatch
@@ -341,24 +341,23 @@ class Connection(AgentRequestsMixin):
                     break
                 if lines is None:
                     break
-                for line in lines:
-                    if line.__class__ is OversizeLine:
-                        assert isinstance(line, OversizeLine)
-                        self._on_oversize(line)
-                        continue
-                    assert line.__class__ is bytes
-                    if not line or line == b"\r":
-                        continue
-                    record("recv", line)
-                    try:
-                        msg = decode(line)
-                        if msg.__class__ is Notification and msg.method == "session/update":
-                            on_update(msg, line)
-                        else:
-                            dispatch(msg)
-                    except Exception as exc:  # never let one line kill the reader
-                        logger.exception("error while handling a line from the agent")
-                        self._log("protocol_error", data=line, error=exc)
+                if not reader.plain:
+                    self._receive_lines(lines)
+                else:
+                    # Hot path: only plain, non-empty lines (no per-line checks, one
+                    # transcript call for the lines received together); the loop
+                    # body is _handle_line, inlined.
+                    record_many("recv", lines)  # type: ignore[arg-type]
+                    for line in lines:
+                        try:
+                            msg = decode(line)  # type: ignore[arg-type]
+                            if msg.__class__ is Notification and msg.method == "session/update":
+                                on_update(msg, line)  # type: ignore[arg-type]
+                            else:
+                                dispatch(msg)
+                        except Exception as exc:  # never let one line kill the reader
+                            logger.exception("error while handling a line from the agent")
+                            self._log("protocol_error", data=line, error=exc)
                 if self._dirty:
                     self._wake_dirty()
                 self.flush()
@@ -372,6 +371,30 @@ class Connection(AgentRequestsMixin):
                     await self.process.process.wait()
                     await self.process.stderr_done.wait()
             self._fail(self._exited_error())
+
+    def _receive_lines(self, lines: list[bytes | OversizeLine]) -> None:
+        # Lines with an oversize or empty one among them, one by one.
+        for line in lines:
+            if line.__class__ is OversizeLine:
+                assert isinstance(line, OversizeLine)
+                self._on_oversize(line)
+                continue
+            assert isinstance(line, bytes)
+            if not line or line == b"\r":
+                continue
+            self.transcript.record("recv", line)
+            self._handle_line(line)
+
+    def _handle_line(self, line: bytes) -> None:
+        try:
+            msg = decode_line(line)
+            if msg.__class__ is Notification and msg.method == "session/update":
+                self._on_update(msg, line)
+            else:
+                self._dispatch(msg)
+        except Exception as exc:  # never let one line kill the reader
+            logger.exception("error while handling a line from the agent")
+            self._log("protocol_error", data=line, error=exc)
 
     def _wake_dirty(self) -> None:
         dirty = self._dirty
@@ -415,7 +438,14 @@ class Connection(AgentRequestsMixin):
                 raw_update = raw.get("update") if raw.__class__ is dict else None
         session = self.sessions.get(sid)
         if session is not None:
-            session._apply(params.update, raw_update)
+            if self._update_hook is None:
+                # Hot path: AsyncSession._apply without the Event only hooks read.
+                session.model.feed(params.update, raw_update, sid, session._replaying)
+                if not session._dirty:
+                    session._dirty = True
+                    self._dirty.append(session)
+            else:
+                session._apply(params.update, raw_update)
         elif self._creating:
             # Maybe for the session a pending session/new is creating: keep it and
             # apply it once the response names the session (spec: "Initial state

@@ -41,6 +41,9 @@ class LineReader:
         self._skipped = 0
         self._head = b""
         self._eof = False
+        #: True when the last lines returned are all plain: ``bytes``, not empty, no
+        #: ``\r`` (the connection's hot path then records them in one call).
+        self.plain = False
 
     async def receive_lines(self) -> list[bytes | OversizeLine] | None:
         """The next complete lines (at least one), or ``None`` at end of stream.
@@ -53,6 +56,7 @@ class LineReader:
             chunk = await self._stream.receive_some(self._receive_size)
             if not chunk:
                 self._eof = True
+                self.plain = False
                 out: list[bytes | OversizeLine] = []
                 if self._skipping:
                     out.append(OversizeLine(self._skipped, self._head))
@@ -68,6 +72,7 @@ class LineReader:
     def feed(self, chunk: bytes | bytearray) -> list[bytes | OversizeLine]:
         """Add bytes; return the lines they complete (sans-IO core of the reader)."""
         out: list[bytes | OversizeLine] = []
+        self.plain = False
         if self._skipping:
             nl = chunk.find(b"\n")
             if nl < 0:
@@ -91,11 +96,18 @@ class LineReader:
             data = bytes(chunk[:last])
         self._buf = bytearray(chunk[last + 1 :])
         limit = self._max
-        for line in data.split(b"\n"):
-            if len(line) > limit:
-                out.append(OversizeLine(len(line), line[:_HEAD_BYTES]))
-            else:
-                out.append(line)
+        if not out and len(data) <= limit:
+            # Common case, no per-line Python work: no line can be oversize.
+            out = data.split(b"\n")  # type: ignore[assignment]
+            # Searches in C: an empty line (or "\r") needs the per-line path.
+            self.plain = bool(data) and data[0] != 10 and b"\n\n" not in data
+            self.plain = self.plain and b"\r" not in data
+        else:
+            for line in data.split(b"\n"):
+                if len(line) > limit:
+                    out.append(OversizeLine(len(line), line[:_HEAD_BYTES]))
+                else:
+                    out.append(line)
         if len(self._buf) > limit:
             self._start_skipping()
         return out

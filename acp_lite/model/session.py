@@ -161,9 +161,24 @@ class SessionModel:
         ``session_id`` the notification's ``sessionId`` (checked against this
         session's), ``replayed`` marks updates received during a history replay.
         """
+        index = self.feed(update, raw, session_id, replayed)
+        log = self._log
+        # Built from the update at hand: the log may keep only its line (events.py).
+        return Event(index, update, replayed, log._times[index], log)
+
+    def feed(
+        self,
+        update: Any,
+        raw: dict[str, Any] | bytes | None = None,
+        session_id: str | None = None,
+        replayed: bool = False,
+    ) -> int:
+        """Like :meth:`apply` but return the event's index instead of an :class:`Event`.
+
+        The connection's hot path: it builds no object that nobody reads.
+        """
         # Hot path: the log keeps columns, not an object per update (events.py).
-        now = monotonic()
-        index = self._log.append(update, raw, now, replayed)
+        index = self._log.append(update, raw, monotonic(), replayed)
         self._store.replaying = replayed
         if session_id is not None and session_id != self.session_id:
             if self.session_id is None:
@@ -175,13 +190,12 @@ class SessionModel:
                     "logged, not applied",
                     index,
                 )
-                return Event(index, update, replayed, now, self._log)
+                return index
         handler = self._handlers.get(update.__class__)
         if handler is None:
             handler = self._find_handler(update)
         handler(update, index)
-        # Built from the update at hand: the log may keep only its line (events.py).
-        return Event(index, update, replayed, now, self._log)
+        return index
 
     def _find_handler(self, update: Any) -> Callable[[Any, int], None]:
         for cls, handler in self._handlers.items():
