@@ -5,6 +5,8 @@ Decodes N ``agent_message_chunk`` notification lines (line -> typed update via
 ``decode_line``) and, in the same run over the same lines, a plain ``json.loads`` loop.
 Prints updates/s for both and the ratio (target: typed >= 50% of plain json.loads).
 With orjson installed (the ``fast`` extra) it also measures the orjson backend.
+Plain text chunks take decode_line's fast path (jsonrpc._fast_update); the same chunks
+with a ``_meta`` member are measured too, as they take the generic structure path.
 
     python bench/bench_codec.py [--lines 200000] [--repeat 3]
 """
@@ -22,7 +24,7 @@ from unittest import mock
 from acp_lite.protocol import AgentMessageChunk, Notification, TextContent, decode_line, jsonrpc
 
 
-def make_lines(n: int) -> list[bytes]:
+def make_lines(n: int, meta: bool = False) -> list[bytes]:
     words = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "\n"]
     lines = []
     for i in range(n):
@@ -39,6 +41,8 @@ def make_lines(n: int) -> list[bytes]:
                 },
             },
         }
+        if meta:  # any other member: the generic path
+            msg["params"]["update"]["_meta"] = {"seq": i}  # type: ignore[index]
         lines.append(json.dumps(msg).encode() + b"\n")
     return lines
 
@@ -105,6 +109,17 @@ def main() -> None:
     print("stdlib json (the default):")
     report(rates, "decode_line", "json.loads")
     print("  target: decode_line >= 50% of json.loads")
+    generic_lines = make_lines(args.lines, meta=True)
+    with (
+        mock.patch.object(jsonrpc, "_loads", jsonrpc._std_loads),
+        mock.patch.object(jsonrpc, "_dumps", jsonrpc._std_dumps),
+    ):
+        check(generic_lines)
+        generic = measure(
+            {"json.loads": plain(json.loads), "decode_line": typed}, generic_lines, args.repeat
+        )
+    print("stdlib json, chunks with _meta (generic structure path, not the fast path):")
+    report(generic, "decode_line", "json.loads")
     try:
         import orjson
     except ImportError:
