@@ -12,13 +12,16 @@ from pathlib import Path
 import pytest
 
 from acp_lite.testing import (
+    Exit,
     Fail,
     IgnoreSigterm,
     Insert,
     Permission,
+    Raw,
     Reject,
     Script,
     ScriptError,
+    Stderr,
     Step,
     Stop,
     Text,
@@ -258,3 +261,26 @@ def test_agent_startup_imports_neither_trio_nor_the_client() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_raw_bytes_stderr_and_exit_steps(spawn: Spawn) -> None:
+    steps: list[Step] = [
+        Text(text="before"),
+        Raw(hex="fffe00"),  # not UTF-8: raw bytes, exactly as given
+        Stderr(text="going away"),
+        Exit(code=7),
+    ]
+    agent = spawn(script=Script(turns=[Turn(steps=steps)]))
+    agent.prompt(agent.start_session(), "hi")
+    assert agent.wait_exit() == 7
+    agent.wait_eof()
+    assert b"\xff\xfe\x00\n" in agent.lines
+    assert "going away" in agent.stderr_text()
+
+
+def test_console_script_is_installed() -> None:
+    binary = Path(sys.executable).parent / "acp-lite-agent"
+    done = subprocess.run(
+        [str(binary), "--list-scenarios"], capture_output=True, text=True, timeout=10, check=True
+    )
+    assert [line.split()[0] for line in done.stdout.splitlines()] == sorted(SCENARIOS)
