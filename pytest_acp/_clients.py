@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from pytest_acp._incremental import IncrementalCheck
 from pytest_acp._settings import AgentCommand
 
 __all__ = ["HANDSHAKE_TIMEOUT", "Policies", "Pool", "close_quietly", "connect", "limits_for"]
@@ -62,11 +63,13 @@ class Pool:
     """Agent processes shared by the tests of one module or of the whole session."""
 
     def __init__(self) -> None:
-        self.clients: dict[tuple[Any, ...], tuple[Any, Policies]] = {}
+        self.clients: dict[tuple[Any, ...], tuple[Any, Policies, IncrementalCheck]] = {}
 
     def get(
         self, command: AgentCommand, timeout: float, policies: Policies
-    ) -> tuple[Any, Policies]:
+    ) -> tuple[Any, Policies, IncrementalCheck]:
+        """The shared client for ``command`` (started on first use, restarted if its
+        agent died), its policies and the conformance state of its traffic."""
         key = (*command.key(), timeout)
         found = self.clients.get(key)
         if found is not None and (
@@ -75,10 +78,11 @@ class Pool:
             close_quietly(found[0])  # the agent died in an earlier test: start a new one
             found = None
         if found is None:
-            found = self.clients[key] = (connect(command, timeout, policies), policies)
+            client = connect(command, timeout, policies)
+            found = self.clients[key] = (client, policies, IncrementalCheck())
         return found
 
     def close(self) -> None:
         clients, self.clients = self.clients, {}
-        for client, _ in clients.values():
+        for client, _, _ in clients.values():
             close_quietly(client)

@@ -8,20 +8,23 @@ children, and works on saved transcripts too.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from pytest_acp.conformance import RULES, Violation
 
-__all__ = ["SAME_FINDING", "replay_violations"]
+__all__ = ["SAME_FINDING", "Replay", "drop_duplicates", "feed_replay", "replay_violations"]
 
 #: Model rules that report the same finding as a connection rule at the same line:
 #: the connection rule's violation is kept (its position covers both directions).
 SAME_FINDING: dict[str, str] = {"user-message-unmatched": "rejected-prompt-echoed"}
 
 
-class _Replay:
+class Replay:
+    """Session models fed with one connection's traffic, line by line."""
+
     def __init__(self) -> None:
         from acp_lite.model import SessionModel
         from acp_lite.protocol import structure_update
@@ -34,6 +37,7 @@ class _Replay:
         self.found: list[Violation] = []
         self.pending: dict[str, tuple[str, Any]] = {}
         self.replaying: dict[str, int] = {}
+        self.touched: dict[str, int] = {}  # session id -> last entry index that used it
 
     def model(self, sid: str) -> Any:
         found = self.models.get(sid)
@@ -48,13 +52,33 @@ class _Replay:
         model = self.models[sid]
         new = list(model.violations)[self.seen[sid] :]
         self.seen[sid] += len(new)
+        if index is not None:
+            self.touched[sid] = index
+        self.found.extend(self._located(sid, new, index))
+
+    def _located(self, sid: str, new: list[Any], index: int | None) -> list[Violation]:
         entries = self.event_entries[sid]
+        out: list[Violation] = []
         for v in new:
             at = index
             if v.event_index is not None and 0 <= v.event_index < len(entries):
                 at = entries[v.event_index]
             level = str(getattr(v, "level", "MUST"))
-            self.found.append(Violation(v.rule, v.message, v.spec, at, sid, "model", level))
+            out.append(Violation(v.rule, v.message, v.spec, at, sid, "model", level))
+        return out
+
+    def snapshot_finish(self, since: int) -> list[Violation]:
+        """The violations so far plus those finishing now would add, leaving the
+        models running. Only sessions used at or after entry ``since`` are finished
+        (on copies): the end findings of the others lie before ``since``."""
+        out = list(self.found)
+        for sid, last in self.touched.items():
+            if last < since:
+                continue
+            model = copy.deepcopy(self.models[sid])
+            model.finish()
+            out.extend(self._located(sid, list(model.violations)[self.seen[sid] :], None))
+        return out
 
     def sent(self, msg: Mapping[str, Any], index: int) -> None:
         method = msg.get("method")
@@ -132,25 +156,30 @@ def replay_violations(entries: list[tuple[str, Any, bool]]) -> list[Violation]:
     :data:`SAME_FINDING`) are left out here so each finding is reported once.
     """
     try:
-        replay = _Replay()
+        replay = Replay()
     except ImportError:
         return []
     for index, (direction, line, is_json) in enumerate(entries):
-        if is_json:
-            value = line
-        else:
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-        for msg in value if isinstance(value, list) else [value]:
-            if not isinstance(msg, Mapping):
-                continue
-            if direction == "send":
-                replay.sent(msg, index)
-            else:
-                replay.received(msg, index)
+        feed_replay(replay, direction, line, is_json, index)
     return [v for v in replay.finish() if v.rule not in RULES]
+
+
+def feed_replay(replay: Replay, direction: str, line: Any, is_json: bool, index: int) -> None:
+    """Feed one transcript entry (a wire line, or its decoded JSON value) to ``replay``."""
+    if is_json:
+        value = line
+    else:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return
+    for msg in value if isinstance(value, list) else [value]:
+        if not isinstance(msg, Mapping):
+            continue
+        if direction == "send":
+            replay.sent(msg, index)
+        else:
+            replay.received(msg, index)
 
 
 def drop_duplicates(violations: list[Violation]) -> list[Violation]:

@@ -24,6 +24,9 @@ class Tracked:
 
     client: Any
     start: int  # absolute index (entries dropped by a retention bound included)
+    #: The conformance state of a shared client's traffic (None: a fresh client,
+    #: checked from its transcript at once).
+    check: Any = None
 
 
 TRACKED = pytest.StashKey[list[Tracked]]()
@@ -35,11 +38,11 @@ def _absolute_len(client: Any) -> int:
     return len(transcript) + int(getattr(transcript, "dropped", 0))
 
 
-def track(node: pytest.Item, client: Any, *, fresh: bool = False) -> None:
+def track(node: pytest.Item, client: Any, *, fresh: bool = False, check: Any = None) -> None:
     """Record that the test ``node`` uses ``client``. A ``fresh`` client's traffic is
     all the test's (handshake included); a shared one's starts now."""
     start = 0 if fresh else _absolute_len(client)
-    node.stash.setdefault(TRACKED, []).append(Tracked(client, start))
+    node.stash.setdefault(TRACKED, []).append(Tracked(client, start, check))
 
 
 def traffic_of(tracked: Tracked) -> tuple[list[Any], int]:

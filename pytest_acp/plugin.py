@@ -36,7 +36,15 @@ from pytest_acp._diagnostics import (
     save_transcript,
     transcript_file,
 )
-from pytest_acp._tracking import TRACKED, VIOLATIONS, TestTranscript, Tracked, track, traffic_of
+from pytest_acp._incremental import shifted
+from pytest_acp._tracking import (
+    TRACKED,
+    VIOLATIONS,
+    TestTranscript,
+    Tracked,
+    track,
+    traffic_of,
+)
 from pytest_acp.conformance import Violation, check_transcript, format_violations
 from pytest_acp.hooks import AcpHookSpecs
 from pytest_acp.normalize import Normalizer, normalize
@@ -245,12 +253,12 @@ def acp_client(
             close_quietly(client)
         return
     pool: Pool = request.getfixturevalue(f"_acp_{scope}_pool")
-    client, policies = pool.get(
+    client, policies, check = pool.get(
         command, acp_timeout, Policies(acp_permission_policy, acp_elicitation_policy)
     )
     policies.current_permission = acp_permission_policy
     policies.current_elicitation = acp_elicitation_policy
-    track(node, client)
+    track(node, client, check=check)
     yield client
 
 
@@ -361,7 +369,6 @@ def _violations(item: pytest.Item, error: BaseException | None) -> list[Violatio
     waived = settings.waived_rules(item, item.config)
     found: list[Violation] = []
     for tracked in item.stash.get(TRACKED, []):
-        entries, start = traffic_of(tracked)
         # A test that gave up waiting (a timeout) or a closed connection ends the
         # traffic: work still running then never ended. Unless the agent process is
         # gone (it crashed, or the test closed the client): no update can report
@@ -372,11 +379,17 @@ def _violations(item: pytest.Item, error: BaseException | None) -> list[Violatio
             or isinstance(error, TimeoutError)
             or bool(getattr(tracked.client, "closed", False))
         )
-        found.extend(
-            v
-            for v in check_transcript(entries, start=start, ended=ended, agent_exited=exited)
-            if v.rule not in waived
-        )
+        if tracked.check is None:
+            entries, start = traffic_of(tracked)
+            checked = check_transcript(entries, start=start, ended=ended, agent_exited=exited)
+        else:
+            # A shared client: its earlier traffic was fed already (no replay per test).
+            dropped = tracked.check.feed_from(tracked.client.transcript)
+            checked = shifted(
+                tracked.check.violations(start=tracked.start, ended=ended, agent_exited=exited),
+                dropped,
+            )
+        found.extend(v for v in checked if v.rule not in waived)
     return found
 
 

@@ -278,6 +278,7 @@ def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
             assert "notes.txt is written" in acp_session.run("write").text
         """,
         test_b="""
+        import pytest
         from conftest import PIDS, scenario
 
         def test_b_shares_the_session_agent(acp_client):
@@ -289,6 +290,16 @@ def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
         @scenario("elicitation")
         def test_elicitation_option(acp_session):
             assert acp_session.run("ask").text == "Cancelled the form."
+
+        @scenario("broken_bad_stop_reason")
+        @pytest.mark.acp_conformance("strict")
+        def test_shared_broken_agent(acp_session):
+            acp_session.run("x")
+
+        @scenario("broken_bad_stop_reason")
+        @pytest.mark.acp_conformance("strict")
+        def test_shared_agent_later_test_sees_only_its_traffic(acp_client):
+            PIDS.append(acp_client.pid)  # the broken agent again, nothing sent this time
         """,
     )
     result = pytester.runpytest_subprocess(
@@ -299,4 +310,8 @@ def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
         "--acp-elicitation=cancel",
         timeout=120,
     )
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*AcpConformanceError: ACP conformance: 1 violation(s) of unknown-stop-reason*"]
+    )
+    result.stdout.fnmatch_lines(["FAILED test_b.py::test_shared_broken_agent - *"])

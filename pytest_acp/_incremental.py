@@ -1,0 +1,93 @@
+"""Conformance of a shared agent's traffic, checked as it grows.
+
+With ``--acp-scope=module|session`` one connection serves many tests, and each test's
+check needs the state built by all earlier traffic. Replaying the whole transcript
+for every test (what :func:`~pytest_acp.conformance.check_transcript` does) made a
+suite quadratic in its traffic. Here each line is fed once, to a
+:class:`~pytest_acp.conformance.ConnectionChecker` and a session-model replay that
+live as long as the connection; a test's report finishes *copies* of them, so the
+originals can keep going. The results are those of ``check_transcript(entries,
+start=start, ...)`` over the same traffic (tests/plugin/test_incremental.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from pytest_acp._model_replay import Replay, drop_duplicates, feed_replay
+from pytest_acp.conformance import RULES, ConnectionChecker, Violation
+
+__all__ = ["IncrementalCheck", "shifted"]
+
+
+class IncrementalCheck:
+    """Conformance state of one connection; entry indices are absolute (counting
+    entries the transcript's retention bound dropped)."""
+
+    def __init__(self) -> None:
+        self._checker = ConnectionChecker()
+        try:
+            self._replay: Replay | None = Replay()
+        except ImportError:  # acp_lite.model unavailable: connection rules only
+            self._replay = None
+        self.fed = 0  # absolute index of the next entry to feed
+
+    def feed(self, entries: Sequence[Any], first: int) -> None:
+        """Feed the not yet seen ones of ``entries`` (``TranscriptEntry`` objects whose
+        first has absolute index ``first``)."""
+        skip = max(0, self.fed - first)
+        for offset, entry in enumerate(entries[skip:]):
+            index = first + skip + offset
+            self._checker.feed(entry.direction, entry.line, index)
+            if self._replay is not None:
+                feed_replay(self._replay, entry.direction, entry.line, False, index)
+        self.fed = max(self.fed, first + len(entries))
+
+    def feed_from(self, transcript: Any) -> int:
+        """Feed what ``transcript`` (an ``acp_lite.transcript.Transcript``) recorded
+        since the last call, reading only the new entries; returns how many entries
+        its retention bound has dropped."""
+        while True:
+            dropped = int(transcript.dropped)
+            total = dropped + len(transcript)
+            first = max(self.fed, dropped)
+            new = [transcript[i - dropped] for i in range(first, total)]
+            # A bounded transcript that dropped entries meanwhile shifted its
+            # positions: read again.
+            if transcript.dropped == dropped:
+                break
+        self.feed(new, first)
+        return dropped
+
+    def violations(
+        self, *, start: int, ended: bool = False, agent_exited: bool = False
+    ) -> list[Violation]:
+        """Violations located at or after absolute index ``start`` (or nowhere), as if
+        the traffic stopped now; the state is left as it was."""
+        # finish() records end-of-traffic findings: run it on a copy. finish() only
+        # appends to `violations` (and sets its done flag) and reads the rest, so a
+        # shallow copy with its own list is enough; a deep copy would cost O(every
+        # session so far) per test. test_incremental.py checks that the state is
+        # left intact (results equal check_transcript's at every split point).
+        checker = copy.copy(self._checker)
+        checker.violations = list(self._checker.violations)
+        found = list(checker.finish(ended=ended, agent_exited=agent_exited))
+        if self._replay is not None:
+            found += [v for v in self._replay.snapshot_finish(since=start) if v.rule not in RULES]
+            found = drop_duplicates(found)
+        return [v for v in found if v.entry_index is None or v.entry_index >= start]
+
+
+def shifted(violations: list[Violation], dropped: int) -> list[Violation]:
+    """Absolute entry indices to positions in the retained transcript (as the report's
+    transcript section numbers them)."""
+    if not dropped:
+        return violations
+    return [
+        v if v.entry_index is None else attrs.evolve(v, entry_index=v.entry_index - dropped)
+        for v in violations
+    ]
