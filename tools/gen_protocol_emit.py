@@ -114,7 +114,8 @@ HEADER = '''\
 """ACP v2 wire types, generated from the JSON schema (docs/architecture.md, "Wire layer").
 
 Every optional field defaults to ``UNSET`` (omitted on the wire), so omitted, ``null``
-(``None``) and a value round-trip exactly. ``extra`` keeps keys the schema does not name.
+(``None``) and a value round-trip exactly. ``extra`` keeps keys the schema does not name
+(decoded objects without such keys share one read-only empty dict, ``NO_EXTRA``).
 Invalid values of fields the schema marks ``x-deserialize-default-on-error`` read as
 ``UNSET`` and are kept verbatim in ``extra`` (re-emitted unchanged).
 
@@ -134,6 +135,7 @@ import attrs
 from acp_lite.protocol._errors import WireError
 from acp_lite.protocol._runtime import (
     _TAGGED,
+    NO_EXTRA,
     WireObject,
     _bad,
     _extra,
@@ -458,7 +460,8 @@ class Emitter:
         w(f"    o: {n} = _new({n})")
         for i, f in enumerate(fields):
             w(f"    o.{f.py} = {repr(f.tag_value) if f.tag_value is not None else f'v{i}'}")
-        w("    o.extra = extra")
+        # Retained objects share one read-only empty extra (_runtime.NO_EXTRA).
+        w("    o.extra = extra or NO_EXTRA")
         w("    return o")
         w("")
         w(f"_K_{n}: Final = {keys}")

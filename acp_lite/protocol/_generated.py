@@ -6,7 +6,8 @@
 """ACP v2 wire types, generated from the JSON schema (docs/architecture.md, "Wire layer").
 
 Every optional field defaults to ``UNSET`` (omitted on the wire), so omitted, ``null``
-(``None``) and a value round-trip exactly. ``extra`` keeps keys the schema does not name.
+(``None``) and a value round-trip exactly. ``extra`` keeps keys the schema does not name
+(decoded objects without such keys share one read-only empty dict, ``NO_EXTRA``).
 Invalid values of fields the schema marks ``x-deserialize-default-on-error`` read as
 ``UNSET`` and are kept verbatim in ``extra`` (re-emitted unchanged).
 
@@ -36,6 +37,7 @@ import attrs
 from acp_lite.protocol._errors import WireError
 from acp_lite.protocol._runtime import (
     _TAGGED,
+    NO_EXTRA,
     WireObject,
     _bad,
     _extra,
@@ -7993,7 +7995,7 @@ def _s_AgentAuthCapabilities(d: Any, _: Any = None) -> AgentAuthCapabilities:
     o: AgentAuthCapabilities = _new(AgentAuthCapabilities)
     o.status = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8034,7 +8036,7 @@ def _s_AgentCapabilities(d: Any, _: Any = None) -> AgentCapabilities:
     o.auth = v1
     o.providers = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8066,7 +8068,7 @@ def _s_AgentMessage(d: Any, _: Any = None) -> AgentMessage:
     o.message_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8092,7 +8094,7 @@ def _s_ContentChunk(d: Any, _: Any = None) -> ContentChunk:
     o.message_id = v0
     o.content = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8123,7 +8125,7 @@ def _s_AgentMessageChunk(d: Any, _: Any = None) -> AgentMessageChunk:
     o.message_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8155,7 +8157,7 @@ def _s_AgentThought(d: Any, _: Any = None) -> AgentThought:
     o.message_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8186,7 +8188,7 @@ def _s_AgentThoughtChunk(d: Any, _: Any = None) -> AgentThoughtChunk:
     o.message_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8221,7 +8223,7 @@ def _s_Annotations(d: Any, _: Any = None) -> Annotations:
     o.last_modified = v1
     o.priority = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8242,7 +8244,7 @@ def _s_ArchiveSessionRequest(d: Any, _: Any = None) -> ArchiveSessionRequest:
     o: ArchiveSessionRequest = _new(ArchiveSessionRequest)
     o.session_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8259,7 +8261,7 @@ def _s_ArchiveSessionResponse(d: Any, _: Any = None) -> ArchiveSessionResponse:
         v0 = UNSET
     o: ArchiveSessionResponse = _new(ArchiveSessionResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8295,7 +8297,7 @@ def _s_AudioContent(d: Any, _: Any = None) -> AudioContent:
     o.mime_type = v2
     o.annotations = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8336,7 +8338,7 @@ def _s_AuthAccount(d: Any, _: Any = None) -> AuthAccount:
     o.email = v3
     o.organization = v4
     o.meta = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8369,7 +8371,7 @@ def _s_AuthMethodAgent(d: Any, _: Any = None) -> AuthMethodAgent:
     o.name = v2
     o.description = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8410,7 +8412,7 @@ def _s_AuthMethodTerminal(d: Any, _: Any = None) -> AuthMethodTerminal:
     o.args = v4
     o.env = v5
     o.meta = v6
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8429,7 +8431,7 @@ def _s_AuthStatusCapabilities(d: Any, _: Any = None) -> AuthStatusCapabilities:
         v0 = UNSET
     o: AuthStatusCapabilities = _new(AuthStatusCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8446,7 +8448,7 @@ def _s_AuthStatusRequest(d: Any, _: Any = None) -> AuthStatusRequest:
         v0 = UNSET
     o: AuthStatusRequest = _new(AuthStatusRequest)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8475,7 +8477,7 @@ def _s_AuthStatusResponse(d: Any, _: Any = None) -> AuthStatusResponse:
     o.state = v0
     o.accounts = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8508,7 +8510,7 @@ def _s_AuthStatusUpdateNotification(d: Any, _: Any = None) -> AuthStatusUpdateNo
     o.state = v0
     o.accounts = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8543,7 +8545,7 @@ def _s_AvailableCommandsUpdate(d: Any, _: Any = None) -> AvailableCommandsUpdate
     o.session_update = "available_commands_update"
     o.available_commands = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8567,7 +8569,7 @@ def _s_BackgroundSubagent(d: Any, _: Any = None) -> BackgroundSubagent:
     o.type = "subagent"
     o.session_id = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8591,7 +8593,7 @@ def _s_BackgroundTerminal(d: Any, _: Any = None) -> BackgroundTerminal:
     o.type = "terminal"
     o.terminal_id = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8615,7 +8617,7 @@ def _s_BackgroundToolCall(d: Any, _: Any = None) -> BackgroundToolCall:
     o.type = "tool_call"
     o.tool_call_id = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8645,7 +8647,7 @@ def _s_BlobResourceContents(d: Any, _: Any = None) -> BlobResourceContents:
     o.uri = v1
     o.mime_type = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8680,7 +8682,7 @@ def _s_BooleanPropertySchema(d: Any, _: Any = None) -> BooleanPropertySchema:
     o.description = v2
     o.default = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8703,7 +8705,7 @@ def _s_CancelRequestNotification(d: Any, _: Any = None) -> CancelRequestNotifica
     o: CancelRequestNotification = _new(CancelRequestNotification)
     o.request_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8726,7 +8728,7 @@ def _s_CancelSessionNotification(d: Any, _: Any = None) -> CancelSessionNotifica
     o: CancelSessionNotification = _new(CancelSessionNotification)
     o.session_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8751,7 +8753,7 @@ def _s_CancelTerminalRequest(d: Any, _: Any = None) -> CancelTerminalRequest:
     o.session_id = v0
     o.terminal_id = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8768,7 +8770,7 @@ def _s_CancelTerminalResponse(d: Any, _: Any = None) -> CancelTerminalResponse:
         v0 = UNSET
     o: CancelTerminalResponse = _new(CancelTerminalResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8793,7 +8795,7 @@ def _s_CancelToolCallRequest(d: Any, _: Any = None) -> CancelToolCallRequest:
     o.session_id = v0
     o.tool_call_id = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8810,7 +8812,7 @@ def _s_CancelToolCallResponse(d: Any, _: Any = None) -> CancelToolCallResponse:
         v0 = UNSET
     o: CancelToolCallResponse = _new(CancelToolCallResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8834,7 +8836,7 @@ def _s_CancelledPermissionOutcome(d: Any, _: Any = None) -> CancelledPermissionO
     o: CancelledPermissionOutcome = _new(CancelledPermissionOutcome)
     o.outcome = "cancelled"
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8859,7 +8861,7 @@ def _s_ClientAuthCapabilities(d: Any, _: Any = None) -> ClientAuthCapabilities:
     o: ClientAuthCapabilities = _new(ClientAuthCapabilities)
     o.terminal = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8892,7 +8894,7 @@ def _s_ClientCapabilities(d: Any, _: Any = None) -> ClientCapabilities:
     o.auth = v0
     o.elicitation = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8913,7 +8915,7 @@ def _s_CloseSessionRequest(d: Any, _: Any = None) -> CloseSessionRequest:
     o: CloseSessionRequest = _new(CloseSessionRequest)
     o.session_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8930,7 +8932,7 @@ def _s_CloseSessionResponse(d: Any, _: Any = None) -> CloseSessionResponse:
         v0 = UNSET
     o: CloseSessionResponse = _new(CloseSessionResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -8966,7 +8968,7 @@ def _s_Command(d: Any, _: Any = None) -> Command:
     o.description = v2
     o.input = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9006,7 +9008,7 @@ def _s_CommandPermissionSubject(d: Any, _: Any = None) -> CommandPermissionSubje
     o.tool_call_id = v3
     o.terminal_id = v4
     o.meta = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9045,7 +9047,7 @@ def _s_CompactionSummaryChunk(d: Any, _: Any = None) -> CompactionSummaryChunk:
     o.compaction_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9088,7 +9090,7 @@ def _s_CompactionUpdate(d: Any, _: Any = None) -> CompactionUpdate:
     o.summary = v3
     o.error = v4
     o.meta = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9115,7 +9117,7 @@ def _s_CompleteElicitationNotification(d: Any, _: Any = None) -> CompleteElicita
     o: CompleteElicitationNotification = _new(CompleteElicitationNotification)
     o.elicitation_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9145,7 +9147,7 @@ def _s_ConfigOptionUpdate(d: Any, _: Any = None) -> ConfigOptionUpdate:
     o.session_update = "config_option_update"
     o.config_options = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9170,7 +9172,7 @@ def _s_Content(d: Any, _: Any = None) -> Content:
     o.type = "content"
     o.content = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9195,7 +9197,7 @@ def _s_Cost(d: Any, _: Any = None) -> Cost:
     o.amount = v0
     o.currency = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9247,7 +9249,7 @@ def _s_CreateElicitationRequest(d: Any, _: Any = None) -> CreateElicitationReque
     o.request_id = v6
     o.elicitation_id = v7
     o.url = v8
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9286,7 +9288,7 @@ def _s_CreateElicitationResponse(d: Any, _: Any = None) -> CreateElicitationResp
     o.meta = v0
     o.action = v1
     o.content = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9307,7 +9309,7 @@ def _s_DeleteSessionRequest(d: Any, _: Any = None) -> DeleteSessionRequest:
     o: DeleteSessionRequest = _new(DeleteSessionRequest)
     o.session_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9324,7 +9326,7 @@ def _s_DeleteSessionResponse(d: Any, _: Any = None) -> DeleteSessionResponse:
         v0 = UNSET
     o: DeleteSessionResponse = _new(DeleteSessionResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9357,7 +9359,7 @@ def _s_Diff(d: Any, _: Any = None) -> Diff:
     o.changes = v1
     o.patch = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9396,7 +9398,7 @@ def _s_DiffChange(d: Any, _: Any = None) -> DiffChange:
     o.operation = v3
     o.path = v4
     o.old_path = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9421,7 +9423,7 @@ def _s_DiffPatch(d: Any, _: Any = None) -> DiffPatch:
     o.format = v0
     o.text = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9437,7 +9439,7 @@ def _s_DiffPathChange(d: Any, _: Any = None) -> DiffPathChange:
         raise _required("DiffPathChange", "path", d, "str")
     o: DiffPathChange = _new(DiffPathChange)
     o.path = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9457,7 +9459,7 @@ def _s_DiffPathPairChange(d: Any, _: Any = None) -> DiffPathPairChange:
     o: DiffPathPairChange = _new(DiffPathPairChange)
     o.old_path = v0
     o.path = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9478,7 +9480,7 @@ def _s_DisableProviderRequest(d: Any, _: Any = None) -> DisableProviderRequest:
     o: DisableProviderRequest = _new(DisableProviderRequest)
     o.provider_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9495,7 +9497,7 @@ def _s_DisableProviderResponse(d: Any, _: Any = None) -> DisableProviderResponse
         v0 = UNSET
     o: DisableProviderResponse = _new(DisableProviderResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9511,7 +9513,7 @@ def _s_ElicitationAcceptAction(d: Any, _: Any = None) -> ElicitationAcceptAction
         raise _bad("ElicitationAcceptAction", "content", v0, "dict")
     o: ElicitationAcceptAction = _new(ElicitationAcceptAction)
     o.content = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9544,7 +9546,7 @@ def _s_ElicitationCapabilities(d: Any, _: Any = None) -> ElicitationCapabilities
     o.form = v0
     o.url = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9565,7 +9567,7 @@ def _s_ElicitationFormCapabilities(d: Any, _: Any = None) -> ElicitationFormCapa
         v0 = UNSET
     o: ElicitationFormCapabilities = _new(ElicitationFormCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9595,7 +9597,7 @@ def _s_ElicitationFormMode(d: Any, _: Any = None) -> ElicitationFormMode:
     o.session_id = v1
     o.tool_call_id = v2
     o.request_id = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9613,7 +9615,7 @@ def _s_ElicitationRequestScope(d: Any, _: Any = None) -> ElicitationRequestScope
         raise _required("ElicitationRequestScope", "requestId", d, "prims")
     o: ElicitationRequestScope = _new(ElicitationRequestScope)
     o.request_id = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9652,7 +9654,7 @@ def _s_ElicitationSchema(d: Any, _: Any = None) -> ElicitationSchema:
     o.required = v3
     o.description = v4
     o.meta = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9675,7 +9677,7 @@ def _s_ElicitationSessionScope(d: Any, _: Any = None) -> ElicitationSessionScope
     o: ElicitationSessionScope = _new(ElicitationSessionScope)
     o.session_id = v0
     o.tool_call_id = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9696,7 +9698,7 @@ def _s_ElicitationUrlCapabilities(d: Any, _: Any = None) -> ElicitationUrlCapabi
         v0 = UNSET
     o: ElicitationUrlCapabilities = _new(ElicitationUrlCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9729,7 +9731,7 @@ def _s_ElicitationUrlMode(d: Any, _: Any = None) -> ElicitationUrlMode:
     o.session_id = v2
     o.tool_call_id = v3
     o.request_id = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9764,7 +9766,7 @@ def _s_EmbeddedResource(d: Any, _: Any = None) -> EmbeddedResource:
     o.resource = v1
     o.annotations = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9794,7 +9796,7 @@ def _s_EnumOption(d: Any, _: Any = None) -> EnumOption:
     o.title = v1
     o.description = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9819,7 +9821,7 @@ def _s_EnvVariable(d: Any, _: Any = None) -> EnvVariable:
     o.name = v0
     o.value = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9841,7 +9843,7 @@ def _s_Error(d: Any, _: Any = None) -> Error:
     o.code = v0
     o.message = v1
     o.data = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9861,7 +9863,7 @@ def _s_ErrorStopReason(d: Any, _: Any = None) -> ErrorStopReason:
             v0 = UNSET
     o: ErrorStopReason = _new(ErrorStopReason)
     o.error = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9898,7 +9900,7 @@ def _s_ForkSessionRequest(d: Any, _: Any = None) -> ForkSessionRequest:
     o.mcp_servers = v3
     o.system_prompt = v4
     o.meta = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9943,7 +9945,7 @@ def _s_ForkSessionResponse(d: Any, _: Any = None) -> ForkSessionResponse:
     o.config_options = v1
     o.available_commands = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -9970,7 +9972,7 @@ def _s_HttpHeader(d: Any, _: Any = None) -> HttpHeader:
     o.name = v0
     o.value = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10009,7 +10011,7 @@ def _s_Icon(d: Any, _: Any = None) -> Icon:
     o.sizes = v2
     o.theme = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10058,7 +10060,7 @@ def _s_IdleState(d: Any, _: Any = None) -> IdleState:
     o.meta = v3
     o.stop_reason = v4
     o.error = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10110,7 +10112,7 @@ def _s_IdleStateUpdate(d: Any, _: Any = None) -> IdleStateUpdate:
     o.meta = v4
     o.stop_reason = v5
     o.error = v6
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10153,7 +10155,7 @@ def _s_ImageContent(d: Any, _: Any = None) -> ImageContent:
     o.uri = v3
     o.annotations = v4
     o.meta = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10183,7 +10185,7 @@ def _s_Implementation(d: Any, _: Any = None) -> Implementation:
     o.title = v1
     o.version = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10217,7 +10219,7 @@ def _s_InitializeRequest(d: Any, _: Any = None) -> InitializeRequest:
     o.info = v1
     o.capabilities = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10261,7 +10263,7 @@ def _s_InitializeResponse(d: Any, _: Any = None) -> InitializeResponse:
     o.capabilities = v2
     o.auth_methods = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10306,7 +10308,7 @@ def _s_IntegerPropertySchema(d: Any, _: Any = None) -> IntegerPropertySchema:
     o.maximum = v4
     o.default = v5
     o.meta = v6
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10325,7 +10327,7 @@ def _s_ListProvidersRequest(d: Any, _: Any = None) -> ListProvidersRequest:
         v0 = UNSET
     o: ListProvidersRequest = _new(ListProvidersRequest)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10347,7 +10349,7 @@ def _s_ListProvidersResponse(d: Any, _: Any = None) -> ListProvidersResponse:
     o: ListProvidersResponse = _new(ListProvidersResponse)
     o.providers = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10376,7 +10378,7 @@ def _s_ListSessionsRequest(d: Any, _: Any = None) -> ListSessionsRequest:
     o.cursor = v1
     o.archived = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10402,7 +10404,7 @@ def _s_ListSessionsResponse(d: Any, _: Any = None) -> ListSessionsResponse:
     o.sessions = v0
     o.next_cursor = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10423,7 +10425,7 @@ def _s_LoginAuthRequest(d: Any, _: Any = None) -> LoginAuthRequest:
     o: LoginAuthRequest = _new(LoginAuthRequest)
     o.method_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10440,7 +10442,7 @@ def _s_LoginAuthResponse(d: Any, _: Any = None) -> LoginAuthResponse:
         v0 = UNSET
     o: LoginAuthResponse = _new(LoginAuthResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10457,7 +10459,7 @@ def _s_LogoutAuthRequest(d: Any, _: Any = None) -> LogoutAuthRequest:
         v0 = UNSET
     o: LogoutAuthRequest = _new(LogoutAuthRequest)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10474,7 +10476,7 @@ def _s_LogoutAuthResponse(d: Any, _: Any = None) -> LogoutAuthResponse:
         v0 = UNSET
     o: LogoutAuthResponse = _new(LogoutAuthResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10491,7 +10493,7 @@ def _s_McpAcpCapabilities(d: Any, _: Any = None) -> McpAcpCapabilities:
         v0 = UNSET
     o: McpAcpCapabilities = _new(McpAcpCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10532,7 +10534,7 @@ def _s_McpCapabilities(d: Any, _: Any = None) -> McpCapabilities:
     o.http = v1
     o.acp = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10554,7 +10556,7 @@ def _s_McpError(d: Any, _: Any = None) -> McpError:
     o.code = v0
     o.message = v1
     o.data = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10571,7 +10573,7 @@ def _s_McpHttpCapabilities(d: Any, _: Any = None) -> McpHttpCapabilities:
         v0 = UNSET
     o: McpHttpCapabilities = _new(McpHttpCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10599,7 +10601,7 @@ def _s_McpServerAcp(d: Any, _: Any = None) -> McpServerAcp:
     o.name = v1
     o.server_id = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10631,7 +10633,7 @@ def _s_McpServerHttp(d: Any, _: Any = None) -> McpServerHttp:
     o.url = v2
     o.headers = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10667,7 +10669,7 @@ def _s_McpServerStdio(d: Any, _: Any = None) -> McpServerStdio:
     o.args = v3
     o.env = v4
     o.meta = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10684,7 +10686,7 @@ def _s_McpStdioCapabilities(d: Any, _: Any = None) -> McpStdioCapabilities:
         v0 = UNSET
     o: McpStdioCapabilities = _new(McpStdioCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10717,7 +10719,7 @@ def _s_MessageMcpNotification(d: Any, _: Any = None) -> MessageMcpNotification:
     o.method = v2
     o.params = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10750,7 +10752,7 @@ def _s_MessageMcpRequest(d: Any, _: Any = None) -> MessageMcpRequest:
     o.method = v2
     o.params = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10773,7 +10775,7 @@ def _s_MessageMcpResponse(d: Any, _: Any = None) -> MessageMcpResponse:
     o.result = v0
     o.meta = v1
     o.error = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10826,7 +10828,7 @@ def _s_MultiSelectPropertySchema(d: Any, _: Any = None) -> MultiSelectPropertySc
     o.items = v5
     o.default = v6
     o.meta = v7
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10861,7 +10863,7 @@ def _s_NewSessionRequest(d: Any, _: Any = None) -> NewSessionRequest:
     o.mcp_servers = v2
     o.system_prompt = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10906,7 +10908,7 @@ def _s_NewSessionResponse(d: Any, _: Any = None) -> NewSessionResponse:
     o.config_options = v1
     o.available_commands = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10941,7 +10943,7 @@ def _s_Notice(d: Any, _: Any = None) -> Notice:
     o.title = v2
     o.description = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -10984,7 +10986,7 @@ def _s_NumberPropertySchema(d: Any, _: Any = None) -> NumberPropertySchema:
     o.maximum = v4
     o.default = v5
     o.meta = v6
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11015,7 +11017,7 @@ def _s_PermissionOption(d: Any, _: Any = None) -> PermissionOption:
     o.name = v1
     o.kind = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11044,7 +11046,7 @@ def _s_PlanEntry(d: Any, _: Any = None) -> PlanEntry:
     o.priority = v1
     o.status = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11072,7 +11074,7 @@ def _s_PlanFile(d: Any, _: Any = None) -> PlanFile:
     o.plan_id = v1
     o.uri = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11101,7 +11103,7 @@ def _s_PlanItems(d: Any, _: Any = None) -> PlanItems:
     o.plan_id = v1
     o.entries = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11129,7 +11131,7 @@ def _s_PlanMarkdown(d: Any, _: Any = None) -> PlanMarkdown:
     o.plan_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11153,7 +11155,7 @@ def _s_PlanRemoved(d: Any, _: Any = None) -> PlanRemoved:
     o.session_update = "plan_removed"
     o.plan_id = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11178,7 +11180,7 @@ def _s_PlanUpdate(d: Any, _: Any = None) -> PlanUpdate:
     o.session_update = "plan_update"
     o.plan = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11195,7 +11197,7 @@ def _s_PromptAudioCapabilities(d: Any, _: Any = None) -> PromptAudioCapabilities
         v0 = UNSET
     o: PromptAudioCapabilities = _new(PromptAudioCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11236,7 +11238,7 @@ def _s_PromptCapabilities(d: Any, _: Any = None) -> PromptCapabilities:
     o.audio = v1
     o.embedded_context = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11259,7 +11261,7 @@ def _s_PromptEmbeddedContextCapabilities(
         v0 = UNSET
     o: PromptEmbeddedContextCapabilities = _new(PromptEmbeddedContextCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11276,7 +11278,7 @@ def _s_PromptImageCapabilities(d: Any, _: Any = None) -> PromptImageCapabilities
         v0 = UNSET
     o: PromptImageCapabilities = _new(PromptImageCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11302,7 +11304,7 @@ def _s_PromptRequest(d: Any, _: Any = None) -> PromptRequest:
     o.session_id = v0
     o.prompt = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11323,7 +11325,7 @@ def _s_PromptResponse(d: Any, _: Any = None) -> PromptResponse:
     o: PromptResponse = _new(PromptResponse)
     o.message_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11348,7 +11350,7 @@ def _s_ProviderCurrentConfig(d: Any, _: Any = None) -> ProviderCurrentConfig:
     o.api_type = v0
     o.base_url = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11382,7 +11384,7 @@ def _s_ProviderInfo(d: Any, _: Any = None) -> ProviderInfo:
     o.required = v2
     o.current = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11399,7 +11401,7 @@ def _s_ProvidersCapabilities(d: Any, _: Any = None) -> ProvidersCapabilities:
         v0 = UNSET
     o: ProvidersCapabilities = _new(ProvidersCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11426,7 +11428,7 @@ def _s_ProxySuccessorNotification(d: Any, _: Any = None) -> ProxySuccessorNotifi
     o.method = v0
     o.params = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11449,7 +11451,7 @@ def _s_ProxySuccessorRequest(d: Any, _: Any = None) -> ProxySuccessorRequest:
     o.method = v0
     o.params = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11469,7 +11471,7 @@ def _s_ReplayFromStart(d: Any, _: Any = None) -> ReplayFromStart:
     o: ReplayFromStart = _new(ReplayFromStart)
     o.type = "start"
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11510,7 +11512,7 @@ def _s_RequestPermissionRequest(d: Any, _: Any = None) -> RequestPermissionReque
     o.subject = v3
     o.options = v4
     o.meta = v5
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11536,7 +11538,7 @@ def _s_RequestPermissionResponse(d: Any, _: Any = None) -> RequestPermissionResp
     o: RequestPermissionResponse = _new(RequestPermissionResponse)
     o.outcome = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11564,7 +11566,7 @@ def _s_RequiresActionState(d: Any, _: Any = None) -> RequiresActionState:
     o.state = "requires_action"
     o.background = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11599,7 +11601,7 @@ def _s_RequiresActionStateUpdate(d: Any, _: Any = None) -> RequiresActionStateUp
     o.state = "requires_action"
     o.background = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11663,7 +11665,7 @@ def _s_ResourceLink(d: Any, _: Any = None) -> ResourceLink:
     o.size = v7
     o.annotations = v8
     o.meta = v9
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11717,7 +11719,7 @@ def _s_ResumeSessionRequest(d: Any, _: Any = None) -> ResumeSessionRequest:
     o.replay_from = v4
     o.system_prompt = v5
     o.meta = v6
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11766,7 +11768,7 @@ def _s_ResumeSessionResponse(d: Any, _: Any = None) -> ResumeSessionResponse:
     o.config_options = v0
     o.available_commands = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11794,7 +11796,7 @@ def _s_RunningState(d: Any, _: Any = None) -> RunningState:
     o.state = "running"
     o.background = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11825,7 +11827,7 @@ def _s_RunningStateUpdate(d: Any, _: Any = None) -> RunningStateUpdate:
     o.state = "running"
     o.background = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11851,7 +11853,7 @@ def _s_SelectedPermissionOutcome(d: Any, _: Any = None) -> SelectedPermissionOut
     o.outcome = "selected"
     o.option_id = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11874,7 +11876,7 @@ def _s_SessionAdditionalDirectoriesCapabilities(
         v0 = UNSET
     o: SessionAdditionalDirectoriesCapabilities = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11895,7 +11897,7 @@ def _s_SessionArchiveCapabilities(d: Any, _: Any = None) -> SessionArchiveCapabi
         v0 = UNSET
     o: SessionArchiveCapabilities = _new(SessionArchiveCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -11914,7 +11916,7 @@ def _s_SessionCancelCapabilities(d: Any, _: Any = None) -> SessionCancelCapabili
         v0 = UNSET
     o: SessionCancelCapabilities = _new(SessionCancelCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12003,7 +12005,7 @@ def _s_SessionCapabilities(d: Any, _: Any = None) -> SessionCapabilities:
     o.status = v7
     o.title = v8
     o.meta = v9
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12032,7 +12034,7 @@ def _s_SessionConfigBoolean(d: Any, _: Any = None) -> SessionConfigBoolean:
         raise _required("SessionConfigBoolean", "currentValue", d, "bool")
     o: SessionConfigBoolean = _new(SessionConfigBoolean)
     o.current_value = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12079,7 +12081,7 @@ def _s_SessionConfigOption(d: Any, _: Any = None) -> SessionConfigOption:
     o.type = v5
     o.current_value = v6
     o.options = v7
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12102,7 +12104,7 @@ def _s_SessionConfigSelect(d: Any, _: Any = None) -> SessionConfigSelect:
     o: SessionConfigSelect = _new(SessionConfigSelect)
     o.current_value = v0
     o.options = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12134,7 +12136,7 @@ def _s_SessionConfigSelectGroup(d: Any, _: Any = None) -> SessionConfigSelectGro
     o.name = v1
     o.options = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12166,7 +12168,7 @@ def _s_SessionConfigSelectOption(d: Any, _: Any = None) -> SessionConfigSelectOp
     o.name = v1
     o.description = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12185,7 +12187,7 @@ def _s_SessionDeleteCapabilities(d: Any, _: Any = None) -> SessionDeleteCapabili
         v0 = UNSET
     o: SessionDeleteCapabilities = _new(SessionDeleteCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12202,7 +12204,7 @@ def _s_SessionForkCapabilities(d: Any, _: Any = None) -> SessionForkCapabilities
         v0 = UNSET
     o: SessionForkCapabilities = _new(SessionForkCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12246,7 +12248,7 @@ def _s_SessionInfo(d: Any, _: Any = None) -> SessionInfo:
     o.updated_at = v4
     o.archived = v5
     o.meta = v6
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12280,7 +12282,7 @@ def _s_SessionInfoUpdate(d: Any, _: Any = None) -> SessionInfoUpdate:
     o.title = v1
     o.updated_at = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12334,7 +12336,7 @@ def _s_SessionMessage(d: Any, _: Any = None) -> SessionMessage:
     o.recipient_message_id = v5
     o.content = v6
     o.meta = v7
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12379,7 +12381,7 @@ def _s_SessionMessageChunk(d: Any, _: Any = None) -> SessionMessageChunk:
     o.message_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12402,7 +12404,7 @@ def _s_SessionNotFoundErrorData(d: Any, _: Any = None) -> SessionNotFoundErrorDa
     o: SessionNotFoundErrorData = _new(SessionNotFoundErrorData)
     o.session_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12421,7 +12423,7 @@ def _s_SessionStatusCapabilities(d: Any, _: Any = None) -> SessionStatusCapabili
         v0 = UNSET
     o: SessionStatusCapabilities = _new(SessionStatusCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12442,7 +12444,7 @@ def _s_SessionStatusRequest(d: Any, _: Any = None) -> SessionStatusRequest:
     o: SessionStatusRequest = _new(SessionStatusRequest)
     o.session_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12471,7 +12473,7 @@ def _s_SessionStatusResponse(d: Any, _: Any = None) -> SessionStatusResponse:
     o.status = v0
     o.state = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12500,7 +12502,7 @@ def _s_SessionSystemPromptCapabilities(d: Any, _: Any = None) -> SessionSystemPr
     o: SessionSystemPromptCapabilities = _new(SessionSystemPromptCapabilities)
     o.mode = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12531,7 +12533,7 @@ def _s_SessionSystemPromptModeCapabilities(
     o: SessionSystemPromptModeCapabilities = _new(SessionSystemPromptModeCapabilities)
     o.override = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12554,7 +12556,7 @@ def _s_SessionSystemPromptOverrideCapabilities(
         v0 = UNSET
     o: SessionSystemPromptOverrideCapabilities = _new(SessionSystemPromptOverrideCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12573,7 +12575,7 @@ def _s_SessionTitleCapabilities(d: Any, _: Any = None) -> SessionTitleCapabiliti
         v0 = UNSET
     o: SessionTitleCapabilities = _new(SessionTitleCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12606,7 +12608,7 @@ def _s_SetProviderRequest(d: Any, _: Any = None) -> SetProviderRequest:
     o.base_url = v2
     o.headers = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12623,7 +12625,7 @@ def _s_SetProviderResponse(d: Any, _: Any = None) -> SetProviderResponse:
         v0 = UNSET
     o: SetProviderResponse = _new(SetProviderResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12660,7 +12662,7 @@ def _s_SetSessionConfigOptionRequest(d: Any, _: Any = None) -> SetSessionConfigO
     o.meta = v2
     o.type = v3
     o.value = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12688,7 +12690,7 @@ def _s_SetSessionConfigOptionResponse(d: Any, _: Any = None) -> SetSessionConfig
     o: SetSessionConfigOptionResponse = _new(SetSessionConfigOptionResponse)
     o.config_options = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12713,7 +12715,7 @@ def _s_SetSessionTitleRequest(d: Any, _: Any = None) -> SetSessionTitleRequest:
     o.session_id = v0
     o.title = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12734,7 +12736,7 @@ def _s_SetSessionTitleResponse(d: Any, _: Any = None) -> SetSessionTitleResponse
     o: SetSessionTitleResponse = _new(SetSessionTitleResponse)
     o.title = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12759,7 +12761,7 @@ def _s_StringMultiSelectItems(d: Any, _: Any = None) -> StringMultiSelectItems:
     o.type = "string"
     o.enum = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12818,7 +12820,7 @@ def _s_StringPropertySchema(d: Any, _: Any = None) -> StringPropertySchema:
     o.enum = v8
     o.one_of = v9
     o.meta = v10
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12861,7 +12863,7 @@ def _s_SubagentSessionCapabilities(d: Any, _: Any = None) -> SubagentSessionCapa
     o: SubagentSessionCapabilities = _new(SubagentSessionCapabilities)
     o.cancel = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12919,7 +12921,7 @@ def _s_SubagentUpdate(d: Any, _: Any = None) -> SubagentUpdate:
     o.cwd = v6
     o.additional_directories = v7
     o.meta = v8
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12957,7 +12959,7 @@ def _s_SystemPrompt(d: Any, _: Any = None) -> SystemPrompt:
     o.mode = v0
     o.content = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -12981,7 +12983,7 @@ def _s_Terminal(d: Any, _: Any = None) -> Terminal:
     o.type = "terminal"
     o.terminal_id = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13000,7 +13002,7 @@ def _s_TerminalAuthCapabilities(d: Any, _: Any = None) -> TerminalAuthCapabiliti
         v0 = UNSET
     o: TerminalAuthCapabilities = _new(TerminalAuthCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13021,7 +13023,7 @@ def _s_TerminalCancelCapabilities(d: Any, _: Any = None) -> TerminalCancelCapabi
         v0 = UNSET
     o: TerminalCancelCapabilities = _new(TerminalCancelCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13046,7 +13048,7 @@ def _s_TerminalCapabilities(d: Any, _: Any = None) -> TerminalCapabilities:
     o: TerminalCapabilities = _new(TerminalCapabilities)
     o.cancel = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13073,7 +13075,7 @@ def _s_TerminalExitStatus(d: Any, _: Any = None) -> TerminalExitStatus:
     o.exit_code = v0
     o.signal = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13094,7 +13096,7 @@ def _s_TerminalOutput(d: Any, _: Any = None) -> TerminalOutput:
     o: TerminalOutput = _new(TerminalOutput)
     o.data = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13127,7 +13129,7 @@ def _s_TerminalOutputChunk(d: Any, _: Any = None) -> TerminalOutputChunk:
     o.terminal_id = v1
     o.data = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13152,7 +13154,7 @@ def _s_TerminalSize(d: Any, _: Any = None) -> TerminalSize:
     o.cols = v0
     o.rows = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13218,7 +13220,7 @@ def _s_TerminalUpdate(d: Any, _: Any = None) -> TerminalUpdate:
     o.size = v6
     o.capabilities = v7
     o.meta = v8
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13254,7 +13256,7 @@ def _s_TextCommandInput(d: Any, _: Any = None) -> TextCommandInput:
     o.type = "text"
     o.hint = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13286,7 +13288,7 @@ def _s_TextContent(d: Any, _: Any = None) -> TextContent:
     o.text = v1
     o.annotations = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13316,7 +13318,7 @@ def _s_TextResourceContents(d: Any, _: Any = None) -> TextResourceContents:
     o.uri = v1
     o.mime_type = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13338,7 +13340,7 @@ def _s_TitledMultiSelectItems(d: Any, _: Any = None) -> TitledMultiSelectItems:
     o: TitledMultiSelectItems = _new(TitledMultiSelectItems)
     o.any_of = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13409,7 +13411,7 @@ def _s_ToolCall(d: Any, _: Any = None) -> ToolCall:
     o.raw_output = v8
     o.capabilities = v9
     o.meta = v10
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13444,7 +13446,7 @@ def _s_ToolCallCancelCapabilities(d: Any, _: Any = None) -> ToolCallCancelCapabi
         v0 = UNSET
     o: ToolCallCancelCapabilities = _new(ToolCallCancelCapabilities)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13469,7 +13471,7 @@ def _s_ToolCallCapabilities(d: Any, _: Any = None) -> ToolCallCapabilities:
     o: ToolCallCapabilities = _new(ToolCallCapabilities)
     o.cancel = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13506,7 +13508,7 @@ def _s_ToolCallContentChunk(d: Any, _: Any = None) -> ToolCallContentChunk:
     o.tool_call_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13532,7 +13534,7 @@ def _s_ToolCallLocation(d: Any, _: Any = None) -> ToolCallLocation:
     o.path = v0
     o.line = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13559,7 +13561,7 @@ def _s_ToolCallPermissionSubject(d: Any, _: Any = None) -> ToolCallPermissionSub
     o.type = "tool_call"
     o.tool_call = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13633,7 +13635,7 @@ def _s_ToolCallUpdate(d: Any, _: Any = None) -> ToolCallUpdate:
     o.raw_output = v9
     o.capabilities = v10
     o.meta = v11
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13669,7 +13671,7 @@ def _s_UnarchiveSessionRequest(d: Any, _: Any = None) -> UnarchiveSessionRequest
     o: UnarchiveSessionRequest = _new(UnarchiveSessionRequest)
     o.session_id = v0
     o.meta = v1
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13688,7 +13690,7 @@ def _s_UnarchiveSessionResponse(d: Any, _: Any = None) -> UnarchiveSessionRespon
         v0 = UNSET
     o: UnarchiveSessionResponse = _new(UnarchiveSessionResponse)
     o.meta = v0
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13716,7 +13718,7 @@ def _s_UnknownState(d: Any, _: Any = None) -> UnknownState:
     o.state = "unknown"
     o.background = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13747,7 +13749,7 @@ def _s_UnknownStateUpdate(d: Any, _: Any = None) -> UnknownStateUpdate:
     o.state = "unknown"
     o.background = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13947,7 +13949,7 @@ def _s_UnsupportedProtocolVersionErrorData(
     o.requested = v0
     o.supported = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -13975,7 +13977,7 @@ def _s_UpdateSessionNotification(d: Any, _: Any = None) -> UpdateSessionNotifica
     o.session_id = v0
     o.update = v1
     o.meta = v2
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -14019,7 +14021,7 @@ def _s_Usage(d: Any, _: Any = None) -> Usage:
     o.cached_read_tokens = v4
     o.cached_write_tokens = v5
     o.meta = v6
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -14065,7 +14067,7 @@ def _s_UsageUpdate(d: Any, _: Any = None) -> UsageUpdate:
     o.size = v2
     o.cost = v3
     o.meta = v4
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -14097,7 +14099,7 @@ def _s_UserMessage(d: Any, _: Any = None) -> UserMessage:
     o.message_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 
@@ -14128,7 +14130,7 @@ def _s_UserMessageChunk(d: Any, _: Any = None) -> UserMessageChunk:
     o.message_id = v1
     o.content = v2
     o.meta = v3
-    o.extra = extra
+    o.extra = extra or NO_EXTRA
     return o
 
 

@@ -89,6 +89,36 @@ def _struct_list_keep(
     return out
 
 
+class _NoExtra(dict[str, Any]):
+    """The ``extra`` of every decoded object that had no unknown keys: one shared,
+    read-only, empty dict.
+
+    Hot path (issue 4, "Performance"): a streamed chunk's content block is kept by the
+    model; an empty dict of its own per block would cost memory and make the cyclic
+    GC run more often. To change ``extra`` of a decoded object, assign a new dict.
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "this decoded object had no unknown keys: its `extra` is a shared read-only "
+            "empty dict; assign a new dict to `.extra` instead"
+        )
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    setdefault = update = pop = popitem = clear = _read_only
+
+    def __repr__(self) -> str:
+        return "{}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, ())  # copies and pickles are ordinary (mutable) dicts
+
+
+NO_EXTRA: Final[dict[str, Any]] = _NoExtra()
+
+
 def _extra(d: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in known}
 

@@ -25,6 +25,7 @@ import attrs
 from acp_lite.protocol import _generated as g
 from acp_lite.protocol._converter import converter
 from acp_lite.protocol._errors import WireError
+from acp_lite.protocol._runtime import NO_EXTRA
 from acp_lite.protocol._unset import UNSET
 
 __all__ = [
@@ -336,15 +337,15 @@ def _fast_update(p: Any) -> g.UpdateSessionNotification | None:
     block.text = text
     block.annotations = UNSET
     block.meta = UNSET
-    block.extra = {}
+    block.extra = NO_EXTRA
     update = _new(kind[0])
     update.session_update = kind[1]
     update.message_id = mid
     update.content = block
     update.meta = UNSET
-    update.extra = {}
+    update.extra = NO_EXTRA
     params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
-    params.session_id, params.update, params.meta, params.extra = sid, update, UNSET, {}
+    params.session_id, params.update, params.meta, params.extra = sid, update, UNSET, NO_EXTRA
     return params
 
 
