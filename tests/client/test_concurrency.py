@@ -287,3 +287,47 @@ def test_one_thread_hop_per_call_not_per_notification() -> None:
             del portal._post
         assert _chunks(turn) == N
         assert len(posts) == 1  # the run itself: none for the N notifications
+
+
+def test_agent_exit_fails_every_waiting_thread_within_a_second() -> None:
+    steps = [
+        {"type": "text", "text": "working"},
+        {"type": "sleep", "seconds": 0.5},
+        {"type": "stderr", "text": "fatal: going down"},
+        {"type": "exit", "code": 3},
+    ]
+    argv = [
+        sys.executable,
+        "-m",
+        "acp_lite.testing.agent",
+        "--script-json",
+        json.dumps({"turns": [{"steps": steps}]}),
+    ]
+    with blocking.connect(argv, limits=FAST) as client:
+        sessions = [client.new_session(cwd="/tmp") for _ in range(3)]
+        failed: dict[str, tuple[float, BaseException]] = {}
+
+        def wait(name: str, fn: Any) -> None:
+            try:
+                fn()
+            except BaseException as exc:
+                failed[name] = (time.monotonic(), exc)
+
+        waiters = {
+            "run": lambda: sessions[0].run("go"),
+            "run2": lambda: sessions[1].run("go"),
+            "wait_quiet": lambda: (sessions[2].submit("go"), sessions[2].wait_quiet()),
+        }
+        threads = [threading.Thread(target=wait, args=item) for item in waiters.items()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(5)
+        assert set(failed) == set(waiters)
+        # The agent exits 0.5 s after the first session's "working" chunk arrived.
+        exited = 0.5 + min(s.updates[-1].time for s in sessions)
+        for name, (when, exc) in failed.items():
+            assert type(exc).__name__ == "AgentExited", (name, exc)
+            assert exc.returncode == 3, name  # type: ignore[attr-defined]
+            assert "fatal: going down" in exc.stderr_tail, name  # type: ignore[attr-defined]
+            assert when - exited < 1.0, (name, when - exited)
