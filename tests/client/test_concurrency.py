@@ -313,10 +313,14 @@ def test_agent_exit_fails_every_waiting_thread_within_a_second() -> None:
             except BaseException as exc:
                 failed[name] = (time.monotonic(), exc)
 
+        def submit_and_wait_quiet() -> None:
+            sessions[2].submit("go")
+            sessions[2].wait_quiet()
+
         waiters = {
             "run": lambda: sessions[0].run("go"),
             "run2": lambda: sessions[1].run("go"),
-            "wait_quiet": lambda: (sessions[2].submit("go"), sessions[2].wait_quiet()),
+            "wait_quiet": submit_and_wait_quiet,
         }
         threads = [threading.Thread(target=wait, args=item) for item in waiters.items()]
         for t in threads:
