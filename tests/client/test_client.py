@@ -387,3 +387,30 @@ def test_wait_quiet_waits_for_background_work_and_the_grace() -> None:
         with pytest.raises(Timeout, match="quiet"):
             session.submit("again")
             session.wait_quiet(timeout=0.05, grace=0.01)
+
+
+def test_client_info_and_capabilities_are_sent_and_env_cwd_reach_the_agent(
+    tmp_path: os.PathLike[str],
+) -> None:
+    import sys
+
+    code = (
+        "import json, os, sys\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "info = {'name': os.getcwd() + '|' + os.environ.get('ACP_T', '-'), 'version': '0'}\n"
+        "res = {'protocolVersion': 2, 'info': info, 'echo': req['params']}\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': req['id'], 'result': res}), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    with blocking.connect(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={"ACP_T": "set"},
+        client_info={"name": "my-ide", "version": "9"},
+        capabilities={"fs": {}},
+        limits=FAST,
+    ) as client:
+        assert client.agent_info.name == f"{os.fspath(tmp_path)}|set"
+        sent = client.initialize_result["echo"]
+        assert sent == {"protocolVersion": 2, "info": {"name": "my-ide", "version": "9"},
+                        "capabilities": {"fs": {}}}  # fmt: skip
