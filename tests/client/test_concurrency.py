@@ -151,6 +151,42 @@ def test_keyboard_interrupt_during_a_held_run_withdraws_only_that_prompt() -> No
         assert session.state == "running" and not first.done
 
 
+@pytest.mark.parametrize(
+    ("steps", "stop_message"),
+    [
+        ([{"type": "hang"}, {"type": "insert"}], "$/cancel_request"),  # never inserted
+        ([{"type": "insert"}, {"type": "hang"}], "session/cancel"),  # never confirms
+    ],
+)
+def test_keyboard_interrupt_waits_a_bounded_time_for_an_unresponsive_agent(
+    steps: list[dict[str, Any]], stop_message: str
+) -> None:
+    argv = [
+        sys.executable,
+        "-m",
+        "acp_lite.testing.agent",
+        "--script-json",
+        json.dumps({"turns": [{"steps": steps}]}),
+    ]
+    with blocking.connect(argv, limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+
+        def interrupt_when_hanging() -> None:
+            wait_for(lambda: any("hanging forever" in x for x in client.stderr_tail()), 5)
+            _thread.interrupt_main()
+
+        timer = threading.Thread(target=interrupt_when_hanging)
+        timer.start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            session.run("x")
+        elapsed = time.monotonic() - start
+        timer.join()
+        sent = [e.json().get("method") for e in client.transcript if e.direction == "send"]
+        assert stop_message in sent
+        assert elapsed < 4.0  # INTERRUPT_CANCEL_WAIT (2 s) plus the time to hang
+
+
 def test_sigint_in_a_real_script_stops_the_agent_and_exits() -> None:
     script = textwrap.dedent(
         """
