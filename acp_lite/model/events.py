@@ -130,9 +130,10 @@ class EventLog(Sequence[Event]):
         line (``bytes``; the payload is its ``params.update``), or ``None``.
         """
         index = len(self._updates)
-        if raw.__class__ is bytes:
+        tag = getattr(update, "session_update", None) if raw.__class__ is bytes else None
+        if tag.__class__ is str:
             # Hot path: retain no GC-tracked object for this update (module doc).
-            self._updates.append(update.session_update)
+            self._updates.append(tag)
         else:
             self._updates.append(update)
         self._raws.append(raw)
