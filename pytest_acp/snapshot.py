@@ -171,6 +171,14 @@ class AcpSnapshotAssertion(SnapshotAssertion):
         super().__call__(**kwargs)
         return self
 
+    def __repr__(self) -> str:
+        # pytest lists a failing test's fixture values above its code; syrupy's repr
+        # is the stored snapshot, which there reads like the data under test (and is
+        # cut in the middle). The diff below the code says what changed.
+        options = self.acp_options
+        text = "" if options.text else ", text=False"
+        return f"<acp_snapshot view={options.view!r}{text}>"
+
     def with_defaults(
         self,
         *,

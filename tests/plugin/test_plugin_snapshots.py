@@ -82,6 +82,8 @@ def test_snapshot_lifecycle(pytester: pytest.Pytester) -> None:
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(
         [
+            # The fixture's value above the code is short, not the stored snapshot.
+            "acp_snapshot = <acp_snapshot view='merged'>",
             "*assert [[]+ received[]] == [[]- snapshot[]]*",
             '*- *"text": "Hello world"*',
             '*+ *"text": "Goodbye world"*',
