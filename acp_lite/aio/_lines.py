@@ -100,8 +100,13 @@ class LineReader:
             # Common case, no per-line Python work: no line can be oversize.
             out = data.split(b"\n")  # type: ignore[assignment]
             # Searches in C: an empty line (or "\r") needs the per-line path.
-            self.plain = bool(data) and data[0] != 10 and b"\n\n" not in data
-            self.plain = self.plain and b"\r" not in data
+            self.plain = (
+                bool(data)
+                and data[0] != 10  # b"\n"
+                and data[-1] != 10
+                and b"\n\n" not in data
+                and b"\r" not in data
+            )
         else:
             for line in data.split(b"\n"):
                 if len(line) > limit:
