@@ -25,6 +25,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the traffic may still be going on: do not report work that never ended",
     )
+    check.add_argument(
+        "--agent-exited",
+        action="store_true",
+        help="the agent process exited (crashed): work it left unfinished is not a violation",
+    )
     explain = commands.add_parser("explain", help="describe a conformance rule")
     explain.add_argument("rule")
     args = parser.parse_args(argv)
@@ -43,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"cannot read {args.transcript}: {exc}", file=sys.stderr)
         return 2
-    found = check_transcript(records, ended=not args.live)
+    found = check_transcript(records, ended=not args.live, agent_exited=args.agent_exited)
     if not found:
         print(f"{args.transcript}: no conformance violation in {len(records)} lines")
         return 0

@@ -62,3 +62,13 @@ def test_explain_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (tmp_path / "bad.ndjson").write_text("{not json\n")
     assert main(["check", str(tmp_path / "bad.ndjson")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_check_agent_exited(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A crash mid-turn: running, then nothing. Not a protocol violation once we know
+    # the process exited (spec 000, "Failures": clients detect an exited agent).
+    crashed = write(tmp_path / "crashed.ndjson", [*OPEN, update("running")])
+    assert main(["check", crashed]) == 1
+    assert "work-not-ended" in capsys.readouterr().out
+    assert main(["check", "--agent-exited", crashed]) == 0
+    assert "no conformance violation" in capsys.readouterr().out
