@@ -13,7 +13,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
 import trio
@@ -32,7 +32,7 @@ from acp_lite.errors import (
 )
 from acp_lite.limits import Limits
 from acp_lite.protocol import UNSET, Notification, decode_line
-from acp_lite.protocol.jsonrpc import loads_json
+from acp_lite.protocol.jsonrpc import decode_update_line, loads_json
 from acp_lite.rpc import (
     InvalidReceived,
     NotificationReceived,
@@ -53,6 +53,7 @@ __all__ = ["Connection"]
 
 logger = logging.getLogger("acp_lite.connection")
 
+_UPDATE = "session/update"
 _PERMISSION = "session/request_permission"
 _ELICITATION = "elicitation/create"
 _SESSION_CREATING = frozenset({"session/new", "session/resume"})
@@ -330,8 +331,9 @@ class Connection(AgentRequestsMixin):
     async def _read_loop(self) -> None:
         reader = LineReader(self._receive_stream, self.limits.max_line_bytes)
         record_many = self.transcript.record_many
-        decode = decode_line
+        decode = decode_update_line
         on_update = self._on_update
+        route = self._route_update
         dispatch = self._dispatch
         try:
             while True:
@@ -347,12 +349,15 @@ class Connection(AgentRequestsMixin):
                     # Hot path: only plain, non-empty lines (no per-line checks, one
                     # transcript call for the lines received together); the loop
                     # body is _handle_line, inlined.
-                    record_many("recv", lines)  # type: ignore[arg-type]
-                    for line in lines:
+                    plain = cast("list[bytes]", lines)
+                    record_many("recv", plain)
+                    for line in plain:
                         try:
-                            msg = decode(line)  # type: ignore[arg-type]
-                            if msg.__class__ is Notification and msg.method == "session/update":
-                                on_update(msg, line)  # type: ignore[arg-type]
+                            msg = decode(line)
+                            if msg.__class__ is tuple:  # (session id, update): a text chunk
+                                route(msg[0], msg[1], line)
+                            elif msg.__class__ is Notification and msg.method == _UPDATE:
+                                on_update(msg, line)
                             else:
                                 dispatch(msg)
                         except Exception as exc:  # never let one line kill the reader
@@ -426,32 +431,38 @@ class Connection(AgentRequestsMixin):
 
     def _on_update(self, msg: Any, line: bytes | None = None) -> None:
         params = msg.params
-        sid = params.session_id
+        self._route_update(params.session_id, params.update, line, msg)
+
+    def _route_update(self, sid: str, update: Any, line: bytes | None, msg: Any = None) -> None:
+        """Apply a ``session/update`` (decoded from ``line``; ``msg``: its Notification,
+        when the decoder built one) to its session, keep it, or log it."""
         raw_update: dict[str, Any] | bytes | None = None
         if self._keep_raw:
             if line is not None:
                 # The line itself (the transcript holds it anyway): the event log
                 # decodes the payload again only if it is read (model/events.py).
                 raw_update = line
-            else:
+            elif msg is not None:
                 raw = msg.raw_params
                 raw_update = raw.get("update") if raw.__class__ is dict else None
         session = self.sessions.get(sid)
         if session is not None:
             if self._update_hook is None:
                 # Hot path: AsyncSession._apply without the Event only hooks read.
-                session.model.feed(params.update, raw_update, sid, session._replaying)
+                session.model.feed(update, raw_update, sid, session._replaying)
                 if not session._dirty:
                     session._dirty = True
                     self._dirty.append(session)
             else:
-                session._apply(params.update, raw_update)
+                session._apply(update, raw_update)
         elif self._creating:
             # Maybe for the session a pending session/new is creating: keep it and
             # apply it once the response names the session (spec: "Initial state
             # and synchronization": updates may arrive before the response).
-            self._early.setdefault(sid, []).append((params.update, raw_update))
+            self._early.setdefault(sid, []).append((update, raw_update))
         else:
+            if msg is None and line is not None:
+                msg = decode_line(line)  # rare: the hot path built no Notification
             self._log("unknown_session_update", data=msg, session_id=sid)
 
     def _dispatch(self, message: Any) -> None:

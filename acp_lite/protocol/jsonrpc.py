@@ -265,6 +265,31 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
     except (ValueError, TypeError, RecursionError) as exc:
         # JSONDecodeError and UnicodeDecodeError are ValueErrors; TypeError: not bytes-like.
         return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
+    return _decode_parsed(obj)
+
+
+def decode_update_line(line: bytes) -> tuple[str, Any] | Message | list[Message]:
+    """:func:`decode_line`, except that the commonest ``session/update`` (a text message
+    or thought chunk) comes back as ``(session_id, update)``, without building the
+    envelope objects nobody reads (the connection's hot path)."""
+    try:
+        obj = _loads(line)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
+    if (
+        type(obj) is dict
+        and obj.get("method") == "session/update"
+        and "id" not in obj
+        and obj.get("jsonrpc") == "2.0"
+    ):
+        p = obj.get("params")
+        update = _fast_chunk(p)
+        if update is not None:
+            return p["sessionId"], update  # type: ignore[index]
+    return _decode_parsed(obj)
+
+
+def _decode_parsed(obj: Any) -> Message | list[Message]:
     msg: Notification
     if type(obj) is dict:
         method = obj.get("method")
@@ -308,7 +333,18 @@ _CHUNKS: Final[dict[str, tuple[type[Any], str]]] = {
 
 
 def _fast_update(p: Any) -> g.UpdateSessionNotification | None:
-    """The typed params of the most frequent ``session/update`` shape, or ``None``.
+    """The typed params of the most frequent ``session/update`` shape, or ``None``."""
+    update = _fast_chunk(p)
+    if update is None:
+        return None
+    params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
+    params.session_id, params.update = p["sessionId"], update
+    params.meta, params.extra = UNSET, NO_EXTRA
+    return params
+
+
+def _fast_chunk(p: Any) -> Any:
+    """The typed update of ``session/update`` params of the most frequent shape, or ``None``.
 
     Hot path (issue 4, "Performance"): a message or thought chunk carrying one text
     block and no other keys is built directly, skipping the generic structure
@@ -317,9 +353,8 @@ def _fast_update(p: Any) -> g.UpdateSessionNotification | None:
     """
     if type(p) is not dict or len(p) != 2:
         return None
-    sid = p.get("sessionId")
     u = p.get("update")
-    if type(sid) is not str or type(u) is not dict or len(u) != 3:
+    if type(p.get("sessionId")) is not str or type(u) is not dict or len(u) != 3:
         return None
     tag = u.get("sessionUpdate")
     if type(tag) is not str:
@@ -344,9 +379,7 @@ def _fast_update(p: Any) -> g.UpdateSessionNotification | None:
     update.content = block
     update.meta = UNSET
     update.extra = NO_EXTRA
-    params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
-    params.session_id, params.update, params.meta, params.extra = sid, update, UNSET, NO_EXTRA
-    return params
+    return update
 
 
 def decode_value(d: Any) -> Message:
