@@ -135,6 +135,10 @@ def _payloads_of(item: Any) -> list[dict[str, Any]]:
         if "method" in item or "result" in item or "error" in item:
             return _from_wire(item)  # a whole JSON-RPC message
         raise TypeError(f"not an ACP update: a mapping without 'sessionUpdate' ({item!r:.200})")
+    if getattr(item, "source", "session/update") != "session/update":
+        # Derived by the client (e.g. the tool call a permission request carries):
+        # snapshots show what the agent streamed, as the transcript view does.
+        return []
     raw = getattr(item, "raw", None)  # model Event, Unrecognized* updates
     if isinstance(raw, Mapping):
         return _payloads_of(raw)

@@ -11,7 +11,7 @@ import trio
 from acp_lite.errors import Timeout
 from acp_lite.model import SessionModel
 from acp_lite.model.submissions import Submission
-from acp_lite.protocol import IdleStateUpdate, SessionUpdate, converter
+from acp_lite.protocol import IdleStateUpdate, converter, structure_update
 from acp_lite.turn import Turn
 
 if TYPE_CHECKING:
@@ -133,8 +133,10 @@ class AsyncSession:
 
     # ------------------------------------------------------------------ feeding (reader task)
 
-    def _apply(self, update: Any, raw: Any) -> None:
-        event = self.model.apply(update, raw=raw, session_id=self.id, replayed=self._replaying)
+    def _apply(self, update: Any, raw: Any, source: str | None = None) -> None:
+        event = self.model.apply(
+            update, raw=raw, session_id=self.id, replayed=self._replaying, source=source
+        )
         if not self._dirty:
             self._dirty = True
             self._conn._dirty.append(self)
@@ -147,7 +149,7 @@ class AsyncSession:
         # order it was received".
         raw = converter.unstructure(tool_call)
         raw["sessionUpdate"] = "tool_call_update"
-        self._apply(converter.structure(raw, SessionUpdate), raw)  # type: ignore[arg-type]
+        self._apply(structure_update(raw), raw, source="session/request_permission")
 
     def _notify(self) -> None:
         event = self._changed

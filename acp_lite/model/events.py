@@ -66,6 +66,16 @@ class Event:
         return self._log.raw(self.index)
 
     @property
+    def source(self) -> str:
+        """The method that carried this update: ``"session/update"``, or for example
+        ``"session/request_permission"`` for the tool call a permission request
+        carries, which clients apply "exactly like a ``tool_call_update``" (schema,
+        ``ToolCallPermissionSubject.toolCall``) although the agent never streamed it."""
+        if self._log is None:
+            return "session/update"
+        return self._log.source(self.index)
+
+    @property
     def tag(self) -> str:
         """The ``sessionUpdate`` tag of this update."""
         if self._update is _LAZY:
@@ -111,7 +121,7 @@ def _from_line(line: bytes) -> dict[str, Any]:
 class EventLog(Sequence[Event]):
     """Append-only, indexable log of events (read-only for everyone but the model)."""
 
-    __slots__ = ("_raws", "_replayed", "_times", "_updates")
+    __slots__ = ("_raws", "_replayed", "_sources", "_times", "_updates")
 
     def __init__(self) -> None:
         # An update column entry is the typed update, or (when the raw column holds
@@ -120,9 +130,16 @@ class EventLog(Sequence[Event]):
         self._raws: list[dict[str, Any] | bytes | None] = []
         self._times = array("d")
         self._replayed = bytearray()
+        # Sparse: only updates that did not come from session/update (rare).
+        self._sources: dict[int, str] = {}
 
     def append(
-        self, update: Any, raw: dict[str, Any] | bytes | None, time: float, replayed: bool
+        self,
+        update: Any,
+        raw: dict[str, Any] | bytes | None,
+        time: float,
+        replayed: bool,
+        source: str | None = None,
     ) -> int:
         """Log one update; return its index.
 
@@ -139,7 +156,13 @@ class EventLog(Sequence[Event]):
         self._raws.append(raw)
         self._times.append(time)
         self._replayed.append(replayed)
+        if source is not None:
+            self._sources[index] = source
         return index
+
+    def source(self, index: int) -> str:
+        """The method that carried event ``index`` (see :attr:`Event.source`)."""
+        return self._sources.get(index, "session/update")
 
     def raw(self, index: int) -> dict[str, Any]:
         """The raw payload of event ``index`` (re-encoded once if it was not kept)."""

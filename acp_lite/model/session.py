@@ -153,15 +153,18 @@ class SessionModel:
         raw: dict[str, Any] | bytes | None = None,
         session_id: str | None = None,
         replayed: bool = False,
+        source: str | None = None,
     ) -> Event:
         """Apply one decoded ``SessionUpdate`` and log it; return its :class:`Event`.
 
         ``raw`` is the ``update`` dict as received (kept in the event log), or the
         whole received ``session/update`` line (``bytes``: kept as is, decoded on read),
         ``session_id`` the notification's ``sessionId`` (checked against this
-        session's), ``replayed`` marks updates received during a history replay.
+        session's), ``replayed`` marks updates received during a history replay,
+        ``source`` names the method when the update did not arrive as a
+        ``session/update`` (``Event.source``).
         """
-        index = self.feed(update, raw, session_id, replayed)
+        index = self.feed(update, raw, session_id, replayed, source)
         log = self._log
         # Built from the update at hand: the log may keep only its line (events.py).
         return Event(index, update, replayed, log._times[index], log)
@@ -172,13 +175,14 @@ class SessionModel:
         raw: dict[str, Any] | bytes | None = None,
         session_id: str | None = None,
         replayed: bool = False,
+        source: str | None = None,
     ) -> int:
         """Like :meth:`apply` but return the event's index instead of an :class:`Event`.
 
         The connection's hot path: it builds no object that nobody reads.
         """
         # Hot path: the log keeps columns, not an object per update (events.py).
-        index = self._log.append(update, raw, monotonic(), replayed)
+        index = self._log.append(update, raw, monotonic(), replayed, source)
         self._store.replaying = replayed
         if session_id is not None and session_id != self.session_id:
             if self.session_id is None:
