@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 import pytest
+import trio
 import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -265,3 +266,26 @@ async def test_keep_raw_updates_false_still_reads_back() -> None:
         assert turn.text == "".join(
             p["content"]["text"] for p in payloads if p["sessionUpdate"] == "agent_message_chunk"
         )
+
+
+@pytest.mark.trio
+async def test_events_read_in_worker_threads_while_streaming_match_the_wire() -> None:
+    """on_update callbacks run in worker threads and decode lazily while the reader
+    keeps appending: what they read is still exactly what was received."""
+    seen: list[tuple[int, str, dict[str, Any], Any]] = []
+    script = {"turns": [{"steps": [{"type": "flood", "count": 2000, "batch": 200}]}]}
+    async with aio.connect(scripted(script), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        unsubscribe = session.on_update(
+            lambda ev: seen.append((ev.index, ev.tag, ev.raw, ev.update))
+        )
+        await session.run("go")
+        with trio.fail_after(10):  # callbacks run in worker threads: poll
+            while len(seen) < len(session.updates):
+                await trio.sleep(0.01)
+        unsubscribe()
+        wire = recv_updates(client, session.id)
+        assert [i for i, _, _, _ in seen] == list(range(len(wire)))
+        for (_, tag, raw, update), (_, payload) in zip(seen, wire, strict=True):
+            assert raw == payload and tag == payload["sessionUpdate"]
+            assert update == converter.structure(payload, SessionUpdate)  # type: ignore[arg-type]
