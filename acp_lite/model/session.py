@@ -274,15 +274,17 @@ class SessionModel:
     def finish(self) -> list[Violation]:
         """Record the violations only the end of a session can show; return them.
 
-        Idempotent. Live user messages whose ``messageId`` no prompt response
-        returned are reported, unless a submission is still pending (it might own
+        Idempotent. Submissions whose user message never came are reported
+        (``user-message-not-echoed``); live user messages whose ``messageId`` no
+        prompt response returned are reported, unless a submission is still pending (it might own
         them).
         """
         if self._finished:
             return []
         self._finished = True
-        found: list[Violation] = []
+        found: list[Violation] = self._subs.never_echoed()
         if self._subs.pending_count():
+            self._violations.extend(found)
             return found
         message: MessageEntity
         for message in self._kinds["user_message"].values():

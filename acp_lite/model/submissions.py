@@ -74,6 +74,10 @@ class SubmissionTracker:
         self._open: list[Submission] = []  # inserted, not yet done
         self._idles: list[_EndingIdle] = []
         self._idle_indices: list[int] = []
+        # Submissions judged by the fallback, with the idle that ended them: the echo
+        # may still come later (no order against the idle is required), so whether
+        # it never came is only known at the end (SessionModel.finish).
+        self._unechoed: list[tuple[Submission, int]] = []
 
     def submit(self, request_id: RequestId, content: Any, event_count: int) -> Submission:
         sub = Submission(request_id, content, event_count)
@@ -159,18 +163,29 @@ class SubmissionTracker:
                 if sub.user_message is None:
                     # Fallback for an agent that did not echo the user message: the
                     # first ending idle after the response (which came before this).
-                    found.append(
-                        violation(
-                            "user-message-not-echoed",
-                            f"user message {sub.message_id!r} of request {sub.request_id!r} "
-                            "was not reported before the idle that ended its work",
-                            event_index,
-                        )
-                    )
+                    self._unechoed.append((sub, event_index))
                     sub.first_event_index = sub.sent_event_count
                 self._finish(sub, idle)
             self._open.clear()
         return found
+
+    def never_echoed(self) -> list[Violation]:
+        """``user-message-not-echoed`` for each submission whose user message never came.
+
+        Spec (000, "Prompt accepted"): the Agent MUST report the inserted user message
+        through ``user_message`` / ``user_message_chunk`` updates; it sets no order
+        against the idle, so a late echo is not a violation.
+        """
+        return [
+            violation(
+                "user-message-not-echoed",
+                f"user message {sub.message_id!r} of request {sub.request_id!r} was never "
+                "reported (its work was judged ended by the first idle after the response)",
+                event_index,
+            )
+            for sub, event_index in self._unechoed
+            if sub.user_message is None
+        ]
 
     def pending_count(self) -> int:
         return sum(1 for s in self.by_request.values() if s.status == "pending")

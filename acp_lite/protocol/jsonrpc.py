@@ -496,8 +496,14 @@ def encode_message(msg: Message | list[Message]) -> bytes:
 
     JSON string escaping guarantees there is no other newline in the line. Values that
     are not JSON (NaN, infinities, other objects) raise ``ValueError`` / ``TypeError``
-    with the stdlib backend; orjson writes NaN and infinities as ``null``.
+    with the stdlib backend; orjson writes NaN and infinities as ``null``. A value
+    nested too deeply to encode raises ``ValueError``.
     """
-    if isinstance(msg, list):
-        return _dumps([to_wire(m) for m in msg])
-    return _dumps(to_wire(msg))
+    try:
+        if isinstance(msg, list):
+            return _dumps([to_wire(m) for m in msg])
+        return _dumps(to_wire(msg))
+    except RecursionError:
+        # A value nested deeper than the interpreter's recursion limit (the orjson
+        # backend decodes deeper than json encodes): the documented error instead.
+        raise ValueError("value too deeply nested to encode") from None

@@ -55,9 +55,10 @@ def check_reconciled(m: SessionModel, order: Sequence[str]) -> None:
         assert sub.stop_reason == "end_turn"
         idles = [e.index for e in m.events if getattr(e.update, "state", None) == "idle"]
         assert sub.end_event_index == idles[0]
-    fallback = order.index("response") < order.index("idle") < order.index("user_message")
-    assert ("user-message-not-echoed" in rules(m)) is (fallback and sub.done)
-    assert set(rules(m)) <= {"user-message-not-echoed"}
+    # The echo came in every order (possibly after the idle, which the spec allows):
+    # nothing to report, not even at the end of the session.
+    assert rules(m) == []
+    assert m.finish() == [] and rules(m) == []
 
 
 ORDERS = list(itertools.permutations(STEPS))
@@ -174,7 +175,8 @@ def test_agent_that_never_echoes_falls_back_to_first_idle_after_response() -> No
     m.prompt_accepted(1, "u1")
     assert not sub.done
     feed(m, state("running"), chunk("a", "after"), idle("end_turn"))
-    assert sub.done and rules(m) == ["user-message-not-echoed"]
+    assert sub.done and rules(m) == []  # the echo may still come: judged at the end
+    assert [v.rule for v in m.finish()] == ["user-message-not-echoed"]
     assert m.violations[0].event_index == 5
     assert m.text(sub) == "before\nafter"  # fallback window: everything since the send
 

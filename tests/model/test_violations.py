@@ -221,12 +221,22 @@ def test_rule_user_message_not_echoed() -> None:
     m.submit(1, None)
     m.prompt_accepted(1, "u1")
     feed(m, state("running"), idle("end_turn"))
+    assert rules(m) == []  # a late echo is allowed: only the end can tell
+    m.finish()
     assert only(m, "user-message-not-echoed").event_index == 1
     good = SessionModel("s")
     good.submit(1, None)
     good.prompt_accepted(1, "u1")
     feed(good, state("running"), message("u1", ["q"], kind="user_message"), idle("end_turn"))
+    good.finish()
     assert rules(good) == []
+    late = SessionModel("s")  # echoed after the idle that ended its work
+    late.submit(1, None)
+    late.prompt_accepted(1, "u1")
+    feed(late, state("running"), idle("end_turn"), message("u1", ["q"], kind="user_message"))
+    assert late.submission(1).done
+    late.finish()
+    assert rules(late) == []
 
 
 def test_rule_user_message_unmatched() -> None:
