@@ -188,6 +188,7 @@ class Connection(AgentRequestsMixin):
         for req in self._agent_requests.values():
             req.scope.cancel()
         for session in self.sessions.values():
+            session.model.finish()  # end-of-session checks (idempotent)
             session._notify()
         self.closed.set()
         self._call_hook("acp_connection_closed", client=self.hook_client)

@@ -365,8 +365,12 @@ class AsyncSession:
         return await self._call("terminal/cancel", {"terminalId": terminal_id}, timeout)
 
     async def close(self, *, timeout: float | None = None) -> Any:
-        """``session/close``: stops the session's work, background included."""
-        return await self._call("session/close", {}, timeout)
+        """``session/close``: stops the session's work, background included.
+
+        Then the model's end-of-session checks run (``SessionModel.finish``)."""
+        result = await self._call("session/close", {}, timeout)
+        self.model.finish()
+        return result
 
     async def delete(self, *, timeout: float | None = None) -> Any:
         """``session/delete``."""
