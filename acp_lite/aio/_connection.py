@@ -583,7 +583,11 @@ class Connection(AgentRequestsMixin):
 
     def _on_notification(self, msg: Any) -> None:
         method = msg.method
-        if method.startswith("_"):
+        if method == "session/update":
+            # A batch member (single lines take the reader's fast path): JSON-RPC 2.0
+            # section 6, each member is handled as if it had been sent alone.
+            self._on_update(msg)
+        elif method.startswith("_"):
             self._log("extension_notification", data=msg.params, method=method)
             self._call_hook(
                 "acp_extension_notification",

@@ -702,3 +702,23 @@ async def test_transcript_and_client_event_log_retention_is_a_limit() -> None:
     async with aio.connect(agent("flood", "--count", "500"), limits=FAST) as client:
         await (await client.new_session(cwd="/tmp")).run("go")
         assert client.transcript.dropped == 0 and len(client.transcript) > 500  # whole
+
+
+async def test_session_updates_inside_a_batch_are_applied() -> None:
+    import json
+
+    def chunk(text: str) -> dict[str, Any]:
+        update = {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m1",
+            "content": {"type": "text", "text": text},
+        }
+        params = {"sessionId": "{{session_id}}", "update": update}
+        return {"jsonrpc": "2.0", "method": "session/update", "params": params}
+
+    steps = [{"type": "raw", "text": json.dumps([chunk("A"), chunk("B")])}]
+    steps.append({"type": "text", "text": "C", "message_id": "m1"})
+    async with aio.connect(scripted({"turns": [{"steps": steps}]}), limits=FAST) as client:
+        turn = await (await client.new_session(cwd="/tmp")).run("x")
+        assert turn.text == "ABC"  # JSON-RPC 2.0 section 6: each member as if sent alone
+        assert not client.events
