@@ -38,8 +38,12 @@ class Limits:
     #: Transcript entries kept (``None``: all of them).
     max_transcript_entries: int | None = None
     #: Entries kept in the client's event log (``client.events``; ``None``: all).
-    #: Session event logs belong to the session model and are kept whole.
     max_events: int | None = None
+    #: Events kept in each session's event log (``session.updates`` /
+    #: ``model.events``; ``None``: all). Older events are let go (reading one raises
+    #: ``IndexError``; ``model.events.dropped`` counts them); the session model's
+    #: picture (timeline, entities, state) stays whole.
+    max_session_events: int | None = None
     #: Keep each update's raw JSON payload in the session event log. ``False`` saves
     #: two retained dicts per update (the cyclic GC walks every retained container:
     #: measured ~2x throughput on a 200k-chunk flood); ``Event.raw`` is then

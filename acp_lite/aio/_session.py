@@ -94,7 +94,7 @@ class AsyncSession:
     def __init__(self, connection: Connection, session_id: str) -> None:
         self._conn = connection
         self.id = session_id
-        self.model = SessionModel(session_id)
+        self.model = SessionModel(session_id, max_events=connection.limits.max_session_events)
         self._dirty = False
         self._changed: trio.Event | None = None
         self._replaying = False

@@ -119,11 +119,22 @@ def _from_line(line: bytes) -> dict[str, Any]:
 
 
 class EventLog(Sequence[Event]):
-    """Append-only, indexable log of events (read-only for everyone but the model)."""
+    """Append-only, indexable log of events (read-only for everyone but the model).
 
-    __slots__ = ("_raws", "_replayed", "_sources", "_times", "_updates")
+    Indices are absolute: event ``i`` is the ``i``-th update the session received,
+    and ``len()`` counts every update received. With ``max_events`` the log keeps at
+    least the newest ``max_events`` (trimmed in blocks, so appending stays amortised
+    O(1)); reading an older event raises ``IndexError`` and :attr:`dropped` says how
+    many were let go. What those updates did to the model stays applied.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_base", "_max", "_raws", "_replayed", "_sources", "_times", "_updates")
+
+    def __init__(self, max_events: int | None = None) -> None:
+        if max_events is not None and max_events < 1:
+            raise ValueError("max_events must be at least 1 (or None to keep every event)")
+        self._max = max_events
+        self._base = 0  # absolute index of the first kept event (= events dropped)
         # An update column entry is the typed update, or (when the raw column holds
         # the received line) just its tag, a ``str``: decoded again when read.
         self._updates: list[Any] = []
@@ -132,6 +143,33 @@ class EventLog(Sequence[Event]):
         self._replayed = bytearray()
         # Sparse: only updates that did not come from session/update (rare).
         self._sources: dict[int, str] = {}
+
+    @property
+    def dropped(self) -> int:
+        """How many of the oldest events were let go (``max_events``)."""
+        return self._base
+
+    def _at(self, index: int) -> int:
+        """Column position of absolute ``index``."""
+        pos = index - self._base
+        if pos < 0:
+            raise IndexError(
+                f"event {index} was dropped: the log keeps the newest {self._max} "
+                "(Limits.max_session_events)"
+            )
+        return pos
+
+    def _trim(self) -> None:
+        # Trim in blocks (when twice the limit is held) to keep appends O(1) amortised.
+        assert self._max is not None
+        cut = len(self._updates) - self._max
+        del self._updates[:cut]
+        del self._raws[:cut]
+        del self._times[:cut]
+        del self._replayed[:cut]
+        self._base += cut
+        if self._sources:
+            self._sources = {i: s for i, s in self._sources.items() if i >= self._base}
 
     def append(
         self,
@@ -146,7 +184,7 @@ class EventLog(Sequence[Event]):
         ``raw`` is the ``update`` dict as received, or the whole received JSON-RPC
         line (``bytes``; the payload is its ``params.update``), or ``None``.
         """
-        index = len(self._updates)
+        index = self._base + len(self._updates)
         tag = getattr(update, "session_update", None) if raw.__class__ is bytes else None
         if tag.__class__ is str:
             # Hot path: retain no GC-tracked object for this update (module doc).
@@ -158,47 +196,56 @@ class EventLog(Sequence[Event]):
         self._replayed.append(replayed)
         if source is not None:
             self._sources[index] = source
+        if self._max is not None and len(self._updates) >= 2 * self._max:
+            self._trim()
         return index
 
     def source(self, index: int) -> str:
         """The method that carried event ``index`` (see :attr:`Event.source`)."""
         return self._sources.get(index, "session/update")
 
+    def time(self, index: int) -> float:
+        """``time.monotonic()`` when event ``index`` was applied."""
+        return self._times[self._at(index)]
+
     def raw(self, index: int) -> dict[str, Any]:
         """The raw payload of event ``index`` (re-encoded once if it was not kept)."""
-        raw = self._raws[index]
+        pos = self._at(index)
+        raw = self._raws[pos]
         if raw is None:
-            raw = self._raws[index] = _encode(self._updates[index])
+            raw = self._raws[pos] = _encode(self._updates[pos])
         elif isinstance(raw, bytes):
-            raw = self._raws[index] = _from_line(raw)
+            raw = self._raws[pos] = _from_line(raw)
         return raw
 
     def kept_raw(self, index: int) -> dict[str, Any] | None:
         """The raw payload as passed to ``apply`` (``None`` when it was not)."""
-        raw = self._raws[index]
+        pos = self._at(index)
+        raw = self._raws[pos]
         if isinstance(raw, bytes):
-            raw = self._raws[index] = _from_line(raw)
+            raw = self._raws[pos] = _from_line(raw)
         return raw
 
     def set_raw(self, index: int, raw: dict[str, Any]) -> None:
-        self._raws[index] = raw
+        self._raws[self._at(index)] = raw
 
     def tag(self, index: int) -> str:
         """The ``sessionUpdate`` tag of event ``index`` (without decoding it)."""
-        update = self._updates[index]
+        update = self._updates[self._at(index)]
         if update.__class__ is str:
             return update
         return str(getattr(update, "session_update", ""))
 
     def update(self, index: int) -> Any:
         """The decoded update of event ``index``."""
-        update = self._updates[index]
+        pos = self._at(index)
+        update = self._updates[pos]
         if update.__class__ is str:
-            update = self._updates[index] = structure_update(self.raw(index))
+            update = self._updates[pos] = structure_update(self.raw(index))
         return update
 
     def __len__(self) -> int:
-        return len(self._updates)
+        return self._base + len(self._updates)
 
     @overload
     def __getitem__(self, index: int) -> Event: ...
@@ -207,27 +254,36 @@ class EventLog(Sequence[Event]):
     def __getitem__(self, index: slice) -> list[Event]: ...
 
     def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        total = len(self)
         if isinstance(index, slice):
-            return [self.event(i) for i in range(*index.indices(len(self._updates)))]
+            start, stop, step = index.indices(total)
+            if step > 0:
+                start = max(start, self._base)
+            return [self.event(i) for i in range(start, stop, step) if i >= self._base]
         if index < 0:
-            index += len(self._updates)
-        if not 0 <= index < len(self._updates):
-            raise IndexError(f"event index {index} out of range (0..{len(self._updates) - 1})")
+            index += total
+        if not 0 <= index < total:
+            raise IndexError(f"event index {index} out of range (0..{total - 1})")
+        self._at(index)  # a clear error for a dropped event
         return self.event(index)
 
     def __iter__(self) -> Iterator[Event]:
-        for i in range(len(self._updates)):
+        """The kept events, oldest first."""
+        for i in range(self._base, len(self)):
             yield self.event(i)
 
     def event(self, i: int) -> Event:
         """Event ``i`` (no bounds normalisation: ``i`` must be a valid index)."""
-        update = self._updates[i]
+        pos = i - self._base
+        update = self._updates[pos]
         if update.__class__ is str:
             update = _LAZY  # decoded when read (module doc)
-        return Event(i, update, bool(self._replayed[i]), self._times[i], self)
+        return Event(i, update, bool(self._replayed[pos]), self._times[pos], self)
 
     def __repr__(self) -> str:
-        return f"<EventLog {len(self._updates)} events>"
+        kept = len(self._updates)
+        dropped = f", {self._base} dropped" if self._base else ""
+        return f"<EventLog {kept} events{dropped}>"
 
 
 __all__ = ["Event", "EventLog"]

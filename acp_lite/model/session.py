@@ -93,9 +93,11 @@ class SessionModel:
     :meth:`text`. Pure Python: no IO, no threads, no trio.
     """
 
-    def __init__(self, session_id: str | None = None) -> None:
+    def __init__(self, session_id: str | None = None, *, max_events: int | None = None) -> None:
         self.session_id = session_id
-        self._log = EventLog()
+        # max_events bounds the event log only; the picture (timeline, state ...) is
+        # whole whatever it is (events.py).
+        self._log = EventLog(max_events)
         self._violations: list[Violation] = []
         self._notices: list[int] = []
         self._subs = SubmissionTracker()
@@ -167,7 +169,7 @@ class SessionModel:
         index = self.feed(update, raw, session_id, replayed, source)
         log = self._log
         # Built from the update at hand: the log may keep only its line (events.py).
-        return Event(index, update, replayed, log._times[index], log)
+        return Event(index, update, replayed, log.time(index), log)
 
     def feed(
         self,
