@@ -109,7 +109,8 @@ class Connection(AgentRequestsMixin):
         self._dirty: list[AsyncSession] = []
         # Updates kept until their session is known: (update, raw dict or line).
         self._early: dict[str, list[tuple[Any, Any]]] = {}
-        self._creating = 0
+        # Ids of session/new and session/resume requests still awaiting an answer.
+        self._creating: set[Any] = set()
         self._agent_requests: dict[Any, AgentRequest] = {}
         self._nursery: trio.Nursery | None = None
         self._keep_raw = limits.keep_raw_updates
@@ -280,7 +281,7 @@ class Connection(AgentRequestsMixin):
         waiter = _Waiter()
         entry.waiter = waiter
         if method in _SESSION_CREATING:
-            self._creating += 1
+            self._creating.add(entry.id)
         self.flush()
         return entry, waiter
 
@@ -307,6 +308,13 @@ class Connection(AgentRequestsMixin):
             ):
                 self.flush()
         if not waiter.event.is_set():
+            if entry.id in self._creating:
+                # Given up on: stop holding updates for the session it might have
+                # created (a late response still creates it; early updates then go
+                # to the client event log instead).
+                self._creating.discard(entry.id)
+                if not self._creating and self._early:
+                    self._flush_early()
             raise Timeout(
                 f"no response to {entry.method} (request {entry.id}) within {timeout:g}s",
                 awaited=f"response to {entry.method} request {entry.id}",
@@ -518,7 +526,7 @@ class Connection(AgentRequestsMixin):
                     model.prompt_accepted(entry.id, mid)
                 self._mark_dirty(session)
         elif method in _SESSION_CREATING:
-            self._creating -= 1
+            self._creating.discard(entry.id)
             if method == "session/new" and error is None:
                 result = self._session_created(result)
             elif method == "session/resume":
