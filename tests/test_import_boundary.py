@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SANS_IO = ["acp_lite.protocol", "acp_lite.model", "acp_lite.rpc", "acp_lite.errors"]
+SANS_IO = ["acp_lite.protocol", "acp_lite.model", "acp_lite.core", "acp_lite.errors"]
 
 
 def _existing(mod: str) -> bool:

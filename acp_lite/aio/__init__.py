@@ -51,10 +51,9 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
 """
 
 from acp_lite.aio._client import PROTOCOL_VERSION, AsyncClient, connect, connect_streams
-from acp_lite.aio._events import ConnectionEvent
-from acp_lite.aio._lines import LineReader, OversizeLine
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession, prompt_blocks
+from acp_lite.core import ConnectionEvent, OversizeLine
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -62,7 +61,6 @@ __all__ = [
     "AsyncClient",
     "AsyncSession",
     "ConnectionEvent",
-    "LineReader",
     "OversizeLine",
     "connect",
     "connect_streams",

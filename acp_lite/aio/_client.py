@@ -11,19 +11,16 @@ from typing import Any
 import trio
 
 from acp_lite.aio._connection import Connection
-from acp_lite.aio._events import ConnectionEvent
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
-from acp_lite.errors import ProtocolError, Timeout, UnsupportedProtocolVersion
+from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
+from acp_lite.errors import ProtocolError, Timeout
 from acp_lite.hookspec import plugin_manager
 from acp_lite.limits import Limits
-from acp_lite.protocol import InitializeResponse, SessionInfo, converter
+from acp_lite.protocol import InitializeResponse, converter
 from acp_lite.transcript import Transcript
 
 __all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
-
-PROTOCOL_VERSION = 2
-"""The ACP protocol version this client speaks."""
 
 
 def _version() -> str:
@@ -58,8 +55,6 @@ class AsyncClient:
         # makes of it (its ``Client``), from the first hook on.
         connection.hook_client = self if hook_client is None else hook_client(self)
         self.initialize_response: InitializeResponse | None = None
-        #: The raw ``initialize`` result.
-        self.initialize_result: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         name = self.agent_info.name if self.agent_info is not None else "?"
@@ -77,37 +72,28 @@ class AsyncClient:
         conn = self._conn
         info = _wire(client_info) or {"name": "acp-lite", "version": _version()}
         caps = DEFAULT_CAPABILITIES if capabilities is None else _wire(capabilities)
-        result = await conn.call(
-            "initialize",
-            {"protocolVersion": PROTOCOL_VERSION, "info": info, "capabilities": caps},
-            timeout=conn.limits.connect_timeout if timeout is None else timeout,
+        entry = conn.core.initialize(
+            {"protocolVersion": PROTOCOL_VERSION, "info": info, "capabilities": caps}
         )
-        if not isinstance(result, dict):
-            raise ProtocolError(
-                f"initialize result is not an object: {result!r}", method="initialize"
-            )
-        version = result.get("protocolVersion")
-        if version != PROTOCOL_VERSION:
-            raise UnsupportedProtocolVersion(
-                f"the agent answered protocol version {version!r}; acp_lite speaks "
-                f"{PROTOCOL_VERSION}",
-                version=version,
-                stderr_tail=conn.stderr_tail(),
-            )
-        self.initialize_result = result
-        try:
-            self.initialize_response = converter.structure(result, InitializeResponse)
-        except Exception as exc:
-            raise ProtocolError(f"invalid initialize result: {exc}", method="initialize") from exc
-        conn._call_hook("acp_connection_opened", client=conn.hook_client)
+        conn.flush()
+        response = await conn.wait_response(
+            entry, timeout=conn.limits.connect_timeout if timeout is None else timeout
+        )
+        self.initialize_response = response
+        conn.call_hook("acp_connection_opened", client=conn.hook_client)
 
     # ------------------------------------------------------------------ reads
 
     @property
+    def initialize_result(self) -> dict[str, Any]:
+        """The ``initialize`` result as the agent sent it (raw JSON)."""
+        return self._conn.core.initialize_result
+
+    @property
     def protocol_version(self) -> int | None:
         """The protocol version the agent answered."""
-        version = self.initialize_result.get("protocolVersion")
-        return version if isinstance(version, int) else None
+        r = self.initialize_response
+        return r.protocol_version if r is not None else None
 
     @property
     def agent_info(self) -> Any:
@@ -136,7 +122,7 @@ class AsyncClient:
     @property
     def events(self) -> list[ConnectionEvent]:
         """The client event log: protocol errors, updates for unknown sessions, ..."""
-        return list(self._conn.events)
+        return list(self._conn.core.log)
 
     @property
     def sessions(self) -> dict[str, AsyncSession]:
@@ -214,9 +200,8 @@ class AsyncClient:
         }
         if additional_directories is not None:
             wire["additionalDirectories"] = [os.fspath(d) for d in additional_directories]
-        session = await self._conn.call("session/new", wire, timeout=timeout)
-        assert isinstance(session, AsyncSession)
-        return session
+        response = await self._conn.call("session/new", wire, timeout=timeout)
+        return self._conn.session_for(self._conn.core.sessions[response.session_id])
 
     async def resume_session(
         self,
@@ -231,10 +216,6 @@ class AsyncClient:
         """``session/resume``; with ``replay`` the history is replayed (events marked
         ``replayed``). The agent's state snapshot, not the response, sets the state."""
         conn = self._conn
-        session = conn.sessions.get(session_id)
-        if session is None:
-            session = AsyncSession(conn, session_id)
-            session._resume_pending = True
         wire: dict[str, Any] = {
             "sessionId": session_id,
             "cwd": os.fspath(cwd),
@@ -243,14 +224,11 @@ class AsyncClient:
         }
         if replay:
             wire["replayFrom"] = {"type": "start"}
-        session._replaying = replay
-        session.model.resume_requested()
-        conn.register_resuming(session)
-        try:
-            result = await conn.call("session/resume", wire, session_id=session_id, timeout=timeout)
-        finally:
-            session._replaying = False
-        return result if isinstance(result, AsyncSession) else session
+        entry = conn.core.resume(session_id, wire, replay=replay)
+        conn.flush()
+        session = conn.session_for(conn.core.sessions[session_id])
+        await conn.wait_response(entry, timeout=timeout, state=lambda: session.model.state)
+        return session
 
     async def list_sessions(
         self, cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None
@@ -287,11 +265,8 @@ class AsyncClient:
                     method="session/list",
                     stderr_tail=conn.stderr_tail(),
                 ) from exc
-            if not isinstance(result, dict):
-                raise ProtocolError(f"session/list result is not an object: {result!r}")
-            for item in result.get("sessions") or []:
-                out.append(converter.structure(item, SessionInfo))
-            cursor = result.get("nextCursor")
+            out.extend(result.sessions)
+            cursor = result.next_cursor
             if not isinstance(cursor, str):
                 return out
             if cursor in seen:  # a looping cursor would never end

@@ -1,8 +1,9 @@
-"""The connection pump: one reader task, one writer task, the RPC engine, routing.
+"""The trio pump: moves bytes between the agent's streams and the sans-IO core.
 
-Hot path (issue 4, "Performance"): one trio task reads lines, decodes them and
-applies ``session/update`` notifications to the session model inline. No task or
-thread hop per notification; waiters are woken once per batch of lines read.
+One reader task feeds what the agent wrote to :class:`acp_lite.core.ClientConnection`
+and then acts on what it reports: wakes the tasks waiting on a response or a
+session, starts a task per agent request, runs hooks. One writer task writes what
+the core queued. Nothing here knows the protocol's rules; those live in the core.
 """
 
 from __future__ import annotations
@@ -10,69 +11,42 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import time
-from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 import trio
 
-from acp_lite.aio._agent_requests import AgentRequest, AgentRequestsMixin
-from acp_lite.aio._events import ConnectionEvent, ConnectionEventKind
-from acp_lite.aio._lines import LineReader, OversizeLine
+from acp_lite.aio._agent_requests import AgentRequestDecider
 from acp_lite.aio._process import AgentProcess
-from acp_lite.errors import (
-    AcpError,
-    AgentExited,
-    ProtocolError,
-    Timeout,
-    TransportError,
-    request_error_from,
-)
-from acp_lite.limits import Limits
-from acp_lite.protocol import UNSET, Notification, decode_line
-from acp_lite.protocol.jsonrpc import decode_update_line, loads_json
-from acp_lite.rpc import (
-    InvalidReceived,
-    NotificationReceived,
-    PeerCancelled,
+from acp_lite.core import (
+    AgentRequestReceived,
+    AgentRequestWithdrawn,
+    ClientConnection,
+    ExtensionNotificationReceived,
     PendingRequest,
-    RequestReceived,
-    ResponseReceived,
-    RpcEngine,
-    UnhandledRequest,
-    UnmatchedResponse,
+    ResponseArrived,
+    SessionOpened,
+    SessionState,
+    UpdateApplied,
 )
-from acp_lite.transcript import Transcript
+from acp_lite.errors import AcpError, AgentExited, Timeout, TransportError
+from acp_lite.limits import Limits
 
 if TYPE_CHECKING:
     from acp_lite.aio._session import AsyncSession
+    from acp_lite.core import AgentRequest
+    from acp_lite.transcript import Transcript
 
 __all__ = ["Connection"]
 
 logger = logging.getLogger("acp_lite.connection")
 
-_UPDATE = "session/update"
-_PERMISSION = "session/request_permission"
-_ELICITATION = "elicitation/create"
-_SESSION_CREATING = frozenset({"session/new", "session/resume"})
+_RECEIVE_SIZE = 256 * 1024
 
 
-class _Waiter:
-    """Where the reader hands a response to the task awaiting it."""
-
-    __slots__ = ("error", "event", "failed", "result")
-
-    def __init__(self) -> None:
-        self.event = trio.Event()
-        self.result: Any = None
-        self.error: AcpError | None = None
-        self.failed = False  # the connection failed before a response came
-
-
-class Connection(AgentRequestsMixin):
-    """JSON-RPC over a pair of byte streams, for one :class:`AsyncClient`."""
+class Connection:
+    """Runs one :class:`ClientConnection` over a pair of trio byte streams."""
 
     def __init__(
         self,
@@ -90,34 +64,58 @@ class Connection(AgentRequestsMixin):
         self.process = process
         self._send_stream = send_stream
         self._receive_stream = receive_stream
-        self.engine = RpcEngine(max_pending=limits.max_pending_requests)
-        self.transcript = Transcript(limits.max_transcript_entries)
-        self.events: deque[ConnectionEvent] = deque(maxlen=limits.max_events)
-        self.sessions: dict[str, AsyncSession] = {}
         self.pm = plugin_manager
-        self.on_permission = on_permission
-        self.on_elicitation = on_elicitation
+        hook = plugin_manager.hook
+        self._update_hook = (
+            hook.acp_session_update if hook.acp_session_update.get_hookimpls() else None
+        )
+        self.core = ClientConnection(
+            limits, stderr_tail=self.stderr_tail, update_events=self._update_hook is not None
+        )
         self.session_view = session_view
+        self._decider = AgentRequestDecider(plugin_manager, on_permission, on_elicitation)
         #: Object passed as ``client`` to hooks (the facade may substitute its own).
         self.hook_client: Any = None
-        self.failure: AcpError | None = None
         self.closed = trio.Event()
         self._closing = False
         self._reader_done = trio.Event()
         self._writer_done = trio.Event()
         self._send_tx, self._send_rx = trio.open_memory_channel[bytes](math.inf)
-        self._dirty: list[AsyncSession] = []
-        # Updates kept until their session is known: (update, raw dict or line).
-        self._early: dict[str, list[tuple[Any, Any]]] = {}
-        # Ids of session/new and session/resume requests still awaiting an answer.
-        self._creating: set[Any] = set()
-        self._agent_requests: dict[Any, AgentRequest] = {}
         self._nursery: trio.Nursery | None = None
-        self._keep_raw = limits.keep_raw_updates
-        hook = self.pm.hook
-        self._update_hook = (
-            hook.acp_session_update if hook.acp_session_update.get_hookimpls() else None
-        )
+
+    # ------------------------------------------------------------------ reads
+
+    @property
+    def transcript(self) -> Transcript:
+        """Every wire line, both ways."""
+        return self.core.transcript
+
+    @property
+    def failure(self) -> AcpError | None:
+        """Why the connection ended (``None`` while open)."""
+        return self.core.failure
+
+    @property
+    def sessions(self) -> dict[str, AsyncSession]:
+        """The sessions open on this connection, by id."""
+        return {sid: self.session_for(state) for sid, state in self.core.sessions.items()}
+
+    def session_for(self, state: SessionState) -> AsyncSession:
+        """The :class:`AsyncSession` of a core session state (made on first use)."""
+        handle = state.handle
+        if handle is None:
+            from acp_lite.aio._session import AsyncSession
+
+            handle = AsyncSession(self, state)
+        return handle  # type: ignore[no-any-return]
+
+    def stderr_tail(self) -> list[str]:
+        """The agent's last stderr lines (empty without a process)."""
+        return self.process.stderr_tail() if self.process is not None else []
+
+    def check(self, *, method: str | None = None, session_id: str | None = None) -> None:
+        """Raise the connection's failure, if it failed or was closed."""
+        self.core.check(method=method, session_id=session_id)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -137,8 +135,9 @@ class Connection(AgentRequestsMixin):
             return
         self._closing = True
         with trio.CancelScope(shield=True):
-            for req in self._agent_requests.values():
-                req.scope.cancel()
+            for req in self.core.agent_requests.values():
+                if req.handle is not None:
+                    req.handle.cancel()
             # Let what is already queued (e.g. a session/cancel) reach the agent
             # before its stdin closes; bounded, since the agent may not be reading.
             self._send_tx.close()
@@ -153,46 +152,14 @@ class Connection(AgentRequestsMixin):
                     await self._reader_done.wait()
             self._fail(TransportError("the connection was closed by the client"))
 
-    def stderr_tail(self) -> list[str]:
-        """The agent's last stderr lines (empty without a process)."""
-        return self.process.stderr_tail() if self.process is not None else []
-
-    def check(self, *, method: str | None = None, session_id: str | None = None) -> None:
-        """Raise the connection's failure, if it failed or was closed."""
-        if self.failure is not None:
-            raise self._failure_for(method, session_id)
-
-    def _failure_for(self, method: str | None, session_id: str | None) -> AcpError:
-        failure = self.failure
-        assert failure is not None
-        if isinstance(failure, AgentExited):
-            return AgentExited(
-                failure.message,
-                returncode=failure.returncode,
-                method=method,
-                session_id=session_id,
-                stderr_tail=failure.stderr_tail,
-            )
-        return type(failure)(
-            failure.message, method=method, session_id=session_id, stderr_tail=self.stderr_tail()
-        )
-
     def _fail(self, failure: AcpError) -> None:
-        if self.failure is not None:
+        if self.core.failure is not None:
             return
-        self.failure = failure
-        for entry in self.engine.fail_all():
-            waiter = entry.waiter
-            if isinstance(waiter, _Waiter):
-                waiter.failed = True
-                waiter.event.set()
-        for req in self._agent_requests.values():
-            req.scope.cancel()
-        for session in self.sessions.values():
-            session.model.finish()  # end-of-session checks (idempotent)
-            session._notify()
+        for entry in self.core.connection_lost(failure):
+            self._wake(entry)
+        self._pump_events()
         self.closed.set()
-        self._call_hook("acp_connection_closed", client=self.hook_client)
+        self.call_hook("acp_connection_closed", client=self.hook_client)
 
     async def _watch_process(self) -> None:
         assert self.process is not None
@@ -201,7 +168,7 @@ class Connection(AgentRequestsMixin):
         # but fail waiters promptly even if a grandchild keeps stdout open.
         with trio.move_on_after(self.limits.exit_status_wait):
             await self._reader_done.wait()
-        if self.failure is None and not self._closing:
+        if self.core.failure is None and not self._closing:
             self._fail(self._exited_error())
 
     def _exited_error(self) -> AgentExited:
@@ -219,29 +186,23 @@ class Connection(AgentRequestsMixin):
     # ------------------------------------------------------------------ sending
 
     def flush(self) -> None:
-        """Hand the engine's queued lines to the writer task (never blocks)."""
-        lines = self.engine.data_to_send()
-        if not lines:
-            return
-        record = self.transcript.record
-        for line in lines:
-            record("send", line[:-1])
-            try:
-                self._send_tx.send_nowait(line)
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
-                return
+        """Hand what the core queued to the writer task (never blocks)."""
+        data = self.core.data_to_send()
+        if data:
+            with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+                self._send_tx.send_nowait(data)
 
     async def _write_loop(self) -> None:
         try:
-            await self._write_lines()
+            await self._write_all()
         finally:
             self._writer_done.set()
 
-    async def _write_lines(self) -> None:
+    async def _write_all(self) -> None:
         rx = self._send_rx
         stream = self._send_stream
-        async for line in rx:
-            parts = [line]
+        async for data in rx:
+            parts = [data]
             while True:  # coalesce what is queued into one write
                 try:
                     parts.append(rx.receive_nowait())
@@ -261,7 +222,7 @@ class Connection(AgentRequestsMixin):
         timeout: float | None = None,
         state: Callable[[], str | None] | None = None,
     ) -> Any:
-        """Send a request and wait for its result (raw JSON value).
+        """Send a request and wait for its typed result.
 
         Raises the matching :class:`RequestError` for an error response,
         :class:`AgentExited` when the agent goes away, :class:`Timeout` after
@@ -269,344 +230,165 @@ class Connection(AgentRequestsMixin):
         cancellation, ``$/cancel_request`` is sent; a late response is still
         applied (a prompt inserted late is still recorded in the model).
         """
-        entry, waiter = self.send_request(method, params, session_id=session_id)
-        return await self.wait_response(entry, waiter, timeout=timeout, state=state)
+        entry = self.send_request(method, params, session_id=session_id)
+        return await self.wait_response(entry, timeout=timeout, state=state)
 
     def send_request(
         self, method: str, params: Any, *, session_id: str | None = None
-    ) -> tuple[PendingRequest, _Waiter]:
+    ) -> PendingRequest:
         """Queue a request now; await :meth:`wait_response` for its result."""
-        self.check(method=method, session_id=session_id)
-        entry = self.engine.request(method, params, session_id=session_id)
-        waiter = _Waiter()
-        entry.waiter = waiter
-        if method in _SESSION_CREATING:
-            self._creating.add(entry.id)
+        entry = self.core.send_request(method, params, session_id=session_id)
         self.flush()
-        return entry, waiter
+        return entry
 
     async def wait_response(
         self,
         entry: PendingRequest,
-        waiter: _Waiter,
         *,
         timeout: float | None = None,
         state: Callable[[], str | None] | None = None,
     ) -> Any:
-        """Wait for the response of a request sent with :meth:`send_request`."""
-        if timeout is None:
-            timeout = self.limits.default_timeout
-        try:
-            with trio.move_on_after(timeout):
-                await waiter.event.wait()
-        finally:
-            # Timed out or cancelled: withdraw it (spec: $/cancel_request).
-            if (
-                not waiter.event.is_set()
-                and self.failure is None
-                and self.engine.cancel_request(entry.id)
-            ):
-                self.flush()
-        if not waiter.event.is_set():
-            if entry.id in self._creating:
-                # Given up on: stop holding updates for the session it might have
-                # created (a late response still creates it; early updates then go
-                # to the client event log instead).
-                self._creating.discard(entry.id)
-                if not self._creating and self._early:
-                    self._flush_early()
-            raise Timeout(
-                f"no response to {entry.method} (request {entry.id}) within {timeout:g}s",
-                awaited=f"response to {entry.method} request {entry.id}",
-                state=state() if state is not None else None,
-                method=entry.method,
-                session_id=entry.session_id,
-                stderr_tail=self.stderr_tail(),
-            )
-        if waiter.failed:
-            raise self._failure_for(entry.method, entry.session_id)
-        if waiter.error is not None:
-            raise waiter.error
-        return waiter.result
+        """Wait for the response of a request queued with the core; its typed result."""
+        if not entry.done:
+            if timeout is None:
+                timeout = self.limits.default_timeout
+            event = entry.waiter
+            if event is None:
+                event = entry.waiter = trio.Event()
+            try:
+                with trio.move_on_after(timeout):
+                    await event.wait()
+            finally:
+                if not entry.done:
+                    # Timed out or cancelled: withdraw it (spec: $/cancel_request).
+                    self.core.abandon(entry)
+                    self.flush()
+            if not entry.done:
+                raise Timeout(
+                    f"no response to {entry.method} (request {entry.id}) within {timeout:g}s",
+                    awaited=f"response to {entry.method} request {entry.id}",
+                    state=state() if state is not None else None,
+                    method=entry.method,
+                    session_id=entry.session_id,
+                    stderr_tail=self.stderr_tail(),
+                )
+        if entry.error is not None:
+            raise entry.error
+        return entry.result
 
     def notify(self, method: str, params: Any) -> None:
         """Send a notification."""
-        self.check(method=method)
-        self.engine.notify(method, params)
+        self.core.send_notification(method, params)
+        self.flush()
+
+    def cancel_session(self, session_id: str) -> None:
+        """``session/cancel`` through the core; stop deciding what it answered."""
+        for req in self.core.cancel(session_id):
+            if req.handle is not None:
+                req.handle.cancel()
         self.flush()
 
     # ------------------------------------------------------------------ receiving
 
     async def _read_loop(self) -> None:
-        reader = LineReader(self._receive_stream, self.limits.max_line_bytes)
-        record_many = self.transcript.record_many
-        decode = decode_update_line
-        on_update = self._on_update
-        route = self._route_update
-        dispatch = self._dispatch
+        stream = self._receive_stream
+        receive = self.core.receive_data
         try:
             while True:
                 try:
-                    lines = await reader.receive_lines()
+                    data = bytes(await stream.receive_some(_RECEIVE_SIZE))
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    break
-                if lines is None:
-                    break
-                if not reader.plain:
-                    self._receive_lines(lines)
-                else:
-                    # Hot path: only plain, non-empty lines (no per-line checks, one
-                    # transcript call for the lines received together); the loop
-                    # body is _handle_line, inlined.
-                    plain = cast("list[bytes]", lines)
-                    record_many("recv", plain)
-                    for line in plain:
-                        try:
-                            msg = decode(line)
-                            if msg.__class__ is tuple:  # (session id, update): a text chunk
-                                route(msg[0], msg[1], line)
-                            elif msg.__class__ is Notification and msg.method == _UPDATE:
-                                on_update(msg, line)
-                            else:
-                                dispatch(msg)
-                        except Exception as exc:  # never let one line kill the reader
-                            logger.exception("error while handling a line from the agent")
-                            self._log("protocol_error", data=line, error=exc)
-                if self._dirty:
-                    self._wake_dirty()
+                    data = b""
+                receive(data)
+                self._pump_events()
                 self.flush()
+                if not data:
+                    break
         finally:
             self._reader_done.set()
-        if self._dirty:
-            self._wake_dirty()
-        if self.failure is None and not self._closing:
+        if self.core.failure is None and not self._closing:
             if self.process is not None:
                 with trio.move_on_after(self.limits.exit_status_wait):
                     await self.process.process.wait()
                     await self.process.stderr_done.wait()
             self._fail(self._exited_error())
 
-    def _receive_lines(self, lines: list[bytes | OversizeLine]) -> None:
-        # Lines with an oversize or empty one among them, one by one.
-        for line in lines:
-            if line.__class__ is OversizeLine:
-                assert isinstance(line, OversizeLine)
-                self._on_oversize(line)
-                continue
-            assert isinstance(line, bytes)
-            if not line or line == b"\r":
-                continue
-            self.transcript.record("recv", line)
-            self._handle_line(line)
+    def _pump_events(self) -> None:
+        for ev in self.core.next_events():
+            if isinstance(ev, ResponseArrived):
+                self._wake(ev.request)
+            elif isinstance(ev, SessionOpened):
+                self.session_for(ev.session)
+            elif isinstance(ev, UpdateApplied):
+                self._run_update_hook(ev)
+            elif isinstance(ev, AgentRequestReceived):
+                self._start_deciding(ev.request)
+            elif isinstance(ev, AgentRequestWithdrawn):
+                if ev.request.handle is not None:
+                    ev.request.handle.cancel()
+            elif isinstance(ev, ExtensionNotificationReceived):
+                self.call_hook(
+                    "acp_extension_notification",
+                    client=self.hook_client,
+                    method=ev.method,
+                    params=ev.params,
+                )
+        for state in self.core.changed_sessions():
+            handle = state.handle
+            if handle is not None:
+                handle._notify()
 
-    def _handle_line(self, line: bytes) -> None:
+    @staticmethod
+    def _wake(entry: PendingRequest) -> None:
+        if entry.waiter is not None:
+            entry.waiter.set()
+
+    def _view_of(self, session_id: str | None) -> Any:
+        state = self.core.sessions.get(session_id) if session_id is not None else None
+        if state is None:
+            return None
+        session = self.session_for(state)
+        return self.session_view(session) if self.session_view is not None else session
+
+    def _start_deciding(self, req: AgentRequest) -> None:
+        scope = trio.CancelScope()
+        req.handle = scope
+        assert self._nursery is not None
+        self._nursery.start_soon(self._decide, req, scope)
+
+    async def _decide(self, req: AgentRequest, scope: trio.CancelScope) -> None:
+        view = self._view_of(req.session_id)
+        with scope:
+            try:
+                # User callbacks may block: never on the trio thread. Abandoned on
+                # cancel, so a $/cancel_request or session/cancel answers at once.
+                result = await trio.to_thread.run_sync(
+                    self._decider.decide, req, view, abandon_on_cancel=True
+                )
+            except Exception as exc:
+                logger.exception("%s callback raised", req.method)
+                self.core.log_event("callback_error", error=exc, session_id=req.session_id)
+                self.core.respond_error(
+                    req.id, -32603, f"client callback failed: {type(exc).__name__}: {exc}"
+                )
+            else:
+                self.core.respond(req.id, result)
+            self.flush()
+
+    def _run_update_hook(self, ev: UpdateApplied) -> None:
+        hook = self._update_hook
+        if hook is None:  # pragma: no cover - the core reports updates only for hooks
+            return
+        session = self.session_for(ev.session)
+        view = self.session_view(session) if self.session_view is not None else session
         try:
-            msg = decode_line(line)
-            if msg.__class__ is Notification and msg.method == "session/update":
-                self._on_update(msg, line)
-            else:
-                self._dispatch(msg)
-        except Exception as exc:  # never let one line kill the reader
-            logger.exception("error while handling a line from the agent")
-            self._log("protocol_error", data=line, error=exc)
+            hook(session=view, event=ev.event)
+        except Exception as exc:
+            logger.exception("hook acp_session_update raised")
+            self.core.log_event("callback_error", error=exc, session_id=ev.session.id)
 
-    def _wake_dirty(self) -> None:
-        dirty = self._dirty
-        self._dirty = []
-        for session in dirty:
-            session._dirty = False
-            session._notify()
-
-    def _log(
-        self,
-        kind: ConnectionEventKind,
-        *,
-        data: Any = None,
-        error: BaseException | None = None,
-        session_id: str | None = None,
-        method: str | None = None,
-    ) -> None:
-        self.events.append(ConnectionEvent(kind, time.monotonic(), data, error, session_id, method))
-
-    def _on_oversize(self, line: OversizeLine) -> None:
-        # Recorded in the transcript as what we saw: the head, marked as truncated.
-        self.transcript.record("recv", line.head + b"...<truncated>")
-        err = ProtocolError(
-            f"line of {line.size} bytes exceeds Limits.max_line_bytes="
-            f"{self.limits.max_line_bytes}; skipped",
-            stderr_tail=self.stderr_tail(),
-        )
-        self._log("oversize_line", data=line, error=err)
-
-    def _on_update(self, msg: Any, line: bytes | None = None) -> None:
-        params = msg.params
-        self._route_update(params.session_id, params.update, line, msg)
-
-    def _route_update(self, sid: str, update: Any, line: bytes | None, msg: Any = None) -> None:
-        """Apply a ``session/update`` (decoded from ``line``; ``msg``: its Notification,
-        when the decoder built one) to its session, keep it, or log it."""
-        raw_update: dict[str, Any] | bytes | None = None
-        if self._keep_raw:
-            if line is not None:
-                # The line itself (the transcript holds it anyway): the event log
-                # decodes the payload again only if it is read (model/events.py).
-                raw_update = line
-            elif msg is not None:
-                raw = msg.raw_params
-                raw_update = raw.get("update") if raw.__class__ is dict else None
-        session = self.sessions.get(sid)
-        if session is not None:
-            if self._update_hook is None:
-                # Hot path: AsyncSession._apply without the Event only hooks read.
-                session.model.feed(update, raw_update, sid, session._replaying)
-                if not session._dirty:
-                    session._dirty = True
-                    self._dirty.append(session)
-            else:
-                session._apply(update, raw_update)
-        elif self._creating:
-            # Maybe for the session a pending session/new is creating: keep it and
-            # apply it once the response names the session (spec: "Initial state
-            # and synchronization": updates may arrive before the response).
-            self._early.setdefault(sid, []).append((update, raw_update))
-        else:
-            if msg is None and line is not None:
-                msg = decode_line(line)  # rare: the hot path built no Notification
-            self._log("unknown_session_update", data=msg, session_id=sid)
-
-    def _dispatch(self, message: Any) -> None:
-        for ev in self.engine.receive(message):
-            cls = ev.__class__
-            if cls is ResponseReceived:
-                self._on_response(ev)  # type: ignore[arg-type]
-            elif cls is NotificationReceived:
-                self._on_notification(ev.message)  # type: ignore[union-attr]
-            elif cls is RequestReceived:
-                self._on_request(ev)  # type: ignore[arg-type]
-            elif cls is PeerCancelled:
-                req = self._agent_requests.pop(ev.id, None)  # type: ignore[union-attr]
-                if req is not None:
-                    req.scope.cancel()
-                self._log("agent_cancelled_request", data=ev)
-            elif cls is UnhandledRequest:
-                self._log("unhandled_request", data=ev, method=ev.method)  # type: ignore[union-attr]
-            elif cls is UnmatchedResponse:
-                self._log("unmatched_response", data=ev.message)  # type: ignore[union-attr]
-            elif cls is InvalidReceived:
-                inv: InvalidReceived = ev  # type: ignore[assignment]
-                inv.error.stderr_tail = tuple(self.stderr_tail())
-                self._log("protocol_error", data=inv.message, error=inv.error)
-        # Answers the engine generated (-32601, batches) go out with the batch flush.
-
-    def _on_response(self, ev: ResponseReceived) -> None:
-        entry = ev.pending
-        method = entry.method
-        waiter = entry.waiter
-        result: Any = ev.result
-        error: AcpError | None = None
-        if ev.error is not None:
-            err = ev.error
-            data = getattr(err, "data", None)
-            error = request_error_from(
-                err.code,
-                err.message,
-                None if data is UNSET else data,
-                method=method,
-                session_id=entry.session_id,
-                stderr_tail=self.stderr_tail(),
-            )
-        if method == "session/prompt":
-            session = self.sessions.get(entry.session_id or "")
-            if session is not None:
-                model = session.model
-                if ev.error is not None:
-                    model.prompt_rejected(entry.id, ev.error)
-                else:
-                    mid = result.get("messageId") if isinstance(result, dict) else None
-                    model.prompt_accepted(entry.id, mid)
-                self._mark_dirty(session)
-        elif method in _SESSION_CREATING:
-            self._creating.discard(entry.id)
-            if method == "session/new" and error is None:
-                result = self._session_created(result)
-            elif method == "session/resume":
-                result = self._session_resumed(entry.session_id or "", result, error)
-            if not self._creating and self._early:
-                self._flush_early()
-            if isinstance(result, AcpError):
-                error, result = result, None
-        if isinstance(waiter, _Waiter):
-            waiter.result = result
-            waiter.error = error
-            waiter.event.set()
-
-    def _session_created(self, result: Any) -> Any:
-        from acp_lite.aio._session import AsyncSession
-
-        sid = result.get("sessionId") if isinstance(result, dict) else None
-        if not isinstance(sid, str):
-            return ProtocolError(
-                f"session/new result has no sessionId: {result!r}", method="session/new"
-            )
-        session = AsyncSession(self, sid)
-        session.model.setup_response(result)
-        self.sessions[sid] = session
-        for update, raw in self._early.pop(sid, ()):
-            session._apply(update, raw)
-        self._mark_dirty(session)
-        return session
-
-    def _session_resumed(self, sid: str, result: Any, error: AcpError | None) -> Any:
-        session = self.sessions.get(sid)
-        if session is None:
-            return result
-        session._replaying = False
-        if error is not None:
-            if session._resume_pending:
-                del self.sessions[sid]
-            return result
-        session._resume_pending = False
-        session.model.setup_response(result, resumed=True)
-        self._mark_dirty(session)
-        return session
-
-    def _flush_early(self) -> None:
-        # No session-creating request is in flight any more: these belonged to no
-        # session opened on this connection.
-        for sid, items in self._early.items():
-            for update, raw in items:
-                if raw.__class__ is bytes:
-                    raw = loads_json(raw)["params"]["update"]
-                self._log("unknown_session_update", data=raw or update, session_id=sid)
-        self._early.clear()
-
-    def _mark_dirty(self, session: AsyncSession) -> None:
-        if not session._dirty:
-            session._dirty = True
-            self._dirty.append(session)
-
-    def register_resuming(self, session: AsyncSession) -> None:
-        """``session/resume`` is about to be sent for ``session``."""
-        self.sessions[session.id] = session
-
-    def _on_notification(self, msg: Any) -> None:
-        method = msg.method
-        if method == "session/update":
-            # A batch member (single lines take the reader's fast path): JSON-RPC 2.0
-            # section 6, each member is handled as if it had been sent alone.
-            self._on_update(msg)
-        elif method.startswith("_"):
-            self._log("extension_notification", data=msg.params, method=method)
-            self._call_hook(
-                "acp_extension_notification",
-                client=self.hook_client,
-                method=method,
-                params=msg.params,
-            )
-        else:
-            self._log("notification", data=msg, method=method)
-
-    def _call_hook(self, name: str, **kwargs: Any) -> Any:
+    def call_hook(self, name: str, **kwargs: Any) -> Any:
+        """Run hook ``name`` if any plugin implements it (errors are logged, not raised)."""
         caller = getattr(self.pm.hook, name)
         if not caller.get_hookimpls():
             return None
@@ -614,16 +396,5 @@ class Connection(AgentRequestsMixin):
             return caller(**kwargs)
         except Exception as exc:
             logger.exception("hook %s raised", name)
-            self._log("callback_error", error=exc, method=name)
+            self.core.log_event("callback_error", error=exc, method=name)
             return None
-
-    def session_update_hook(self, session: AsyncSession, event: Any) -> None:
-        """Run ``acp_session_update`` hooks for one applied update (if any)."""
-        hook = self._update_hook
-        if hook is not None:
-            view = self.session_view(session) if self.session_view is not None else session
-            try:
-                hook(session=view, event=event)
-            except Exception as exc:
-                logger.exception("hook acp_session_update raised")
-                self._log("callback_error", error=exc, session_id=session.id)

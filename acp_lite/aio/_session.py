@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any, overload
 import trio
 
 from acp_lite.errors import Timeout
-from acp_lite.model import SessionModel
 from acp_lite.model.submissions import Submission
-from acp_lite.protocol import IdleStateUpdate, converter, structure_update
+from acp_lite.protocol import IdleStateUpdate, converter
 from acp_lite.turn import Turn
 
 if TYPE_CHECKING:
     from acp_lite.aio._connection import Connection
+    from acp_lite.core import PendingRequest, SessionState
     from acp_lite.model.session import Event
 
 __all__ = ["AsyncSession", "EventSlice", "prompt_blocks"]
@@ -91,16 +91,15 @@ class AsyncSession:
     :class:`~acp_lite.errors.AgentExited` at once.
     """
 
-    def __init__(self, connection: Connection, session_id: str) -> None:
+    def __init__(self, connection: Connection, state: SessionState) -> None:
         self._conn = connection
-        self.id = session_id
-        self.model = SessionModel(session_id, max_events=connection.limits.max_session_events)
-        self._dirty = False
+        self._state = state
+        state.handle = self
+        self.id = state.id
+        self.model = state.model
         self._changed: trio.Event | None = None
-        self._replaying = False
-        self._resume_pending = False
-        # request id -> (engine entry, waiter) of prompts whose response is awaited.
-        self._pending_waits: dict[Any, Any] = {}
+        # request id -> core entry of prompts whose response is awaited.
+        self._prompts: dict[int, PendingRequest] = {}
 
     def __repr__(self) -> str:
         return f"<AsyncSession {self.id!r} state={self.model.state!r}>"
@@ -131,25 +130,7 @@ class AsyncSession:
         """Agent message text of the session, or of the work after ``submission``."""
         return self.model.text(submission)
 
-    # ------------------------------------------------------------------ feeding (reader task)
-
-    def _apply(self, update: Any, raw: Any, source: str | None = None) -> None:
-        event = self.model.apply(
-            update, raw=raw, session_id=self.id, replayed=self._replaying, source=source
-        )
-        if not self._dirty:
-            self._dirty = True
-            self._conn._dirty.append(self)
-        if self._conn._update_hook is not None:
-            self._conn.session_update_hook(self, event)
-
-    def _apply_permission_tool_call(self, tool_call: Any) -> None:
-        # Spec (ToolCallPermissionSubject.toolCall): "Clients apply this to their
-        # stored tool call exactly like a tool_call_update notification, in the
-        # order it was received".
-        raw = converter.unstructure(tool_call)
-        raw["sessionUpdate"] = "tool_call_update"
-        self._apply(structure_update(raw), raw, source="session/request_permission")
+    # ------------------------------------------------------------------ waking
 
     def _notify(self) -> None:
         event = self._changed
@@ -192,29 +173,23 @@ class AsyncSession:
         """
         blocks = prompt_blocks(content)
         conn = self._conn
-        conn.check(method="session/prompt", session_id=self.id)
-        entry, waiter = conn.send_request(
-            "session/prompt", {"sessionId": self.id, "prompt": blocks}, session_id=self.id
-        )
-        submission = self.model.submit(entry.id, blocks)
-        self._pending_waits[entry.id] = (entry, waiter)
+        entry, submission = conn.core.prompt(self.id, blocks)
+        conn.flush()
+        self._prompts[entry.id] = entry
         return submission
 
     async def wait_inserted(
         self, submission: Submission, *, timeout: float | None = None
     ) -> Submission:
         """Wait for the prompt's response; raise :class:`PromptRejected` on error."""
-        pair = self._pending_waits.get(submission.request_id)
-        if pair is None:
+        entry = self._prompts.get(submission.request_id)  # type: ignore[arg-type]
+        if entry is None:
             return submission  # already answered and awaited once
-        entry, waiter = pair
         try:
-            await self._conn.wait_response(
-                entry, waiter, timeout=timeout, state=lambda: self.model.state
-            )
+            await self._conn.wait_response(entry, timeout=timeout, state=lambda: self.model.state)
         finally:
-            if waiter.event.is_set():
-                self._pending_waits.pop(submission.request_id, None)
+            if entry.done:
+                self._prompts.pop(entry.id, None)
         return submission
 
     async def prompt(self, content: Any, *, timeout: float | None = None) -> Submission:
@@ -232,10 +207,10 @@ class AsyncSession:
 
         The agent answers -32800 if it had not inserted it, else its messageId.
         """
-        pair = self._pending_waits.get(submission.request_id)
-        if pair is None:
+        entry = self._prompts.get(submission.request_id)  # type: ignore[arg-type]
+        if entry is None or entry.done:
             return False
-        sent = self._conn.engine.cancel_request(pair[0].id)
+        sent = self._conn.core.withdraw(entry.id)
         self._conn.flush()
         return sent
 
@@ -277,17 +252,29 @@ class AsyncSession:
             session_id=self.id,
         )
 
+    def _idle_done(self) -> bool:
+        # Idle, and no prompt of ours is still to be inserted or still working.
+        model = self.model
+        return model.state == "idle" and not model.outstanding()
+
+    def _quiet_done(self) -> bool:
+        model = self.model
+        return model.is_quiet and not model.outstanding()
+
     async def wait_idle(self, *, timeout: float | None = None) -> None:
-        """Wait until the foreground state is ``idle`` (returns at once if it is)."""
-        await self._wait_until(
-            lambda: self.model.state == "idle", timeout=timeout, awaited="state idle"
-        )
+        """Wait until the foreground work is over: the state is ``idle`` and every
+        prompt sent on this session was answered and, if inserted, the work that
+        followed it ended (spec 000, "Prompt accepted": after ``submit`` the
+        ``running`` may not have arrived yet). Returns at once if that holds.
+        """
+        await self._wait_until(self._idle_done, timeout=timeout, awaited="state idle")
 
     async def wait_quiet(self, *, timeout: float | None = None, grace: float = 0.5) -> None:
-        """Wait until idle with no background work, and still so after ``grace`` s.
+        """Wait until all work is over (idle as for :meth:`wait_idle`, and no
+        background work) and it stays so for ``grace`` seconds with no update.
 
-        Spec ("Background work"): a client that acts on quiet SHOULD wait a short
-        grace period, since finished work may start a follow-up.
+        Spec ("Foreground and background work"): a client that acts on quiet
+        SHOULD wait a short grace period, since finished work may start a follow-up.
         """
         conn = self._conn
         if timeout is None:
@@ -295,7 +282,7 @@ class AsyncSession:
         deadline = trio.current_time() + timeout
         while True:
             await self._wait_until(
-                lambda: self.model.is_quiet,
+                self._quiet_done,
                 timeout=max(0.0, deadline - trio.current_time()),
                 awaited="quiet (idle, no background work)",
             )
@@ -304,7 +291,7 @@ class AsyncSession:
                 while len(self.model.events) == count:
                     conn.check(session_id=self.id)
                     await self._changed_wait()
-            if self.model.is_quiet and len(self.model.events) == count:
+            if self._quiet_done() and len(self.model.events) == count:
                 return
             if trio.current_time() >= deadline:
                 await self._wait_until(lambda: False, timeout=0, awaited="quiet for the grace")
@@ -317,13 +304,8 @@ class AsyncSession:
         start = len(self.model.events)
         # Busy also when a prompt is pending or inserted but its work has not ended:
         # its "running" may not have arrived yet.
-        busy = self.model.state != "idle" or any(
-            s.status != "rejected" and not s.done for s in self.model.submissions
-        )
-        self.model.cancel_sent()
-        conn.engine.notify("session/cancel", {"sessionId": self.id})
-        conn.flush()
-        conn.cancel_permission_requests(self)
+        busy = self.model.state != "idle" or bool(self.model.outstanding())
+        conn.cancel_session(self.id)
         if not wait or not busy:
             return
 

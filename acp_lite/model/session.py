@@ -273,6 +273,12 @@ class SessionModel:
                 )
             self._resume_state_mark = None
 
+    def config_options_replaced(self, options: list[Any]) -> None:
+        """The agent answered ``session/set_config_option`` with the complete list of
+        options (schema ``SetSessionConfigOptionResponse``): it replaces the model's."""
+        self._config_options = list(options)
+        self._config_reported = True
+
     def finish(self) -> list[Violation]:
         """Record the violations only the end of a session can show; return them.
 
@@ -459,6 +465,13 @@ class SessionModel:
     def submissions(self) -> list[Submission]:
         """Every submission, in the order they were sent."""
         return list(self._subs.by_request.values())
+
+    def outstanding(self) -> list[Submission]:
+        """Submissions whose work is not over: the prompt is not answered yet, or it
+        was inserted and the foreground work that followed has not ended (spec
+        000, "Prompt accepted": the response may come before or after the work's
+        updates). Waits for idle or quiet also wait for these."""
+        return [s for s in self._subs.by_request.values() if s.status != "rejected" and not s.done]
 
     def submission(self, request_id: RequestId) -> Submission:
         """The submission of ``session/prompt`` request ``request_id`` (``KeyError``)."""

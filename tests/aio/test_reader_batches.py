@@ -1,4 +1,4 @@
-"""The reader's batch hot path: ``LineReader.plain``, ``Transcript.record_many``, and the
+"""The reader's batch hot path: ``LineFramer.plain``, ``Transcript.record_many``, and the
 lazy event log read through a real connection.
 
 Plain batches skip the per-line checks (empty lines, ``\\r``, oversize) and are recorded
@@ -20,18 +20,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_lite import aio
-from acp_lite.aio._lines import LineReader, OversizeLine
+from acp_lite.core import LineFramer, OversizeLine
 from acp_lite.hookspec import hookimpl
 from acp_lite.protocol import SessionUpdate, converter
 from acp_lite.transcript import Transcript
 
 from .conftest import FAST, agent, scripted
 
-# ------------------------------------------------------------------ LineReader.plain
+# ------------------------------------------------------------------ LineFramer.plain
 
 
-def reader(max_line_bytes: int = 10) -> LineReader:
-    return LineReader(trio.testing.MemoryReceiveStream(), max_line_bytes=max_line_bytes)
+def reader(max_line_bytes: int = 10) -> LineFramer:
+    return LineFramer(max_line_bytes)
 
 
 @pytest.mark.parametrize(
@@ -68,15 +68,11 @@ def test_plain_flag_is_reset_on_every_feed() -> None:
     assert r.feed(b"d\n") == [b"d"] and r.plain
 
 
-@pytest.mark.trio
-async def test_plain_is_false_for_the_partial_line_at_end_of_stream() -> None:
-    send, receive = trio.testing.memory_stream_pair()
-    r = LineReader(receive, max_line_bytes=10)
-    await send.send_all(b"a\nb")
-    assert await r.receive_lines() == [b"a"] and r.plain
-    await send.aclose()
-    assert await r.receive_lines() == [b"b"] and not r.plain
-    assert await r.receive_lines() is None
+def test_plain_is_false_for_the_partial_line_at_end_of_stream() -> None:
+    r = reader()
+    assert r.feed(b"a\nb") == [b"a"] and r.plain
+    assert r.finish() == [b"b"] and not r.plain
+    assert r.finish() == []
 
 
 pieces = st.lists(

@@ -1,19 +1,19 @@
-"""Newline-delimited framing over a trio byte stream, with a line-size bound.
+"""Newline-delimited framing of the agent's output, with a line-size bound (sans-IO).
 
-ACP stdio transport: one JSON-RPC message per line (docs-v2-draft/transports.mdx).
-An oversize line is skipped up to its newline and reported as an
-:class:`OversizeLine` so the connection survives it (a common failure of other
+ACP stdio transport: one JSON-RPC message per line (docs-v2-draft/transports.mdx,
+"stdio"). An oversize line is skipped up to its newline and reported as an
+:class:`OversizeLine`, so the connection survives it (a common failure of other
 SDKs is a reader that dies on one long line).
 """
 
 from __future__ import annotations
 
 import attrs
-import trio
 
-__all__ = ["LineReader", "OversizeLine"]
+__all__ = ["HEAD_BYTES", "LineFramer", "OversizeLine"]
 
-_HEAD_BYTES = 200
+HEAD_BYTES = 200
+"""How much of an oversize line is kept (for the transcript and error messages)."""
 
 
 @attrs.frozen(slots=True)
@@ -24,53 +24,23 @@ class OversizeLine:
     head: bytes
 
 
-class LineReader:
-    """Reads lines (without ``\\n``) from a stream, many per receive."""
+class LineFramer:
+    """Splits a byte stream into lines (without ``\\n``), many per chunk."""
 
-    def __init__(
-        self,
-        stream: trio.abc.ReceiveStream,
-        max_line_bytes: int,
-        receive_size: int = 256 * 1024,
-    ) -> None:
-        self._stream = stream
+    __slots__ = ("_buf", "_head", "_max", "_skipped", "_skipping", "plain")
+
+    def __init__(self, max_line_bytes: int) -> None:
         self._max = max_line_bytes
-        self._receive_size = receive_size
         self._buf = bytearray()
         self._skipping = False
         self._skipped = 0
         self._head = b""
-        self._eof = False
         #: True when the last lines returned are all plain: ``bytes``, not empty, no
-        #: ``\r`` (the connection's hot path then records them in one call).
+        #: ``\r`` (the connection's hot path then handles them without checks).
         self.plain = False
 
-    async def receive_lines(self) -> list[bytes | OversizeLine] | None:
-        """The next complete lines (at least one), or ``None`` at end of stream.
-
-        A partial last line at end of stream is returned as a line.
-        """
-        while True:
-            if self._eof:
-                return None
-            chunk = await self._stream.receive_some(self._receive_size)
-            if not chunk:
-                self._eof = True
-                self.plain = False
-                out: list[bytes | OversizeLine] = []
-                if self._skipping:
-                    out.append(OversizeLine(self._skipped, self._head))
-                elif self._buf:
-                    out.append(bytes(self._buf))
-                self._buf = bytearray()
-                self._skipping = False
-                return out or None
-            out = self.feed(chunk)
-            if out:
-                return out
-
     def feed(self, chunk: bytes | bytearray) -> list[bytes | OversizeLine]:
-        """Add bytes; return the lines they complete (sans-IO core of the reader)."""
+        """Add bytes; return the lines they complete."""
         out: list[bytes | OversizeLine] = []
         self.plain = False
         if self._skipping:
@@ -110,15 +80,27 @@ class LineReader:
         else:
             for line in data.split(b"\n"):
                 if len(line) > limit:
-                    out.append(OversizeLine(len(line), line[:_HEAD_BYTES]))
+                    out.append(OversizeLine(len(line), line[:HEAD_BYTES]))
                 else:
                     out.append(line)
         if len(self._buf) > limit:
             self._start_skipping()
         return out
 
+    def finish(self) -> list[bytes | OversizeLine]:
+        """End of stream: the partial last line, if any, as a line."""
+        self.plain = False
+        out: list[bytes | OversizeLine] = []
+        if self._skipping:
+            out.append(OversizeLine(self._skipped, self._head))
+        elif self._buf:
+            out.append(bytes(self._buf))
+        self._buf = bytearray()
+        self._skipping = False
+        return out
+
     def _start_skipping(self) -> None:
         self._skipping = True
         self._skipped = len(self._buf)
-        self._head = bytes(self._buf[:_HEAD_BYTES])
+        self._head = bytes(self._buf[:HEAD_BYTES])
         self._buf = bytearray()

@@ -1,10 +1,10 @@
 """Sans-IO JSON-RPC 2.0 engine for the client side of ACP.
 
-Feed it decoded messages (``acp_lite.protocol.decode_line``), get events out; the
-bytes it wants sent accumulate in an outbox (:meth:`RpcEngine.data_to_send`), one
-line per message (h11 style: the engine never does IO and never imports trio).
+The JSON-RPC layer of :class:`acp_lite.core.ClientConnection`: feed it decoded
+messages, get events out; the lines it wants sent accumulate in an outbox
+(:meth:`RpcEngine.data_to_send`), one line per message. No IO, no trio.
 
-What it implements (issue 4, "Protocol behaviour"; JSON-RPC 2.0 sections 4-6):
+What it implements (JSON-RPC 2.0 sections 4-6):
 
 * monotonic integer request ids, many requests in flight, responses matched by id;
 * a response whose id matches nothing pending is an :class:`UnmatchedResponse`
@@ -29,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from acp_lite.core.records import PendingRequest, RequestId
 from acp_lite.errors import AcpError, ProtocolError
 from acp_lite.protocol import (
     ErrorObject,
@@ -72,24 +73,9 @@ _INVALID_REQUEST = -32600
 _PARSE_ERROR = -32700
 _REQUEST_CANCELLED = -32800
 
-RequestId = int | str
-
 
 class TooManyPendingRequests(AcpError):
     """``Limits.max_pending_requests`` requests are already awaiting a response."""
-
-
-@attrs.define(slots=True, eq=False)
-class PendingRequest:
-    """A request we sent that awaits its response."""
-
-    id: int
-    method: str
-    session_id: str | None = None
-    #: ``$/cancel_request`` was sent for it.
-    cancel_sent: bool = False
-    #: Free slot for the IO layer (e.g. the object a waiter blocks on).
-    waiter: Any = None
 
 
 @attrs.frozen(slots=True)

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from acp_lite.protocol import decode_line
-from acp_lite.rpc import (
+from acp_lite.core.rpc import (
     InvalidReceived,
     NotificationReceived,
     PeerCancelled,
@@ -19,6 +18,7 @@ from acp_lite.rpc import (
     UnhandledRequest,
     UnmatchedResponse,
 )
+from acp_lite.protocol import decode_line
 
 
 def feed(engine: RpcEngine, obj: Any) -> list[Any]:

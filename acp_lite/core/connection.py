@@ -1,0 +1,654 @@
+"""The client side of one ACP connection as a state machine: bytes in, events out.
+
+h11 style: :class:`ClientConnection` does no IO. Feed it what the agent wrote
+(:meth:`~ClientConnection.receive_data`), take what it wants written
+(:meth:`~ClientConnection.data_to_send`) and what the IO layer must act on
+(:meth:`~ClientConnection.next_events`, :meth:`~ClientConnection.changed_sessions`).
+It owns framing, request ids, ``$/cancel_request`` both ways, every session's
+model, the early-update buffer, prompt insertion bookkeeping, the lifecycle of the
+agent's requests and the side effects of every response on the models. Every
+response is structured with its method's typed class (``METHODS[method].result``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from time import monotonic
+from typing import Any, cast
+
+from acp_lite.core.events import (
+    AgentRequestReceived,
+    AgentRequestWithdrawn,
+    ConnectionEvent,
+    ConnectionEventKind,
+    CoreEvent,
+    ExtensionNotificationReceived,
+    ResponseArrived,
+    SessionOpened,
+    UpdateApplied,
+)
+from acp_lite.core.framing import LineFramer, OversizeLine
+from acp_lite.core.records import AgentRequest, PendingRequest, RequestId, SessionState
+from acp_lite.core.rpc import (
+    CANCELLED_RESULTS,
+    InvalidReceived,
+    NotificationReceived,
+    PeerCancelled,
+    RequestReceived,
+    ResponseReceived,
+    RpcEngine,
+    UnhandledRequest,
+    UnmatchedResponse,
+)
+from acp_lite.errors import (
+    AcpError,
+    AgentExited,
+    ProtocolError,
+    UnsupportedProtocolVersion,
+    request_error_from,
+)
+from acp_lite.limits import Limits
+from acp_lite.model import SessionModel
+from acp_lite.model.state import background_key
+from acp_lite.model.submissions import Submission
+from acp_lite.protocol import (
+    METHODS,
+    UNSET,
+    InitializeResponse,
+    Notification,
+    converter,
+    decode_line,
+    structure_update,
+)
+from acp_lite.protocol.jsonrpc import decode_update_line, loads_json
+from acp_lite.transcript import Transcript
+
+__all__ = ["PROTOCOL_VERSION", "ClientConnection"]
+
+logger = logging.getLogger("acp_lite.connection")
+
+PROTOCOL_VERSION = 2
+"""The ACP protocol version this client speaks."""
+
+_UPDATE = "session/update"
+_PROMPT = "session/prompt"
+_PERMISSION = "session/request_permission"
+#: Responses that create a session on this connection (with its sessionId).
+_OPENING = frozenset({"session/new", "session/fork"})
+#: Requests whose session may send updates before the response names it.
+_CREATING = frozenset({"session/new", "session/fork", "session/resume"})
+
+
+class ClientConnection:
+    """The protocol state of one client connection to an agent (no IO, no trio).
+
+    ``stderr_tail`` (a callable) supplies the agent's last stderr lines for error
+    messages; ``update_events`` makes :meth:`next_events` report every applied
+    update as an :class:`UpdateApplied` (what ``acp_session_update`` hooks need;
+    off by default, since the notification path is the hot path).
+    """
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        stderr_tail: Callable[[], Sequence[str]] | None = None,
+        update_events: bool = False,
+    ) -> None:
+        self.limits = limits = limits or Limits()
+        self.rpc = RpcEngine(max_pending=limits.max_pending_requests)
+        #: Every wire line, both ways, in order.
+        self.transcript = Transcript(limits.max_transcript_entries)
+        #: The client event log (what happened outside sessions).
+        self.log: deque[ConnectionEvent] = deque(maxlen=limits.max_events)
+        #: Sessions opened or resumed on this connection, by id.
+        self.sessions: dict[str, SessionState] = {}
+        #: Why the connection ended (``None`` while it is open).
+        self.failure: AcpError | None = None
+        #: The typed ``initialize`` result, once it arrived.
+        self.initialize_response: InitializeResponse | None = None
+        #: The ``initialize`` result as received (a raw payload, for display).
+        self.initialize_result: dict[str, Any] = {}
+        self.update_events = update_events
+        self._stderr_tail = stderr_tail
+        self._framer = LineFramer(limits.max_line_bytes)
+        self._keep_raw = limits.keep_raw_updates
+        self._events: list[CoreEvent] = []
+        self._changed: list[SessionState] = []
+        # Updates kept until their session is known: sid -> [(update, raw)].
+        self._early: dict[str, list[tuple[Any, Any]]] = {}
+        # Ids of our session-creating requests still awaiting an answer.
+        self._creating: set[int] = set()
+        self.agent_requests: dict[RequestId, AgentRequest] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"<ClientConnection sessions={len(self.sessions)} "
+            f"pending={len(self.rpc.pending)} failed={self.failure is not None}>"
+        )
+
+    # ------------------------------------------------------------------ IO-facing
+
+    def receive_data(self, data: bytes) -> None:
+        """Feed bytes the agent wrote; ``b""`` means its output ended."""
+        if not data:
+            self._receive_lines(self._framer.finish())
+            return
+        framer = self._framer
+        lines = framer.feed(data)
+        if not lines:
+            return
+        if not framer.plain:
+            self._receive_lines(lines)
+            return
+        # Hot path: only plain, non-empty lines; one transcript call for all of them.
+        plain = cast("list[bytes]", lines)
+        self.transcript.record_many("recv", plain)
+        decode = decode_update_line
+        route = self._route_update
+        for line in plain:
+            try:
+                msg = decode(line)
+                if msg.__class__ is tuple:  # (session id, update): a text chunk
+                    route(msg[0], msg[1], line, None)
+                elif msg.__class__ is Notification and msg.method == _UPDATE:
+                    self._on_update(msg, line)
+                else:
+                    self._dispatch(msg)
+            except Exception as exc:  # never let one line kill the connection
+                logger.exception("error while handling a line from the agent")
+                self._log("protocol_error", data=line, error=exc)
+
+    def data_to_send(self) -> bytes:
+        """Take the bytes to write to the agent (recorded in the transcript)."""
+        lines = self.rpc.data_to_send()
+        if not lines:
+            return b""
+        record = self.transcript.record
+        for line in lines:
+            record("send", line[:-1])
+        return b"".join(lines)
+
+    def next_events(self) -> list[CoreEvent]:
+        """Take the events the IO layer must act on, in the order they happened."""
+        events = self._events
+        self._events = []
+        return events
+
+    def changed_sessions(self) -> list[SessionState]:
+        """Take the sessions whose model changed since the last call (wake their waiters)."""
+        changed = self._changed
+        if not changed:
+            return changed
+        self._changed = []
+        for state in changed:
+            state.changed = False
+        return changed
+
+    def stderr_tail(self) -> list[str]:
+        """The agent's last stderr lines, as the IO layer reports them."""
+        return list(self._stderr_tail()) if self._stderr_tail is not None else []
+
+    # ------------------------------------------------------------------ sending
+
+    def check(self, *, method: str | None = None, session_id: str | None = None) -> None:
+        """Raise the connection's failure (naming ``method``/``session_id``), if it ended."""
+        if self.failure is not None:
+            raise self.failure_for(method, session_id)
+
+    def failure_for(self, method: str | None, session_id: str | None) -> AcpError:
+        """A copy of the connection's failure that names ``method`` and ``session_id``."""
+        failure = self.failure
+        assert failure is not None
+        if isinstance(failure, AgentExited):
+            return AgentExited(
+                failure.message,
+                returncode=failure.returncode,
+                method=method,
+                session_id=session_id,
+                stderr_tail=failure.stderr_tail,
+            )
+        return type(failure)(
+            failure.message, method=method, session_id=session_id, stderr_tail=self.stderr_tail()
+        )
+
+    def send_request(
+        self, method: str, params: Any, *, session_id: str | None = None
+    ) -> PendingRequest:
+        """Queue a request; its :class:`PendingRequest` gets the typed result."""
+        self.check(method=method, session_id=session_id)
+        entry = self.rpc.request(method, params, session_id=session_id)
+        if method in _CREATING:
+            self._creating.add(entry.id)
+        return entry
+
+    def send_notification(self, method: str, params: Any) -> None:
+        """Queue a notification."""
+        self.check(method=method)
+        self.rpc.notify(method, params)
+
+    def initialize(self, params: Any) -> PendingRequest:
+        """Queue ``initialize``; its response sets :attr:`initialize_response`."""
+        return self.send_request("initialize", params)
+
+    def prompt(self, session_id: str, blocks: list[Any]) -> tuple[PendingRequest, Submission]:
+        """Queue ``session/prompt`` and record its pending :class:`Submission`."""
+        state = self._session(session_id, _PROMPT)
+        entry = self.send_request(
+            _PROMPT, {"sessionId": session_id, "prompt": blocks}, session_id=session_id
+        )
+        return entry, state.model.submit(entry.id, blocks)
+
+    def resume(self, session_id: str, params: Any, *, replay: bool) -> PendingRequest:
+        """Queue ``session/resume`` (a new session state unless it is open here)."""
+        self.check(method="session/resume", session_id=session_id)
+        state = self.sessions.get(session_id)
+        if state is None:
+            state = self._new_state(session_id)
+            state.resume_pending = True
+        state.replaying = replay
+        state.model.resume_requested()
+        self.sessions[session_id] = state
+        return self.send_request("session/resume", params, session_id=session_id)
+
+    def cancel(self, session_id: str) -> list[AgentRequest]:
+        """Send ``session/cancel``, set the model's cancel hint, and answer the
+        session's permission requests for foreground work ``cancelled``.
+
+        Spec (prompt lifecycle, "Cancellation"): the client MAY answer a request it
+        knows belongs to the cancelled work with the ``cancelled`` outcome;
+        requests for work in the latest background list are not affected. Returns
+        the agent requests answered (the IO layer stops deciding them).
+        """
+        state = self._session(session_id, "session/cancel")
+        state.model.cancel_sent()
+        self.send_notification("session/cancel", {"sessionId": session_id})
+        listed = {background_key(item) for item in state.model.background or ()}
+        answered: list[AgentRequest] = []
+        for rid, req in list(self.agent_requests.items()):
+            if req.method != _PERMISSION or req.session_id != session_id:
+                continue
+            if req.tool_call_id is not None and ("tool_call", req.tool_call_id) in listed:
+                continue
+            self.rpc.respond(rid, CANCELLED_RESULTS[_PERMISSION])
+            del self.agent_requests[rid]
+            answered.append(req)
+        self._touch(state)
+        return answered
+
+    def withdraw(self, request_id: int) -> bool:
+        """Send ``$/cancel_request`` for one of our pending requests (once)."""
+        if self.failure is not None:
+            return False
+        return self.rpc.cancel_request(request_id)
+
+    def abandon(self, entry: PendingRequest) -> None:
+        """The caller stopped waiting for ``entry`` (timeout, cancellation).
+
+        It is withdrawn with ``$/cancel_request`` (a late response is still
+        applied), and a session-creating request no longer holds updates for the
+        session it might create: they go to the client event log instead.
+        """
+        if entry.done:
+            return
+        self.withdraw(entry.id)
+        if entry.id in self._creating:
+            self._creating.discard(entry.id)
+            if not self._creating and self._early:
+                self._flush_early()
+
+    def respond(self, request_id: RequestId, result: Any) -> bool:
+        """Answer an agent request; ``False`` if it is no longer open."""
+        self.agent_requests.pop(request_id, None)
+        return self.rpc.respond(request_id, result)
+
+    def respond_error(
+        self, request_id: RequestId, code: int, message: str, data: Any = None
+    ) -> bool:
+        """Answer an agent request with an error; ``False`` if it is no longer open."""
+        self.agent_requests.pop(request_id, None)
+        return self.rpc.respond_error(request_id, code, message, data)
+
+    def connection_lost(self, failure: AcpError) -> list[PendingRequest]:
+        """The connection ended (``failure`` says why): fail every pending request,
+        run every model's end-of-session checks. Returns the requests failed."""
+        if self.failure is not None:
+            return []
+        self.failure = failure
+        failed = self.rpc.fail_all()
+        for entry in failed:
+            entry.done = True
+            entry.error = self.failure_for(entry.method, entry.session_id)
+        for req in self.agent_requests.values():
+            self._events.append(AgentRequestWithdrawn(req))
+        self.agent_requests.clear()
+        for state in self.sessions.values():
+            state.model.finish()  # end-of-session checks (idempotent)
+            self._touch(state)
+        return failed
+
+    def log_event(
+        self,
+        kind: ConnectionEventKind,
+        *,
+        data: Any = None,
+        error: BaseException | None = None,
+        session_id: str | None = None,
+        method: str | None = None,
+    ) -> None:
+        """Append an entry to the client event log."""
+        self._log(kind, data=data, error=error, session_id=session_id, method=method)
+
+    # ------------------------------------------------------------------ receiving
+
+    def _receive_lines(self, lines: list[bytes | OversizeLine]) -> None:
+        # Lines with an oversize or empty one among them, one by one.
+        for line in lines:
+            if line.__class__ is OversizeLine:
+                self._on_oversize(line)
+                continue
+            data = cast("bytes", line)
+            if not data or data == b"\r":
+                continue
+            self.transcript.record("recv", data)
+            try:
+                msg = decode_line(data)
+                if msg.__class__ is Notification and msg.method == _UPDATE:
+                    self._on_update(msg, data)
+                else:
+                    self._dispatch(msg)
+            except Exception as exc:  # never let one line kill the connection
+                logger.exception("error while handling a line from the agent")
+                self._log("protocol_error", data=data, error=exc)
+
+    def _on_oversize(self, line: OversizeLine) -> None:
+        # Recorded in the transcript as what we saw: the head, marked as truncated.
+        self.transcript.record("recv", line.head + b"...<truncated>")
+        err = ProtocolError(
+            f"line of {line.size} bytes exceeds Limits.max_line_bytes="
+            f"{self.limits.max_line_bytes}; skipped",
+            stderr_tail=self.stderr_tail(),
+        )
+        self._log("oversize_line", data=line, error=err)
+
+    def _on_update(self, msg: Notification, line: bytes | None = None) -> None:
+        params = msg.params
+        self._route_update(params.session_id, params.update, line, msg)
+
+    def _route_update(
+        self, sid: str, update: Any, line: bytes | None, msg: Notification | None
+    ) -> None:
+        """Apply a ``session/update`` (decoded from ``line``; ``msg``: its Notification,
+        when the decoder built one) to its session, keep it, or log it."""
+        raw_update: dict[str, Any] | bytes | None = None
+        if self._keep_raw:
+            if line is not None:
+                # The line itself (the transcript holds it anyway): the event log
+                # decodes the payload again only if it is read (model/events.py).
+                raw_update = line
+            elif msg is not None:
+                raw = msg.raw_params
+                raw_update = raw.get("update") if raw.__class__ is dict else None
+        state = self.sessions.get(sid)
+        if state is not None:
+            self._apply(state, update, raw_update)
+        elif self._creating:
+            # Maybe for the session a pending session/new is creating: keep it and
+            # apply it once the response names the session (spec: "Initial state
+            # and synchronization": updates may arrive before the response).
+            self._early.setdefault(sid, []).append((update, raw_update))
+        else:
+            if msg is None and line is not None:
+                msg = cast("Notification", decode_line(line))  # rare: no Notification built
+            self._log("unknown_session_update", data=msg, session_id=sid)
+
+    def _apply(self, state: SessionState, update: Any, raw: Any, source: str | None = None) -> None:
+        if self.update_events:
+            event = state.model.apply(
+                update, raw=raw, session_id=state.id, replayed=state.replaying, source=source
+            )
+            self._events.append(UpdateApplied(state, event))
+        else:
+            # Hot path: no Event object that nobody reads.
+            state.model.feed(update, raw, state.id, state.replaying, source)
+        if not state.changed:
+            state.changed = True
+            self._changed.append(state)
+
+    def _touch(self, state: SessionState) -> None:
+        if not state.changed:
+            state.changed = True
+            self._changed.append(state)
+
+    def _dispatch(self, message: Any) -> None:
+        for ev in self.rpc.receive(message):
+            cls = ev.__class__
+            if cls is ResponseReceived:
+                self._on_response(cast("ResponseReceived", ev))
+            elif cls is NotificationReceived:
+                self._on_notification(cast("NotificationReceived", ev).message)
+            elif cls is RequestReceived:
+                self._on_request(cast("RequestReceived", ev))
+            elif cls is PeerCancelled:
+                pc = cast("PeerCancelled", ev)
+                req = self.agent_requests.pop(pc.id, None)
+                if req is not None:
+                    self._events.append(AgentRequestWithdrawn(req))
+                self._log("agent_cancelled_request", data=pc)
+            elif cls is UnhandledRequest:
+                self._log("unhandled_request", data=ev, method=cast("UnhandledRequest", ev).method)
+            elif cls is UnmatchedResponse:
+                self._log("unmatched_response", data=cast("UnmatchedResponse", ev).message)
+            elif cls is InvalidReceived:
+                inv = cast("InvalidReceived", ev)
+                inv.error.stderr_tail = tuple(self.stderr_tail())
+                self._log("protocol_error", data=inv.message, error=inv.error)
+
+    def _on_notification(self, msg: Notification) -> None:
+        method = msg.method
+        if method == _UPDATE:
+            # A batch member (single lines take the hot path): JSON-RPC 2.0 section
+            # 6, each member is handled as if it had been sent alone.
+            self._on_update(msg)
+        elif method.startswith("_"):
+            self._log("extension_notification", data=msg.params, method=method)
+            self._events.append(ExtensionNotificationReceived(method, msg.params))
+        else:
+            self._log("notification", data=msg, method=method)
+
+    def _on_request(self, ev: RequestReceived) -> None:
+        params = ev.params
+        sid = getattr(params, "session_id", None)
+        if not isinstance(sid, str):
+            # A request-scoped elicitation names one of our requests instead.
+            rid = getattr(params, "request_id", None)
+            pending = self.rpc.pending.get(rid) if isinstance(rid, int) else None
+            sid = pending.session_id if pending is not None else None
+        state = self.sessions.get(sid) if sid is not None else None
+        tool_call_id: Any = None
+        if ev.method == _PERMISSION:
+            tool_call = getattr(getattr(params, "subject", None), "tool_call", None)
+            tool_call_id = getattr(tool_call, "tool_call_id", None)
+            if state is not None and tool_call is not None:
+                # Spec (ToolCallPermissionSubject.toolCall): "Clients apply this to
+                # their stored tool call exactly like a tool_call_update
+                # notification, in the order it was received".
+                raw = converter.unstructure(tool_call)
+                raw["sessionUpdate"] = "tool_call_update"
+                self._apply(state, structure_update(raw), raw, _PERMISSION)
+        else:
+            tool_call_id = getattr(params, "tool_call_id", None)
+        req = AgentRequest(
+            ev.id,
+            ev.method,
+            params,
+            sid,
+            tool_call_id if isinstance(tool_call_id, str) else None,
+        )
+        self.agent_requests[ev.id] = req
+        self._events.append(AgentRequestReceived(req))
+
+    # ------------------------------------------------------------------ responses
+
+    def _on_response(self, ev: ResponseReceived) -> None:
+        entry = ev.pending
+        method = entry.method
+        entry.done = True
+        if ev.error is not None:
+            err = ev.error
+            data = err.data
+            entry.error = request_error_from(
+                err.code,
+                err.message,
+                None if data is UNSET else data,
+                method=method,
+                session_id=entry.session_id,
+                stderr_tail=self.stderr_tail(),
+            )
+        else:
+            if method == "initialize" and isinstance(ev.result, dict):
+                self.initialize_result = ev.result
+            entry.result, entry.error = self._structure(method, entry, ev.result)
+        self._apply_response(entry, ev)
+        self._events.append(ResponseArrived(entry))
+
+    def _structure(
+        self, method: str, entry: PendingRequest, result: Any
+    ) -> tuple[Any, AcpError | None]:
+        if method == "initialize":
+            version = result.get("protocolVersion") if isinstance(result, dict) else None
+            if isinstance(result, dict) and version != PROTOCOL_VERSION:
+                return None, UnsupportedProtocolVersion(
+                    f"the agent answered protocol version {version!r}; acp_lite speaks "
+                    f"{PROTOCOL_VERSION}",
+                    version=version,
+                    stderr_tail=self.stderr_tail(),
+                )
+        spec = METHODS.get(method)
+        cls = spec.result if spec is not None else None
+        if cls is None:
+            return result, None  # an extension method: the raw JSON value
+        try:
+            return converter.structure(result, cls), None
+        except Exception as exc:
+            return None, ProtocolError(
+                f"invalid {method} result: {exc}",
+                method=method,
+                session_id=entry.session_id,
+                stderr_tail=self.stderr_tail(),
+            )
+
+    def _apply_response(self, entry: PendingRequest, ev: ResponseReceived) -> None:
+        # The side effects of a response on the models (and the connection).
+        method = entry.method
+        result = entry.result
+        if method == _PROMPT:
+            state = self.sessions.get(entry.session_id or "")
+            if state is not None:
+                if entry.error is not None:
+                    state.model.prompt_rejected(entry.id, ev.error or entry.error)
+                else:
+                    mid = getattr(result, "message_id", None)
+                    state.model.prompt_accepted(entry.id, mid)
+                self._touch(state)
+        elif method in _CREATING:
+            self._creating.discard(entry.id)
+            if method in _OPENING and entry.error is None:
+                self._session_opened(entry)
+            elif method == "session/resume":
+                self._session_resumed(entry)
+            if not self._creating and self._early:
+                self._flush_early()
+        elif method == "initialize" and entry.error is None:
+            self.initialize_response = result
+        elif method == "session/set_config_option" and entry.error is None:
+            # The agent MUST answer with the complete list (schema
+            # SetSessionConfigOptionResponse): it replaces the model's.
+            state = self.sessions.get(entry.session_id or "")
+            options = getattr(result, "config_options", None)
+            if state is not None and isinstance(options, list):
+                state.model.config_options_replaced(options)
+                self._touch(state)
+        elif method == "session/close" and entry.error is None:
+            state = self.sessions.get(entry.session_id or "")
+            if state is not None:
+                state.model.finish()
+                self._touch(state)
+
+    def _session_opened(self, entry: PendingRequest) -> None:
+        result = entry.result
+        sid = getattr(result, "session_id", None)
+        if not isinstance(sid, str):  # pragma: no cover - the typed class requires it
+            entry.error = ProtocolError(f"{entry.method} result has no sessionId")
+            entry.result = None
+            return
+        if sid in self.sessions:
+            entry.error = ProtocolError(
+                f"{entry.method} answered session id {sid!r}, which is already open on "
+                "this connection; the first session is kept",
+                method=entry.method,
+                session_id=sid,
+                stderr_tail=self.stderr_tail(),
+            )
+            entry.result = None
+            return
+        state = self._new_state(sid)
+        state.model.setup_response(result)
+        self.sessions[sid] = state
+        for update, raw in self._early.pop(sid, ()):
+            self._apply(state, update, raw)
+        self._touch(state)
+        self._events.append(SessionOpened(state))
+
+    def _session_resumed(self, entry: PendingRequest) -> None:
+        sid = entry.session_id or ""
+        state = self.sessions.get(sid)
+        if state is None:
+            return
+        state.replaying = False
+        if entry.error is not None:
+            state.model.resume_failed()
+            if state.resume_pending:
+                del self.sessions[sid]
+            self._touch(state)
+            return
+        state.resume_pending = False
+        state.model.setup_response(entry.result, resumed=True)
+        self._touch(state)
+
+    def _flush_early(self) -> None:
+        # No session-creating request is in flight any more: these belonged to no
+        # session opened on this connection.
+        for sid, items in self._early.items():
+            for update, raw in items:
+                if raw.__class__ is bytes:
+                    raw = loads_json(raw)["params"]["update"]
+                self._log("unknown_session_update", data=raw or update, session_id=sid)
+        self._early.clear()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _new_state(self, session_id: str) -> SessionState:
+        return SessionState(
+            session_id, SessionModel(session_id, max_events=self.limits.max_session_events)
+        )
+
+    def _session(self, session_id: str, method: str) -> SessionState:
+        self.check(method=method, session_id=session_id)
+        state = self.sessions.get(session_id)
+        if state is None:
+            raise KeyError(f"session {session_id!r} is not open on this connection")
+        return state
+
+    def _log(
+        self,
+        kind: ConnectionEventKind,
+        *,
+        data: Any = None,
+        error: BaseException | None = None,
+        session_id: str | None = None,
+        method: str | None = None,
+    ) -> None:
+        self.log.append(ConnectionEvent(kind, monotonic(), data, error, session_id, method))
