@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 
@@ -237,19 +237,26 @@ class Session:
     # ------------------------------------------------------------------ streaming
 
     def iter_updates(
-        self, *, from_start: bool = False, timeout: float | None = None
+        self,
+        *,
+        from_start: bool = False,
+        timeout: float | None = None,
+        until: Literal["idle", "quiet"] | None = None,
     ) -> Iterator[Event]:
         """Yield events as they arrive (from now, or from the first with ``from_start``).
 
-        One thread hop per *batch* of events, never per event. Ends when the
-        connection closes, after the events received before that. ``timeout``
-        (default: the client's default timeout) bounds each wait for new events:
-        ``Timeout`` when nothing arrives for that long.
+        One thread hop per *batch* of events, never per event. Without ``until``
+        it ends when the connection closes, after the events received before
+        that; ``until="idle"`` / ``"quiet"`` end it as for
+        :meth:`AsyncSession.iter_updates`. ``timeout`` (default: the connection's
+        default timeout) bounds each wait for new events: ``Timeout`` when
+        nothing arrives for that long.
         """
         asession = self._async
         client = self._client
-        budget = client._limits.default_timeout if timeout is None else timeout
+        budget = asession._conn.limits.default_timeout if timeout is None else timeout
         index: int = client._read(lambda: 0 if from_start else len(asession.model.events))
+        done = None if until is None else asession._until(until)
 
         async def next_batch(start: int) -> list[Event] | None:
             # Runs on the trio thread: a consistent slice of the log, or None at the end.
@@ -259,7 +266,7 @@ class Session:
                     events = asession.model.events
                     if len(events) > start:
                         return list(events[start:])
-                    if conn.failure is not None:
+                    if conn.failure is not None or (done is not None and done()):
                         return None
                     await asession._changed_wait()
             raise Timeout(

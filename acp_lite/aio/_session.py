@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import trio
 
@@ -361,23 +361,32 @@ class AsyncSession:
     # ------------------------------------------------------------------ streaming
 
     async def iter_updates(
-        self, *, from_start: bool = False, timeout: float | None = None
+        self,
+        *,
+        from_start: bool = False,
+        timeout: float | None = None,
+        until: Literal["idle", "quiet"] | None = None,
     ) -> AsyncIterator[Event]:
         """Yield events as they arrive (from now, or from the first with ``from_start``).
 
-        Ends when the connection closes, after the events received before that.
+        Without ``until`` it ends only when the connection closes, after the events
+        received before that. ``until="idle"`` ends once the condition of
+        :meth:`wait_idle` holds after the events so far (so after ``submit`` it
+        yields the prompt's work, then stops); ``until="quiet"`` likewise with
+        :meth:`wait_quiet`'s condition, without its grace period.
         ``timeout`` (default: ``Limits.default_timeout``) bounds each wait for new
         events: :class:`~acp_lite.errors.Timeout` when nothing arrives for that long.
         """
         i = 0 if from_start else len(self.model.events)
         conn = self._conn
         budget = conn.limits.default_timeout if timeout is None else timeout
+        done = None if until is None else self._until(until)
         while True:
             events = self.model.events
             while i < len(events):
                 yield events[i]
                 i += 1
-            if conn.failure is not None:
+            if conn.failure is not None or (done is not None and done()):
                 return
             with trio.move_on_after(budget) as scope:
                 await self._changed_wait()
@@ -389,6 +398,13 @@ class AsyncSession:
                     session_id=self.id,
                     stderr_tail=conn.stderr_tail(),
                 )
+
+    def _until(self, until: str) -> Callable[[], bool]:
+        if until == "idle":
+            return self._idle_done
+        if until == "quiet":
+            return self._quiet_done
+        raise ValueError(f"until must be 'idle', 'quiet' or None, not {until!r}")
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self.iter_updates()
