@@ -3,7 +3,7 @@
 
 1. One session, one agent message, N already-decoded ``agent_message_chunk`` updates
    (default 1,000,000): updates/s for decoding the wire lines as the connection's reader
-   does (``jsonrpc.decode_update_line``) and for applying the decoded updates with the
+   does (``jsonrpc.decode_line``) and for applying the decoded updates with the
    line as the raw payload (as the connection passes it), their ratio (target: apply
    >= 3x faster than decode),
    and the apply rate per tenth of the run (linear time: later tenths are not slower).
@@ -33,7 +33,7 @@ from typing import Any
 
 from acp_lite.model import SessionModel
 from acp_lite.protocol import Notification
-from acp_lite.protocol.jsonrpc import decode_update_line
+from acp_lite.protocol.jsonrpc import decode_line
 
 SID = "sess_abc123def456"
 WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "\n"]
@@ -66,10 +66,7 @@ Decoded = list[tuple[Any, bytes, str]]
 
 def decode_one(line: bytes) -> tuple[Any, bytes, str]:
     """Decode a line as the connection's reader does: (update, raw = the line, session id)."""
-    got = decode_update_line(line)
-    if isinstance(got, tuple):
-        sid, update = got
-        return update, line, sid
+    got = decode_line(line)
     assert isinstance(got, Notification)
     return got.params.update, line, got.params.session_id
 
@@ -146,7 +143,7 @@ def throughput(title: str, lines: list[bytes], repeat: int) -> None:
     del model
     retained, peak = peak_apply(decoded)
     print(f"== {title}: {n:,} updates, {messages:,} messages")
-    print(f"  decode  (decode_update_line)   {n / t_dec:>12,.0f} updates/s")
+    print(f"  decode  (decode_line)   {n / t_dec:>12,.0f} updates/s")
     print(
         f"  apply   (raw + session id)     {n / t_app:>12,.0f} updates/s"
         f"   {t_dec / t_app:5.1f}x faster than decode (target >= 3x)"

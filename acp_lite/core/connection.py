@@ -62,7 +62,7 @@ from acp_lite.protocol import (
     decode_line,
     structure_update,
 )
-from acp_lite.protocol.jsonrpc import decode_update_line, loads_json
+from acp_lite.protocol.jsonrpc import loads_json
 from acp_lite.transcript import Transcript
 
 __all__ = ["PROTOCOL_VERSION", "ClientConnection"]
@@ -146,15 +146,14 @@ class ClientConnection:
         # Hot path: only plain, non-empty lines; one transcript call for all of them.
         plain = cast("list[bytes]", lines)
         self.transcript.record_many("recv", plain)
-        decode = decode_update_line
+        decode = decode_line
         route = self._route_update
         for line in plain:
             try:
                 msg = decode(line)
-                if msg.__class__ is tuple:  # (session id, update): a text chunk
-                    route(msg[0], msg[1], line, None)
-                elif msg.__class__ is Notification and msg.method == _UPDATE:
-                    self._on_update(msg, line)
+                if msg.__class__ is Notification and msg.method == _UPDATE:
+                    params = msg.params
+                    route(params.session_id, params.update, line, msg)
                 else:
                     self._dispatch(msg)
             except Exception as exc:  # never let one line kill the connection
@@ -377,18 +376,16 @@ class ClientConnection:
         params = msg.params
         self._route_update(params.session_id, params.update, line, msg)
 
-    def _route_update(
-        self, sid: str, update: Any, line: bytes | None, msg: Notification | None
-    ) -> None:
-        """Apply a ``session/update`` (decoded from ``line``; ``msg``: its Notification,
-        when the decoder built one) to its session, keep it, or log it."""
+    def _route_update(self, sid: str, update: Any, line: bytes | None, msg: Notification) -> None:
+        """Apply a ``session/update`` (``msg``, decoded from ``line`` when it was a
+        line of its own) to its session, keep it, or log it."""
         raw_update: dict[str, Any] | bytes | None = None
         if self._keep_raw:
             if line is not None:
                 # The line itself (the transcript holds it anyway): the event log
                 # decodes the payload again only if it is read (model/events.py).
                 raw_update = line
-            elif msg is not None:
+            else:
                 raw = msg.raw_params
                 raw_update = raw.get("update") if raw.__class__ is dict else None
         state = self.sessions.get(sid)
@@ -400,8 +397,6 @@ class ClientConnection:
             # and synchronization": updates may arrive before the response).
             self._early.setdefault(sid, []).append((update, raw_update))
         else:
-            if msg is None and line is not None:
-                msg = cast("Notification", decode_line(line))  # rare: no Notification built
             self._log("unknown_session_update", data=msg, session_id=sid)
 
     def _apply(self, state: SessionState, update: Any, raw: Any, source: str | None = None) -> None:

@@ -61,8 +61,19 @@ class Foreground:
 
     # ---------------------------------------------------------------- applying
 
-    def apply(self, state: str, update: Any, index: int, raw: Mapping[str, Any] | None) -> None:
-        """Apply one state snapshot (``state`` is the standard or given state string)."""
+    def apply(
+        self,
+        state: str,
+        update: Any,
+        index: int,
+        raw: Callable[[], Mapping[str, Any] | None],
+    ) -> None:
+        """Apply one state snapshot (``state`` is the standard or given state string).
+
+        ``raw()`` gives the payload as received; it is called only when the typed
+        update cannot tell (a malformed ``background``), so the received line is
+        not parsed a second time for every state update.
+        """
         prev = self.state
         self.updates += 1
         self._apply_background(update, index, raw)
@@ -170,7 +181,9 @@ class Foreground:
             or self._references_listed_terminal(tool_call)
         )
 
-    def _apply_background(self, update: Any, index: int, raw: Mapping[str, Any] | None) -> None:
+    def _apply_background(
+        self, update: Any, index: int, raw: Callable[[], Mapping[str, Any] | None]
+    ) -> None:
         items = update.background
         if not isinstance(items, list | tuple):
             if _malformed(update, raw):
@@ -283,13 +296,14 @@ class Foreground:
         return marked
 
 
-def _malformed(update: Any, raw: Mapping[str, Any] | None) -> bool:
+def _malformed(update: Any, raw: Callable[[], Mapping[str, Any] | None]) -> bool:
     # The codec keeps a malformed value in `extra` (or `raw` for an unrecognised
     # state); a malformed list is treated as not reported.
-    for source in (getattr(update, "extra", None), getattr(update, "raw", None), raw):
+    for source in (getattr(update, "extra", None), getattr(update, "raw", None)):
         if isinstance(source, Mapping) and source.get("background") is not None:
             return True
-    return False
+    received = raw()
+    return isinstance(received, Mapping) and received.get("background") is not None
 
 
 def _position(entity: Entity) -> int:

@@ -557,13 +557,14 @@ class SessionModel:
         fg, log = self._fg, self._log
 
         def on_state(update: Any, index: int) -> None:
-            fg.apply(state, update, index, log.kept_raw(index))
+            fg.apply(state, update, index, lambda: log.kept_raw(index))
 
         return on_state
 
     def _on_unrecognized_state(self, update: Any, index: int) -> None:
         # Kept as given and treated as busy, never idle (spec: "Session states").
-        self._fg.apply(str(update.state), update, index, self._log.kept_raw(index))
+        log = self._log
+        self._fg.apply(str(update.state), update, index, lambda: log.kept_raw(index))
 
     def _on_foreign(self, update: Any, index: int) -> None:
         self._violate("malformed-update", f"not a SessionUpdate: {type(update).__name__}", index)

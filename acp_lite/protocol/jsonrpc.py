@@ -268,27 +268,6 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
     return _decode_parsed(obj)
 
 
-def decode_update_line(line: bytes) -> tuple[str, Any] | Message | list[Message]:
-    """:func:`decode_line`, except that the commonest ``session/update`` (a text message
-    or thought chunk) comes back as ``(session_id, update)``, without building the
-    envelope objects nobody reads (the connection's hot path)."""
-    try:
-        obj = _loads(line)
-    except (ValueError, TypeError, RecursionError) as exc:
-        return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
-    if (
-        type(obj) is dict
-        and obj.get("method") == "session/update"
-        and "id" not in obj
-        and obj.get("jsonrpc") == "2.0"
-    ):
-        p = obj.get("params")
-        update = _fast_chunk(p)
-        if update is not None:
-            return p["sessionId"], update  # type: ignore[index]
-    return _decode_parsed(obj)
-
-
 def _decode_parsed(obj: Any) -> Message | list[Message]:
     msg: Notification
     if type(obj) is dict:
@@ -346,7 +325,7 @@ def _fast_update(p: Any) -> g.UpdateSessionNotification | None:
 def _fast_chunk(p: Any) -> Any:
     """The typed update of ``session/update`` params of the most frequent shape, or ``None``.
 
-    Hot path (issue 4, "Performance"): a message or thought chunk carrying one text
+    Hot path (the notification path is the hot path): a message or thought chunk carrying one text
     block and no other keys is built directly, skipping the generic structure
     functions' per-key checks. The objects equal what those functions build; anything
     else returns ``None`` and takes the generic path.

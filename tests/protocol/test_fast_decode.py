@@ -1,7 +1,6 @@
 """The hot-path decoders equal the generic path, with both JSON backends.
 
-``decode_line`` builds text message/thought chunks directly (``jsonrpc._fast_update``)
-and the connection's ``decode_update_line`` returns ``(session_id, update)`` for them;
+``decode_line`` builds text message/thought chunks directly (``jsonrpc._fast_update``);
 the stdlib backend calls the JSON scanner directly. Whatever shape a line has, the
 result must be what the generic path (``json.loads`` + ``decode_value``, i.e. the
 generated structure functions) builds: same classes, same fields, same ``extra``.
@@ -135,16 +134,6 @@ def check_line(line: bytes) -> None:
     else:
         assert isinstance(got, InvalidMessage)
         assert got.error.code == generic.error.code
-    direct = jsonrpc.decode_update_line(line)
-    if isinstance(direct, tuple):
-        assert isinstance(generic, Notification) and generic.method == "session/update"
-        sid, update = direct
-        same(sid, generic.params.session_id)
-        same(update, generic.params.update)
-    elif isinstance(direct, InvalidMessage):
-        assert isinstance(got, InvalidMessage) and direct.error == got.error
-    else:
-        same(direct, got)
     if isinstance(got, Notification):
         # raw_params is not compared by attrs eq: check it here.
         assert got.raw_params == parsed["params"]
@@ -176,7 +165,7 @@ def test_batches_decode_like_the_generic_path(name: str, batch: list[Any]) -> No
         msgs = [{"jsonrpc": "2.0", "method": "session/update", "params": p} for p in batch]
         line = json.dumps(msgs).encode()
         check_line(line)
-        got = jsonrpc.decode_update_line(line)
+        got = decode_line(line)
         assert isinstance(got, list) and len(got) == len(batch)
 
 
@@ -196,10 +185,9 @@ def test_the_fast_shape_takes_the_fast_path(name: str, tag: str) -> None:
     with backend(name):
         line = line_of(params)
         with mock.patch.object(jsonrpc, "_PARAMS", {}):  # the generic path is not used
-            direct = jsonrpc.decode_update_line(line)
             msg = decode_line(line)
-        assert isinstance(direct, tuple) and direct[0] == "s1"
-        assert isinstance(msg, Notification) and msg.params.update == direct[1]
+        assert isinstance(msg, Notification) and msg.params.session_id == "s1"
+        assert msg.params.update.content.text == "é"
         check_line(line)
 
 
@@ -224,8 +212,8 @@ def test_non_notification_envelopes_are_not_shortcut(name: str, envelope: dict[s
     }
     with backend(name):
         line = json.dumps({**envelope, "params": params}).encode()
-        assert not isinstance(jsonrpc.decode_update_line(line), tuple)
-        check_line(line)
+        with mock.patch.object(jsonrpc, "_fast_chunk", lambda p: pytest.fail("shortcut")):
+            check_line(line)
 
 
 # Whitespace and trailing data around a JSON value: the stdlib backend calls the
@@ -260,14 +248,10 @@ def test_std_loads_equals_json_loads(value: Any, before: str, after: str) -> Non
 def test_invalid_or_odd_lines_agree(name: str, raw: bytes) -> None:
     with backend(name):
         got = decode_line(raw)
-        direct = jsonrpc.decode_update_line(raw)
         try:
             parsed = json.loads(raw)
         except ValueError:
             assert isinstance(got, InvalidMessage) and got.error.code == -32700
-            assert isinstance(direct, InvalidMessage) and direct.error == got.error
             return
-        assert not isinstance(direct, tuple)
-        same(direct, got)
         generic = decode_value(parsed)
         assert type(got) is type(generic)
