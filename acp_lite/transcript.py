@@ -42,16 +42,54 @@ class TranscriptEntry:
         return protocol.decode_line(self.line)
 
     def to_record(self, t0: float = 0.0) -> dict[str, Any]:
-        """The NDJSON record of this entry (docs/architecture.md "Transcript")."""
+        """The NDJSON record of this entry (docs/architecture.md "Transcript").
+
+        ``msg`` holds the line's JSON value; a line that is not strict JSON (not
+        UTF-8, ``NaN``, nested too deep to re-encode ...) is kept as text in
+        ``raw`` instead (undecodable bytes as ``surrogateescape`` code points).
+        """
         record: dict[str, Any] = {"dir": self.direction, "t": round(self.time - t0, 6)}
         try:
-            record["msg"] = json.loads(self.line)
-        except ValueError:
-            record["raw"] = self.line.decode("utf-8", errors="replace")
+            value = _strict_loads(self.line)
+            _dumps(value)  # deep values load but may not encode
+        except (ValueError, RecursionError):
+            record["raw"] = self.line.decode("utf-8", errors="surrogateescape")
+        else:
+            record["msg"] = value
         return record
 
 
 _DIRS: tuple[Direction, Direction] = ("send", "recv")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_strict_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _strict_loads(line: bytes) -> Any:
+    return _strict_decoder.decode(line.decode("utf-8"))
+
+
+def _dumps(value: Any) -> str:
+    """One JSON text; lone surrogates (valid in JSON strings, not in UTF-8) escaped."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, allow_nan=False)
+    return text
+
+
+def record_line(record: dict[str, Any]) -> bytes:
+    """The wire line of an NDJSON record made by :meth:`TranscriptEntry.to_record`."""
+    if "msg" in record:
+        return json.dumps(record["msg"], ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", errors="surrogatepass"
+        )
+    return str(record.get("raw", "")).encode("utf-8", errors="surrogateescape")
 
 
 class Transcript:
@@ -125,15 +163,37 @@ class Transcript:
         return TranscriptEntry(_DIRS[self._dirs[index]], self._times[index], self._lines[index])
 
     def to_ndjson(self) -> str:
-        """The transcript as NDJSON text, times relative to the first entry."""
+        """The transcript as NDJSON text, times relative to the first entry.
+
+        Always valid NDJSON, whatever the agent wrote: every record is one strict
+        JSON object (no ``NaN``, lone surrogates escaped) that :meth:`load` reads
+        back to the same entries.
+        """
         t0 = self._t0 or 0.0
-        return "".join(
-            json.dumps(e.to_record(t0), ensure_ascii=False) + "\n" for e in self.entries()
-        )
+        return "".join(_dumps(e.to_record(t0)) + "\n" for e in self.entries())
 
     def save(self, path: str | Path) -> None:
         """Write :meth:`to_ndjson` to ``path`` (UTF-8)."""
         Path(path).write_text(self.to_ndjson(), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Transcript:
+        """Read a transcript saved with :meth:`save` (times relative to its start)."""
+        transcript = cls()
+        for n, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except ValueError as exc:
+                raise ValueError(f"{path}:{n}: not a transcript record: {exc}") from None
+            if not isinstance(record, dict) or record.get("dir") not in _DIRS:
+                raise ValueError(f"{path}:{n}: not a transcript record (no 'dir' send/recv)")
+            transcript._lines.append(record_line(record))
+            transcript._times.append(float(record.get("t", 0.0)))
+            transcript._dirs.append(record["dir"] == "recv")
+        transcript._t0 = 0.0
+        return transcript
 
     def __repr__(self) -> str:
         return f"<Transcript {len(self)} entries>"
