@@ -167,6 +167,9 @@ class ToolCallEntity(Entity):
     raw_output: Any = None
     capabilities: Any = None
     cancel_hint: bool = False
+    #: Fields the schema does not know, as last reported (each key replaced by
+    #: the latest update that carried it), so nothing the agent sent is lost.
+    extra: dict[str, Any] = attrs.Factory(dict)
     _cache: _TextCache = attrs.field(factory=_TextCache, init=False, repr=False)
 
     @property

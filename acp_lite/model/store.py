@@ -158,6 +158,8 @@ class EntityStore:
         patch_field(ent, "raw_output", update.raw_output)
         patch_field(ent, "capabilities", update.capabilities)
         ent.meta = patch_meta(ent.meta, update.meta)
+        if update.extra:
+            ent.extra.update(update.extra)
 
     def on_tool_call_chunk(self, update: Any, index: int) -> None:
         ent = self.upsert("tool_call", update.tool_call_id, ToolCallEntity, index)

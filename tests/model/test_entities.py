@@ -439,3 +439,16 @@ def test_text_read_after_every_chunk_stays_correct_when_old_text_is_kept() -> No
     assert seen == ["a", "ab", "abc", "abcd", "abcde", "abcdef"]
     feed(m, message("m", ["X"]), chunk("m", "Y"))
     assert msg.text == "XY" and seen[-1] == "abcdef"
+
+
+def test_tool_call_entity_keeps_unknown_fields() -> None:
+    from acp_lite.model import SessionModel
+    from acp_lite.protocol import structure_update
+
+    model = SessionModel("s")
+    base = {"sessionUpdate": "tool_call_update", "toolCallId": "t1"}
+    model.apply(structure_update({**base, "title": "x", "_vendor": 1, "future": {"a": 1}}))
+    model.apply(structure_update({**base, "future": {"a": 2}}))
+    entity = model.entity("tool_call", "t1")
+    assert entity.extra == {"_vendor": 1, "future": {"a": 2}}
+    assert entity.title == "x"
