@@ -47,6 +47,10 @@ AUTH_METHOD = {"type": "agent", "methodId": "token", "name": "Test token"}
 # embeddedContext, so "resource" blocks are accepted (spec: "1. User message").
 ACCEPTED_CONTENT = frozenset({"text", "resource_link", "resource"})
 
+#: Extension methods this agent implements: requests under its own namespace are
+#: echoed back (``{"echo": params}``); other ``_`` methods are unknown (-32601).
+OWN_EXTENSIONS = "_acp_lite/"
+
 DEFERRED: Any = object()  # a handler's result: "the response is sent later"
 
 
@@ -251,8 +255,11 @@ class Agent:
             handler = self.handlers.get(method)
             if handler is not None:
                 result = handler(request_id, params)
-            elif method.startswith("_"):
-                result = {"echo": params}  # extension requests are echoed back
+            elif method.startswith(OWN_EXTENSIONS):
+                # The agent's own extension namespace (what the benchmarks and tests
+                # call): echoed back. Any other unrecognised method, `_`-prefixed or
+                # not, gets -32601 (docs-v2-draft/extensibility.mdx).
+                result = {"echo": params}
             else:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         except RpcError as exc:

@@ -62,10 +62,13 @@ async def test_full_method_surface(tmp_path: Any) -> None:
         await session.close()
         await client.delete_session("stored-4")
         assert "stored-4" not in [s.session_id for s in await client.list_sessions()]
-        assert await client.request("_acp_lite_test/echo", {"a": 1}) == {"echo": {"a": 1}}
+        assert await client.request("_acp_lite/echo", {"a": 1}) == {"echo": {"a": 1}}
         with pytest.raises(MethodNotFound) as info:
             await client.request("x/unknown", {"a": 1})
         assert info.value.method == "x/unknown" and info.value.code == -32601
+        # An extension method the agent does not implement: -32601 too (extensibility).
+        with pytest.raises(MethodNotFound):
+            await client.request("_vendor/unknown", {"a": 1})
         await client.notify("_acp_lite_test/hello", {"b": 2})
         methods = [m["method"] for d, m in wire(client) if d == "send" and "method" in m]
         for method in (
@@ -77,7 +80,7 @@ async def test_full_method_surface(tmp_path: Any) -> None:
             "session/cancel",
             "session/close",
             "session/delete",
-            "_acp_lite_test/echo",
+            "_acp_lite/echo",
             "_acp_lite_test/hello",
         ):
             assert method in methods
