@@ -141,10 +141,14 @@ class Connection:
             # Let what is already queued (e.g. a session/cancel) reach the agent
             # before its stdin closes; bounded, since the agent may not be reading.
             self._send_tx.close()
+            started = trio.current_time()
             with trio.move_on_after(self.limits.close_grace):
                 await self._writer_done.wait()
             if self.process is not None:
-                await self.process.aclose()
+                # The drain is part of the close grace: an agent that stopped
+                # reading must not make close() exceed Limits.shutdown_timeout.
+                spent = trio.current_time() - started
+                await self.process.aclose(close_grace=self.limits.close_grace - spent)
             else:
                 with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                     await self._send_stream.aclose()

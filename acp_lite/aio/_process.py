@@ -1,6 +1,6 @@
 """Launching the agent process and shutting it down without leaks.
 
-Shutdown ladder (issue 4, "Process and reliability"): close stdin, wait, SIGTERM,
+Shutdown ladder: close stdin, wait, SIGTERM,
 wait, SIGKILL, reap; then the same for anything the agent left running in its
 process group. Every step is bounded, so the whole ladder is bounded by
 ``Limits.shutdown_timeout`` and always reaps the child (no zombie).
@@ -194,22 +194,36 @@ class AgentProcess:
                 while self._group_alive():
                     await trio.sleep(0.02)
 
-    async def aclose(self) -> int | None:
-        """Run the shutdown ladder; returns the exit status. Bounded; always reaps."""
+    async def aclose(self, close_grace: float | None = None) -> int | None:
+        """Run the shutdown ladder; returns the exit status. Bounded; always reaps.
+
+        ``close_grace`` (default ``Limits.close_grace``) is how long to wait after
+        closing stdin: the connection passes what is left of it after draining its
+        writer, so the whole close stays within ``Limits.shutdown_timeout``.
+        """
         limits = self.limits
+        grace = limits.close_grace if close_grace is None else max(0.0, close_grace)
         with trio.CancelScope(shield=True):
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 await self.stdin.aclose()
-            with trio.move_on_after(limits.close_grace):
+            with trio.move_on_after(grace):
                 await self.process.wait()
             if self.process.returncode is None:
-                logger.info("agent[%d] did not exit after stdin closed: SIGTERM", self.pid)
+                logger.info(
+                    "agent (pid %d) still running %.1fs after its stdin closed: sending SIGTERM",
+                    self.pid,
+                    grace,
+                )
                 self._terminated = True
                 self._signal(signal.SIGTERM)
                 with trio.move_on_after(limits.terminate_grace):
                     await self.process.wait()
             if self.process.returncode is None:
-                logger.warning("agent[%d] ignored SIGTERM: SIGKILL", self.pid)
+                logger.warning(
+                    "agent (pid %d) still running %.1fs after SIGTERM: sending SIGKILL",
+                    self.pid,
+                    limits.terminate_grace,
+                )
                 self._signal(signal.SIGKILL)
                 with trio.move_on_after(limits.kill_grace):
                     await self.process.wait()
