@@ -414,6 +414,9 @@ class AsyncSession:
 
         Callbacks run in a worker thread, never on the trio thread, in order,
         several per thread hop (one hop per batch of updates, not per update).
+        A callback may block; one still running when the connection closes is
+        abandoned (its thread finishes on its own) with a warning naming it, so
+        ``close()`` keeps its bound.
         """
         cancel_scope = trio.CancelScope()
         nursery = self._conn._nursery
@@ -435,7 +438,16 @@ class AsyncSession:
                     if i < len(events):
                         batch = list(events[i:])
                         i += len(batch)
-                        await trio.to_thread.run_sync(run_batch, batch)
+                        try:
+                            await trio.to_thread.run_sync(run_batch, batch, abandon_on_cancel=True)
+                        except trio.Cancelled:
+                            logger.warning(
+                                "on_update callback %r of session %s was still running "
+                                "when it was stopped: abandoned in its thread",
+                                callback,
+                                self.id,
+                            )
+                            raise
                         continue
                     if self._conn.failure is not None:
                         return
