@@ -303,6 +303,12 @@ class Client:
         return result
 
     @property
+    def event_counts(self) -> dict[str, int]:
+        """How many client events of each kind happened, kept in :attr:`events` or not."""
+        result: dict[str, int] = self._read(lambda: self._async.event_counts)
+        return result
+
+    @property
     def sessions(self) -> dict[str, Session]:
         """Sessions opened (or resumed) on this connection, by id."""
         found: dict[str, AsyncSession] = self._read(lambda: self._async.sessions)

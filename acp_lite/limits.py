@@ -39,6 +39,11 @@ class Limits:
     max_transcript_entries: int | None = None
     #: Entries kept in the client's event log (``client.events``; ``None``: all).
     max_events: int | None = None
+    #: Of each kind of client event (protocol errors, updates for unknown
+    #: sessions ...), keep the first this many, then one in this many: an agent
+    #: printing garbage cannot make the client keep an object per line.
+    #: ``client.event_counts`` still counts every one. ``None``: keep them all.
+    max_events_per_kind: int | None = 1000
     #: Events kept in each session's event log (``session.updates`` /
     #: ``model.events``; ``None``: all). Older events are let go (reading one raises
     #: ``IndexError``; ``model.events.dropped`` counts them); the session model's
@@ -55,7 +60,7 @@ class Limits:
     #: Longest single stderr line kept (longer lines are truncated).
     max_stderr_line_bytes: int = 64 * 1024
     #: After the agent closed stdout, wait at most this long for its exit status
-    #: and the rest of stderr before failing every waiter (issue 4: within 1 s).
+    #: and the rest of stderr before failing every waiter.
     exit_status_wait: float = 0.5
 
     @property

@@ -125,6 +125,12 @@ class AsyncClient:
         return list(self._conn.core.log)
 
     @property
+    def event_counts(self) -> dict[str, int]:
+        """How many client events of each kind happened, kept in :attr:`events` or
+        not (``Limits.max_events_per_kind`` bounds what is kept of each kind)."""
+        return dict(self._conn.core.log_counts)
+
+    @property
     def sessions(self) -> dict[str, AsyncSession]:
         """Sessions opened (or resumed) on this connection, by id."""
         return dict(self._conn.sessions)

@@ -103,6 +103,9 @@ class ClientConnection:
         self.transcript = Transcript(limits.max_transcript_entries)
         #: The client event log (what happened outside sessions).
         self.log: deque[ConnectionEvent] = deque(maxlen=limits.max_events)
+        #: How many events of each kind happened (kept in :attr:`log` or not).
+        self.log_counts: dict[str, int] = {}
+        self._per_kind = limits.max_events_per_kind
         #: Sessions opened or resumed on this connection, by id.
         self.sessions: dict[str, SessionState] = {}
         #: Why the connection ended (``None`` while it is open).
@@ -438,7 +441,6 @@ class ClientConnection:
                 self._log("unmatched_response", data=cast("UnmatchedResponse", ev).message)
             elif cls is InvalidReceived:
                 inv = cast("InvalidReceived", ev)
-                inv.error.stderr_tail = tuple(self.stderr_tail())
                 self._log("protocol_error", data=inv.message, error=inv.error)
 
     def _on_notification(self, msg: Notification) -> None:
@@ -646,4 +648,11 @@ class ClientConnection:
         session_id: str | None = None,
         method: str | None = None,
     ) -> None:
+        counts = self.log_counts
+        n = counts.get(kind, 0) + 1
+        counts[kind] = n
+        cap = self._per_kind
+        # Keep the first `cap` of a kind, then a sample of one in `cap`.
+        if cap is not None and n > cap and n % cap:
+            return
         self.log.append(ConnectionEvent(kind, monotonic(), data, error, session_id, method))

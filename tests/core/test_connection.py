@@ -314,3 +314,22 @@ def test_end_of_stream_flushes_a_partial_last_line() -> None:
     assert conn.sessions["s1"].model.state == "idle"
     conn.receive_data(b"")
     assert conn.sessions["s1"].model.state == "running"
+
+
+def test_garbage_is_counted_and_sampled_not_all_kept() -> None:
+    conn = ClientConnection(Limits(max_events_per_kind=10))
+    conn.receive_data(b"x\n" * 1000)
+    assert conn.log_counts == {"protocol_error": 1000}
+    # The first 10, then one in 10.
+    assert len(conn.log) == 10 + 99
+    assert len(conn.transcript) == 1000  # the lines themselves are all there
+    keep_all = ClientConnection(Limits(max_events_per_kind=None))
+    keep_all.receive_data(b"x\n" * 1000)
+    assert len(keep_all.log) == 1000
+
+
+def test_a_logged_protocol_error_does_not_copy_the_stderr_tail() -> None:
+    tail = [f"line {i}" for i in range(200)]
+    conn = ClientConnection(stderr_tail=lambda: tail)
+    conn.receive_data(b"{}\n" * 5)
+    assert all(e.error is not None and e.error.stderr_tail == () for e in conn.log)
