@@ -31,7 +31,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
-__all__ = ["Facade", "blocking"]
+__all__ = ["Facade", "blocking", "mirrored_async"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -170,12 +170,14 @@ def blocking(method: _AsyncMethod[P, Any], *, returns: type | None = None) -> _B
 
     mirrored.__name__ = name
     mirrored.__doc__ = method.__doc__
+    # No ``__wrapped__``: tools that follow it would take the twin for a coroutine
+    # function; ``mirrored_async`` gives the async method instead.
     mirrored.__signature__ = signature  # type: ignore[attr-defined]
-    mirrored.__acp_async__ = method  # type: ignore[attr-defined]
+    mirrored._acp_async_method = method  # type: ignore[attr-defined]
     return _Blocking(mirrored)
 
 
 def mirrored_async(member: object) -> Callable[..., Any] | None:
     """The async method ``member`` (a :func:`blocking` twin) mirrors, else ``None``."""
-    found: Callable[..., Any] | None = getattr(member, "__acp_async__", None)
+    found: Callable[..., Any] | None = getattr(member, "_acp_async_method", None)
     return found

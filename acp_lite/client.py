@@ -9,7 +9,9 @@
         print(turn.stop_reason, turn.text)
 
 Every name mirrors :class:`acp_lite.aio.AsyncClient` / :class:`acp_lite.aio.AsyncSession`
-(httpx style): the same methods, not ``async``. Each client owns one daemon thread
+(httpx style): the same methods, not ``async``, each declared in one line with
+:func:`acp_lite._mirror.blocking` unless its blocking semantics differ (``run``,
+``iter_updates``, ``on_update``, ``close``). Each client owns one daemon thread
 running trio (:class:`acp_lite._portal.Portal`); each method crosses threads once
 (``~50-100 µs``), never once per notification: updates are applied to the session
 model on the trio thread, and streaming (``iter_updates``, ``on_update``) hands
