@@ -7,6 +7,7 @@ ones check the real ``Client`` / ``Session`` twins against the reference agent.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import inspect
 import threading
 import time
@@ -129,17 +130,31 @@ def portal() -> Iterator[Portal]:
         p.close(5.0)
 
 
-def _interrupt_when(event: threading.Event, stamps: list[float]) -> threading.Thread:
-    """Ctrl-C the main thread once ``event`` is set (never if it is not, within 15 s)."""
+@contextlib.contextmanager
+def ctrl_c_when(ready: Callable[[], bool]) -> Iterator[list[float]]:
+    """Expect the block to be ended by a Ctrl-C sent once ``ready()`` (polled, 15 s
+    at most) in another thread; yields a list that receives the Ctrl-C's time.
+
+    Fails if the block ends on its own; the Ctrl-C never lands after the block.
+    """
+    stamps: list[float] = []
 
     def interrupt() -> None:
-        if event.wait(15):
+        if wait_for(ready, 15):
             stamps.append(time.monotonic())
             _thread.interrupt_main()
 
     thread = threading.Thread(target=interrupt)
     thread.start()
-    return thread
+    returned = False
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            yield stamps
+            returned = True
+        finally:
+            thread.join()  # a late Ctrl-C lands here, still inside pytest.raises
+    assert stamps, "never ready to be interrupted"
+    assert not returned, "the call ended before the Ctrl-C"
 
 
 # --------------------------------------------------------------------- the helper
@@ -233,13 +248,11 @@ def test_errors_propagate_and_timeouts_follow_the_call(portal: Portal) -> None:
 def test_ctrl_c_during_a_twin_cancels_its_work_and_reraises(portal: Portal) -> None:
     acounter = AsyncCounter()
     counter = Counter(portal, acounter)
-    stamps: list[float] = []
-    thread = _interrupt_when(acounter.entered, stamps)
-    with pytest.raises(KeyboardInterrupt):
-        counter.hang()  # forever unless cancelled
-    done = time.monotonic()
-    thread.join()
-    assert stamps, "hang never started"
+    with ctrl_c_when(acounter.entered.is_set) as stamps:
+        try:
+            counter.hang()  # forever unless cancelled
+        finally:
+            done = time.monotonic()
     assert done - stamps[0] < 2
     # The trio-side work was cancelled (and had unwound) before the re-raise.
     assert acounter.cancelled == 1
@@ -251,13 +264,11 @@ def test_ctrl_c_waits_only_the_portals_bound_for_work_that_does_not_unwind(
 ) -> None:
     acounter = AsyncCounter()
     counter = Counter(portal, acounter)
-    stamps: list[float] = []
-    thread = _interrupt_when(acounter.entered, stamps)
-    with pytest.raises(KeyboardInterrupt):
-        counter.stubborn()  # unwinding takes 3 s; the portal waits 0.5 s
-    done = time.monotonic()
-    thread.join()
-    assert stamps, "stubborn never started"
+    with ctrl_c_when(acounter.entered.is_set) as stamps:
+        try:
+            counter.stubborn()  # unwinding takes 3 s; the portal waits 0.5 s
+        finally:
+            done = time.monotonic()
     assert portal.cancel_grace - 0.1 <= done - stamps[0] < portal.cancel_grace + 1.5
 
 
@@ -331,27 +342,22 @@ def test_ctrl_c_during_a_mirrored_wait_cancels_the_wait_and_reraises() -> None:
     with blocking_client.connect(agent_command("slow_cancel"), limits=FAST) as client:
         session = client.new_session("/tmp")
         session.prompt("long work")  # inserted; its work runs ~30 s
-        reached = threading.Event()
-
-        def watch() -> None:
-            if wait_for(lambda: "step 2" in session.text(), 15):
-                reached.set()
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        stamps: list[float] = []
-        thread = _interrupt_when(reached, stamps)
-        with pytest.raises(KeyboardInterrupt):
-            session.wait_idle(timeout=60)
-        done = time.monotonic()
-        watcher.join()
-        thread.join()
-        assert stamps, "the turn never reached step 2"
-        # Within the portal's bound (the wait itself unwinds at once).
-        assert done - stamps[0] < client._portal.cancel_grace
+        # Running for sure (the state update may follow the prompt's response).
+        assert wait_for(lambda: "step 2" in session.text(), 15)
         portal = client._portal
         calls = portal._calls
         assert calls is not None
+
+        def waiting() -> bool:  # the wait's task runs on the trio thread
+            return portal.run_sync(lambda: len(calls.child_tasks)) > 0
+
+        with ctrl_c_when(waiting) as stamps:
+            try:
+                session.wait_idle(timeout=60)
+            finally:
+                done = time.monotonic()
+        # Within the portal's bound (the wait itself unwinds at once).
+        assert done - stamps[0] < portal.cancel_grace
         assert portal.run_sync(lambda: len(calls.child_tasks)) == 0  # the wait is gone
         # A wait started nothing on the agent: its work goes on, the client works.
         assert session.state == "running"
