@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
+from acp_lite._mirror import Facade, blocking
 from acp_lite._portal import ClientClosed
 from acp_lite.aio import AsyncSession
 from acp_lite.errors import Timeout
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from acp_lite.turn import Turn
 
 __all__ = ["Session"]
+
+T = TypeVar("T")
 
 BACKSTOP = 10.0
 """Seconds added to a call's own timeout for the portal's last-resort deadline: the
@@ -46,7 +49,7 @@ async def _stop_started(asession: AsyncSession, started: list[Submission]) -> No
         await asession.cancel(wait=True, timeout=INTERRUPT_CANCEL_WAIT)
 
 
-class Session:
+class Session(Facade):
     """One ACP session on a :class:`Client` (blocking). Get one from ``Client.new_session``.
 
     ``model`` is the live :class:`~acp_lite.SessionModel`, updated on the client's trio
@@ -55,6 +58,8 @@ class Session:
     ``on_update``, which hand over consistent batches.
     """
 
+    _async: AsyncSession
+
     def __init__(self, client: Client, asession: AsyncSession) -> None:
         self._client = client
         self._async = asession
@@ -62,6 +67,16 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session {self.id!r} state={self._async.model.state!r}>"
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _call(
+        self, afn: Callable[..., Awaitable[T]], *args: Any, timeout: float | None = None
+    ) -> T:
+        return self._client._call(afn, *args, timeout=timeout)
+
+    def _view(self, value: Any) -> Any:
+        return self._client._view(value)
 
     # ------------------------------------------------------------------ reads
 
@@ -108,32 +123,13 @@ class Session:
 
     # ------------------------------------------------------------------ prompts
 
-    def submit(self, content: Any) -> Submission:
-        """Send ``session/prompt`` and return its pending ``Submission`` at once."""
-        return self._client._call(self._async.submit, content)  # type: ignore[no-any-return]
-
-    def wait_inserted(self, submission: Submission, *, timeout: float | None = None) -> Submission:
-        """Wait for the prompt's response; raise ``PromptRejected`` on error."""
-
-        async def wait_inserted() -> Submission:
-            return await self._async.wait_inserted(submission, timeout=timeout)
-
-        return self._client._call(wait_inserted, timeout=timeout)  # type: ignore[no-any-return]
-
-    def prompt(self, content: Any, *, timeout: float | None = None) -> Submission:
-        """Send a prompt; return once the agent inserted it (``submission.message_id``).
-
-        ``content`` is a str, a content block or a list of them. Raises
-        ``PromptRejected`` when the agent answers with an error (not inserted).
-        """
-
-        async def prompt() -> Submission:
-            return await self._async.prompt(content, timeout=timeout)
-
-        return self._client._call(prompt, timeout=timeout)  # type: ignore[no-any-return]
+    submit = blocking(AsyncSession.submit)
+    wait_inserted = blocking(AsyncSession.wait_inserted)
+    prompt = blocking(AsyncSession.prompt)
 
     def withdraw(self, submission: Submission) -> bool:
         """Send ``$/cancel_request`` for a prompt not answered yet (a held prompt)."""
+        # Not async: a quick step on the trio thread, no wait and no timeout.
         result: bool = self._client._portal.run_sync(self._async.withdraw, submission)
         return result
 
@@ -146,6 +142,9 @@ class Session:
         withdrawn (``$/cancel_request``); once inserted, ``session/cancel`` is sent
         and the confirming idle awaited briefly.
         """
+        # Hand-written: on Ctrl-C it must stop the agent's work for the submission it
+        # started (withdraw or session/cancel), which cancelling the await alone
+        # does not do once the prompt is inserted.
         asession = self._async
 
         async def run() -> Turn:
@@ -164,75 +163,19 @@ class Session:
                     await _stop_started(asession, started)
                 raise
 
-        return self._client._call(run, timeout=timeout)  # type: ignore[no-any-return]
+        return self._call(run, timeout=timeout)
 
-    def wait_idle(self, *, timeout: float | None = None) -> None:
-        """Wait until the foreground state is ``idle`` (returns at once if it is)."""
-
-        async def wait_idle() -> None:
-            await self._async.wait_idle(timeout=timeout)
-
-        self._client._call(wait_idle, timeout=timeout)
-
-    def wait_quiet(self, *, timeout: float | None = None, grace: float = 0.5) -> None:
-        """Wait until idle with no background work, and still so after ``grace`` s."""
-
-        async def wait_quiet() -> None:
-            await self._async.wait_quiet(timeout=timeout, grace=grace)
-
-        self._client._call(wait_quiet, timeout=timeout)
-
-    def cancel(self, *, wait: bool = False, timeout: float | None = None) -> None:
-        """Send ``session/cancel`` and answer pending foreground permission requests
-        ``cancelled``; with ``wait``, wait for the idle that confirms it (``Timeout``
-        saying so if the agent never confirms)."""
-
-        async def cancel() -> None:
-            await self._async.cancel(wait=wait, timeout=timeout)
-
-        self._client._call(cancel, timeout=timeout)
+    wait_idle = blocking(AsyncSession.wait_idle)
+    wait_quiet = blocking(AsyncSession.wait_quiet)
+    cancel = blocking(AsyncSession.cancel)
 
     # ------------------------------------------------------------------ other methods
 
-    def set_config_option(self, config_id: str, value: Any, *, timeout: float | None = None) -> Any:
-        """``session/set_config_option``: a bool sets a boolean option, a str an id."""
-
-        async def set_config_option() -> Any:
-            return await self._async.set_config_option(config_id, value, timeout=timeout)
-
-        return self._client._call(set_config_option, timeout=timeout)
-
-    def cancel_tool_call(self, tool_call_id: str, *, timeout: float | None = None) -> Any:
-        """``tool_call/cancel``."""
-
-        async def cancel_tool_call() -> Any:
-            return await self._async.cancel_tool_call(tool_call_id, timeout=timeout)
-
-        return self._client._call(cancel_tool_call, timeout=timeout)
-
-    def cancel_terminal(self, terminal_id: str, *, timeout: float | None = None) -> Any:
-        """``terminal/cancel``."""
-
-        async def cancel_terminal() -> Any:
-            return await self._async.cancel_terminal(terminal_id, timeout=timeout)
-
-        return self._client._call(cancel_terminal, timeout=timeout)
-
-    def close(self, *, timeout: float | None = None) -> Any:
-        """``session/close``: stops the session's work, background included."""
-
-        async def close() -> Any:
-            return await self._async.close(timeout=timeout)
-
-        return self._client._call(close, timeout=timeout)
-
-    def delete(self, *, timeout: float | None = None) -> Any:
-        """``session/delete``."""
-
-        async def delete() -> Any:
-            return await self._async.delete(timeout=timeout)
-
-        return self._client._call(delete, timeout=timeout)
+    set_config_option = blocking(AsyncSession.set_config_option)
+    cancel_tool_call = blocking(AsyncSession.cancel_tool_call)
+    cancel_terminal = blocking(AsyncSession.cancel_terminal)
+    close = blocking(AsyncSession.close)
+    delete = blocking(AsyncSession.delete)
 
     # ------------------------------------------------------------------ streaming
 
@@ -252,6 +195,8 @@ class Session:
         default timeout) bounds each wait for new events: ``Timeout`` when
         nothing arrives for that long.
         """
+        # Hand-written: a blocking generator, not one call; each step fetches a whole
+        # batch on the trio thread, and the end of the connection ends it quietly.
         asession = self._async
         client = self._client
         budget = asession._conn.limits.default_timeout if timeout is None else timeout
@@ -296,6 +241,8 @@ class Session:
         Callbacks run in a worker thread (never the trio thread), in order, several
         per thread hop. An exception in a callback is logged, not raised.
         """
+        # Hand-written: not async; the returned ``unsubscribe`` must itself cross to
+        # the trio thread (or run directly when called there, e.g. from a hook).
         portal = self._client._portal
         unsubscribe: Callable[[], None] = portal.run_sync(self._async.on_update, callback)
 

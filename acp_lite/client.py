@@ -9,7 +9,9 @@
         print(turn.stop_reason, turn.text)
 
 Every name mirrors :class:`acp_lite.aio.AsyncClient` / :class:`acp_lite.aio.AsyncSession`
-(httpx style): the same methods, not ``async``. Each client owns one daemon thread
+(httpx style): the same methods, not ``async``, each declared in one line with
+:func:`acp_lite._mirror.blocking` unless its blocking semantics differ (``run``,
+``iter_updates``, ``on_update``, ``close``). Each client owns one daemon thread
 running trio (:class:`acp_lite._portal.Portal`); each method crosses threads once
 (``~50-100 µs``), never once per notification: updates are applied to the session
 model on the trio thread, and streaming (``iter_updates``, ``on_update``) hands
@@ -37,10 +39,11 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
+from acp_lite._mirror import Facade, blocking
 from acp_lite._portal import ClientClosed, Portal
 from acp_lite._sync_session import BACKSTOP, Session
 from acp_lite.aio import AsyncClient, AsyncSession
@@ -53,6 +56,8 @@ if TYPE_CHECKING:
     from acp_lite.transcript import Transcript
 
 __all__ = ["Client", "ClientClosed", "Session", "connect", "connect_streams"]
+
+T = TypeVar("T")
 
 
 def connect(
@@ -177,7 +182,7 @@ def _enter(
         raise
 
 
-class Client:
+class Client(Facade):
     """A connection to one agent process (blocking). Get one from :func:`connect`."""
 
     _async: AsyncClient
@@ -233,9 +238,15 @@ class Client:
         self._async = aclient
         return self
 
-    def _call(self, afn: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
+    def _call(
+        self, afn: Callable[..., Awaitable[T]], *args: Any, timeout: float | None = None
+    ) -> T:
         budget = self._limits.default_timeout if timeout is None else timeout
         return self._portal.call(afn, *args, timeout=budget + BACKSTOP)
+
+    def _view(self, value: Any) -> Any:
+        # Results of mirrored methods: sessions come back as their blocking Session.
+        return self._session_view(value) if isinstance(value, AsyncSession) else value
 
     def _read(self, fn: Callable[[], Any]) -> Any:
         # Reads of state the trio thread mutates go through it (one hop) while it
@@ -346,102 +357,21 @@ class Client:
 
     # ------------------------------------------------------------------ methods
 
-    def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
-        """Send any request (e.g. a ``_``-prefixed extension method); return the raw result."""
-
-        async def request() -> Any:
-            return await self._async.request(method, params, timeout=timeout)
-
-        return self._call(request, timeout=timeout)
-
-    def notify(self, method: str, params: Any = None) -> None:
-        """Send any notification (e.g. a ``_``-prefixed extension notification)."""
-        self._call(self._async.notify, method, params)
-
-    def login(self, method_id: str, *, timeout: float | None = None, **params: Any) -> Any:
-        """``auth/login`` with ``methodId`` (and any extra params, wire-named)."""
-
-        async def login() -> Any:
-            return await self._async.login(method_id, timeout=timeout, **params)
-
-        return self._call(login, timeout=timeout)
-
-    def logout(self, *, timeout: float | None = None, **params: Any) -> Any:
-        """``auth/logout``."""
-
-        async def logout() -> Any:
-            return await self._async.logout(timeout=timeout, **params)
-
-        return self._call(logout, timeout=timeout)
-
-    def new_session(
-        self,
-        cwd: str | os.PathLike[str],
-        mcp_servers: Iterable[Any] = (),
-        additional_directories: Sequence[str | os.PathLike[str]] | None = None,
-        *,
-        timeout: float | None = None,
-        **params: Any,
-    ) -> Session:
-        """``session/new``; updates that arrive before its response are kept and applied."""
-
-        async def new_session() -> AsyncSession:
-            return await self._async.new_session(
-                cwd, list(mcp_servers), additional_directories, timeout=timeout, **params
-            )
-
-        return self._session_view(self._call(new_session, timeout=timeout))
-
-    def resume_session(
-        self,
-        session_id: str,
-        cwd: str | os.PathLike[str],
-        replay: bool = False,
-        *,
-        mcp_servers: Iterable[Any] = (),
-        timeout: float | None = None,
-        **params: Any,
-    ) -> Session:
-        """``session/resume``; with ``replay`` the history is replayed (events marked
-        ``replayed``)."""
-
-        async def resume_session() -> AsyncSession:
-            return await self._async.resume_session(
-                session_id,
-                cwd,
-                replay,
-                mcp_servers=list(mcp_servers),
-                timeout=timeout,
-                **params,
-            )
-
-        return self._session_view(self._call(resume_session, timeout=timeout))
-
-    def list_sessions(
-        self, cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None
-    ) -> list[Any]:
-        """``session/list``, following ``nextCursor`` through every page.
-
-        ``timeout`` bounds the whole listing, not each page.
-        """
-
-        async def list_sessions() -> list[Any]:
-            return await self._async.list_sessions(cwd, timeout=timeout)
-
-        result: list[Any] = self._call(list_sessions, timeout=timeout)
-        return result
-
-    def delete_session(self, session_id: str, *, timeout: float | None = None) -> Any:
-        """``session/delete``."""
-
-        async def delete_session() -> Any:
-            return await self._async.delete_session(session_id, timeout=timeout)
-
-        return self._call(delete_session, timeout=timeout)
+    request = blocking(AsyncClient.request)
+    notify = blocking(AsyncClient.notify)
+    login = blocking(AsyncClient.login)
+    logout = blocking(AsyncClient.logout)
+    new_session = blocking(AsyncClient.new_session, returns=Session)
+    resume_session = blocking(AsyncClient.resume_session, returns=Session)
+    list_sessions = blocking(AsyncClient.list_sessions)
+    delete_session = blocking(AsyncClient.delete_session)
 
     def close(self) -> None:
         """Close the connection and stop the agent (bounded). Idempotent.
 
         Calls still waiting in other threads raise ``ClientClosed``.
         """
+        # Hand-written: closing stops the trio thread itself (bounded join), which a
+        # call running on that thread could not do; ``AsyncClient.close`` runs as the
+        # portal exits the connection context.
         self._portal.close(self._limits.shutdown_timeout + BACKSTOP)

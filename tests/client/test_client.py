@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import subprocess
 import threading
 import time
@@ -12,6 +13,7 @@ import pytest
 import trio
 
 import acp_lite.client as blocking
+from acp_lite._mirror import mirrored_async
 from acp_lite._portal import ClientClosed
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.errors import AgentExited, AgentStartFailed, Timeout, UnsupportedProtocolVersion
@@ -26,6 +28,45 @@ def _public(cls: type) -> set[str]:
     return {name for name in dir(cls) if not name.startswith("_")}
 
 
+#: Blocking methods that mirror an ``async def`` but are written by hand, because their
+#: blocking semantics differ (see the comment in each). Every other async method must
+#: be a ``blocking(...)`` twin: adding an async method needs one line, not a wrapper.
+HAND_WRITTEN = {
+    (AsyncClient, "close"),  # stops the trio thread itself
+    (AsyncSession, "run"),  # Ctrl-C stops the submission it started
+    (AsyncSession, "iter_updates"),  # a blocking generator, batch per thread hop
+}
+
+
+def _text(annotation: object) -> str:
+    return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+
+
+def _blocking_annotation(annotation: object) -> str:
+    """An async-side annotation as the blocking side must spell it."""
+    return re.sub(r"\bAsync(Session|Client|Iterator)\b", r"\1", _text(annotation))
+
+
+def _assert_same_signature(amember: object, member: object, where: tuple[str, ...]) -> None:
+    asig = inspect.signature(amember)  # type: ignore[arg-type]
+    sig = inspect.signature(member)  # type: ignore[arg-type]
+    assert list(asig.parameters) == list(sig.parameters), where
+    for key, aparam in asig.parameters.items():
+        param = sig.parameters[key]
+        assert aparam.default == param.default, (*where, key)
+        assert aparam.kind == param.kind, (*where, key)
+        assert _blocking_annotation(aparam.annotation) == _blocking_annotation(param.annotation), (
+            *where,
+            key,
+        )
+    # Also catches a twin that forgot ``returns=Session`` (it would return a Session
+    # typed as AsyncSession).
+    assert _blocking_annotation(asig.return_annotation) == _text(sig.return_annotation), (
+        *where,
+        "return",
+    )
+
+
 def test_sync_names_mirror_async_names() -> None:
     """httpx style: the same public names on both sides, the same parameters."""
     # Attributes set in __init__ are not on the class.
@@ -37,20 +78,43 @@ def test_sync_names_mirror_async_names() -> None:
     assert aclient - _public(blocking.Client) == {"aclose"}
     assert session - asession == {"async_session", "client"}
     assert asession - session == set()
+    checked = set()
     for acls, cls in ((AsyncClient, blocking.Client), (AsyncSession, blocking.Session)):
         for name in _public(acls) - {"aclose"}:
-            amember = getattr(acls, name)
-            member = getattr(cls, name)
-            if inspect.iscoroutinefunction(amember) or inspect.isasyncgenfunction(amember):
-                # Same parameters (names, kinds, defaults), not async.
-                assert not inspect.iscoroutinefunction(member), name
-                assert not inspect.isasyncgenfunction(member), name
-                aparams = inspect.signature(amember).parameters
-                params = inspect.signature(member).parameters
-                assert list(aparams) == list(params), (cls.__name__, name)
-                for key, param in aparams.items():
-                    assert param.default == params[key].default, (cls.__name__, name, key)
-                    assert param.kind == params[key].kind, (cls.__name__, name, key)
+            amember = inspect.getattr_static(acls, name)
+            member = inspect.getattr_static(cls, name)
+            where = (cls.__name__, name)
+            if isinstance(amember, property):
+                assert isinstance(member, property), where
+                assert _blocking_annotation(
+                    inspect.signature(amember.fget).return_annotation  # type: ignore[arg-type]
+                ) == _text(
+                    inspect.signature(member.fget).return_annotation  # type: ignore[arg-type]
+                ), where
+                continue
+            assert inspect.isfunction(amember) and inspect.isfunction(member), where
+            # Never async on the blocking side; the same parameters (names, kinds,
+            # defaults, annotations) and result type.
+            assert not inspect.iscoroutinefunction(member), where
+            assert not inspect.isasyncgenfunction(member), where
+            _assert_same_signature(amember, member, where)
+            checked.add(name)
+            if not (inspect.iscoroutinefunction(amember) or inspect.isasyncgenfunction(amember)):
+                continue
+            if (acls, name) in HAND_WRITTEN:
+                assert mirrored_async(member) is None, where
+                continue
+            # A one-line twin of exactly this async method, carrying its docs.
+            assert mirrored_async(member) is amember, where
+            assert member.__name__ == name, where
+            assert member.__qualname__ == f"{cls.__name__}.{name}", where
+            assert member.__doc__ == amember.__doc__, where
+    # Guard the guard: the loop really saw the methods of both kinds.
+    assert {"new_session", "request", "close", "wait_idle", "run", "on_update"} <= checked
+    for acls, name in HAND_WRITTEN:
+        assert inspect.iscoroutinefunction(getattr(acls, name)) or inspect.isasyncgenfunction(
+            getattr(acls, name)
+        ), name
 
 
 def test_echo_round_trip_and_reads() -> None:
