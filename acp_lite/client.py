@@ -49,6 +49,7 @@ from acp_lite._sync_session import BACKSTOP, Session
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.aio import connect as aio_connect
 from acp_lite.aio import connect_streams as aio_connect_streams
+from acp_lite.aio._client import command_argv, effective_limits
 from acp_lite.limits import Limits
 
 if TYPE_CHECKING:
@@ -86,9 +87,9 @@ def connect(
     ``AgentExited``, ``Timeout`` or ``UnsupportedProtocolVersion``; no process or
     thread is left behind when it does.
     """
-    limits = limits or Limits()
-    argv = [os.fspath(a) for a in command]
-    name = os.path.basename(argv[0]) if argv else "agent"
+    argv = command_argv(command)  # TypeError for a string: no shell splits it
+    limits = effective_limits(limits, timeout)
+    name = os.path.basename(argv[0])
     plugins = list(plugins)
     client = Client._new(name, limits)
     connection = aio_connect(
@@ -135,7 +136,7 @@ def connect_streams(
     ``async`` function around ``trio.open_tcp_stream``. ``close()`` closes the
     streams; there is no process to stop. Other arguments as for :func:`connect`.
     """
-    limits = limits or Limits()
+    limits = effective_limits(limits, timeout)
     plugins = list(plugins)
     client = Client._new(name, limits)
     session_view = client._weak_session_view

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Any
 
+import attrs
 import trio
 
 from acp_lite.aio._connection import Connection
@@ -294,6 +295,29 @@ class AsyncClient:
         await self._conn.aclose()
 
 
+def command_argv(command: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The argv list of ``command``; a single string is refused (it is not split:
+    no shell runs the agent), with a hint to pass a list or ``shlex.split`` it."""
+    if isinstance(command, str | bytes | os.PathLike):
+        raise TypeError(
+            f"the agent command must be a list of arguments, not {type(command).__name__} "
+            f"{command!r}: pass e.g. shlex.split({command!r})"
+        )
+    argv = [os.fspath(a) for a in command]
+    if not argv:
+        raise ValueError("the agent command is empty")
+    return argv
+
+
+def effective_limits(limits: Limits | None, timeout: float | None) -> Limits:
+    """``limits`` with ``timeout`` (when given) as the default and handshake timeout:
+    the one setting every wait of the connection honours."""
+    limits = limits or Limits()
+    if timeout is not None:
+        limits = attrs.evolve(limits, default_timeout=timeout, connect_timeout=timeout)
+    return limits
+
+
 def _unwrap_group(exc: BaseExceptionGroup[Any]) -> BaseException:
     # The nursery wraps even a single error in an ExceptionGroup; callers should see
     # AgentExited, Timeout, their own exception ... not a group.
@@ -323,11 +347,7 @@ async def connect_streams(
     ``send_stream`` carries client -> agent lines, ``receive_stream`` agent -> client.
     ``timeout`` sets the default timeout of every call (``Limits.default_timeout``).
     """
-    limits = limits or Limits()
-    if timeout is not None:
-        import attrs
-
-        limits = attrs.evolve(limits, default_timeout=timeout, connect_timeout=timeout)
+    limits = effective_limits(limits, timeout)
     conn = Connection(
         send_stream,
         receive_stream,
@@ -380,9 +400,10 @@ async def connect(
     ``inherit_env=False``. Leaving the block closes the agent: close stdin, wait,
     SIGTERM, wait, SIGKILL (bounded by ``limits.shutdown_timeout``).
     """
-    limits = limits or Limits()
+    argv = command_argv(command)
+    limits = effective_limits(limits, timeout)
     process = await AgentProcess.start(
-        [os.fspath(a) for a in command], cwd=cwd, env=env, inherit_env=inherit_env, limits=limits
+        argv, cwd=cwd, env=env, inherit_env=inherit_env, limits=limits
     )
     try:
         async with connect_streams(
