@@ -104,9 +104,10 @@ class Renderer:
         # ("out", message_id) for agent text, ("thought", message_id) for thoughts.
         self._open: tuple[str, str] | None = None
         self._out_at_line_start = True
-        # Agent message text printed so far, per messageId (to diff full upserts).
-        self._printed: dict[str, str] = {}
-        self._thought_printed: dict[str, str] = {}
+        # Text printed so far per messageId (to diff full upserts), as parts: joined only when a whole-message
+        # update needs it (appending to one growing str per chunk is quadratic).
+        self._printed: dict[str, list[str]] = {}
+        self._thought_printed: dict[str, list[str]] = {}
         self._tools: dict[str, dict[str, Any]] = {}
         self._last_state: str | None = None
 
@@ -152,7 +153,7 @@ class Renderer:
         self.out.write(text)
         self.out.flush()
         self._out_at_line_start = text.endswith("\n")
-        self._printed[message_id] = self._printed.get(message_id, "") + text
+        self._printed.setdefault(message_id, []).append(text)
 
     def _thought_text(self, message_id: str, text: str) -> None:
         if not text:
@@ -163,7 +164,7 @@ class Renderer:
             self._open = ("thought", message_id)
         self.err.write(self._style(text.replace("\n", "\n          "), _DIM))
         self.err.flush()
-        self._thought_printed[message_id] = self._thought_printed.get(message_id, "") + text
+        self._thought_printed.setdefault(message_id, []).append(text)
 
     def finish(self) -> None:
         """End the output: close any open line so the shell prompt starts on its own."""
@@ -199,14 +200,14 @@ class Renderer:
         if "content" not in u:
             return  # metadata-only patch
         text = _blocks_text(u.get("content"))
-        done = self._printed.get(message_id, "")
+        done = _joined(self._printed, message_id)
         if text.startswith(done):
             self._agent_text(message_id, text[len(done) :])
         else:
             # The agent replaced content already shown: print the new version whole.
-            self._printed[message_id] = ""
+            self._printed[message_id] = []
             self._agent_text(message_id, ("\n" if done else "") + text)
-            self._printed[message_id] = text
+            self._printed[message_id] = [text]
 
     def _on_thought_chunk(self, u: Mapping[str, Any]) -> None:
         self._thought_text(str(u.get("messageId", "")), content_text(u.get("content")))
@@ -214,7 +215,7 @@ class Renderer:
     def _on_thought(self, u: Mapping[str, Any]) -> None:
         message_id = str(u.get("messageId", ""))
         text = _blocks_text(u.get("content"))
-        done = self._thought_printed.get(message_id, "")
+        done = _joined(self._thought_printed, message_id)
         self._thought_text(message_id, text[len(done) :] if text.startswith(done) else text)
 
     def _on_tool(self, u: Mapping[str, Any]) -> None:
@@ -367,3 +368,13 @@ def _short_json(value: Any, drop: tuple[str, ...] = (), limit: int = 200) -> str
         value = {k: v for k, v in value.items() if k not in drop}
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _joined(printed: dict[str, list[str]], message_id: str) -> str:
+    """The text printed for ``message_id`` (kept as one part from then on)."""
+    parts = printed.get(message_id)
+    if not parts:
+        return ""
+    if len(parts) > 1:
+        parts[:] = ["".join(parts)]
+    return parts[0]

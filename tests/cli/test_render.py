@@ -151,3 +151,28 @@ def test_content_text_placeholders() -> None:
     assert content_text({"type": "resource_link", "uri": "file:///a", "name": "a"}) == "<a>"
     assert content_text({"type": "resource", "resource": {"uri": "u", "text": "body"}}) == "body"
     assert content_text({"type": "_custom"}) == "<_custom>"
+
+
+def test_streamed_text_renders_in_linear_time() -> None:
+    """Rendering N chunks costs O(N): 10x the chunks takes about 10x the time, not
+    100x (the printed text was re-concatenated per chunk). Same-run ratio, CPU time."""
+    import io
+    import time
+
+    from acp_lite._cli_render import Renderer
+
+    def cost(n: int) -> float:
+        r = Renderer(io.StringIO(), io.StringIO(), color=False, shared=False)
+        chunk = {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m1",
+            "content": {"type": "text", "text": "word " * 8},
+        }
+        started = time.process_time()
+        for _ in range(n):
+            r.update(chunk)
+        return time.process_time() - started
+
+    small = min(cost(5_000) for _ in range(3))
+    large = cost(50_000)
+    assert large < 30 * max(small, 1e-3), (small, large)
