@@ -48,12 +48,15 @@ __all__ = [
     "AUTH_METHODS",
     "ENTITY_CAPABILITIES",
     "METHOD_CAPABILITIES",
+    "PARAM_CAPABILITIES",
     "CapabilityPath",
     "capability_name",
     "entity_capability",
     "entity_supports",
+    "param_capability",
     "required_capability",
     "supports",
+    "supports_param",
 ]
 
 CapabilityPath = tuple[str, ...]
@@ -119,6 +122,29 @@ ENTITY_CAPABILITIES: Mapping[str, tuple[str, CapabilityPath]] = MappingProxyType
     }
 )
 """Methods gated on one entity: method -> (entity kind, path on the entity)."""
+
+
+_ADDITIONAL_DIRECTORIES: CapabilityPath = ("capabilities", "session", "additionalDirectories")
+_SYSTEM_PROMPT: CapabilityPath = ("capabilities", "session", "systemPrompt")
+
+PARAM_CAPABILITIES: Mapping[tuple[str, str], CapabilityPath] = MappingProxyType(
+    {
+        # SessionCapabilities.additionalDirectories: "supports additionalDirectories on
+        # supported session lifecycle requests".
+        ("session/new", "additionalDirectories"): _ADDITIONAL_DIRECTORIES,
+        ("session/resume", "additionalDirectories"): _ADDITIONAL_DIRECTORIES,
+        ("session/fork", "additionalDirectories"): _ADDITIONAL_DIRECTORIES,
+        # SystemPrompt: "Clients MUST only send this when the Agent advertises
+        # session.systemPrompt".
+        ("session/new", "systemPrompt"): _SYSTEM_PROMPT,
+        ("session/resume", "systemPrompt"): _SYSTEM_PROMPT,
+        ("session/fork", "systemPrompt"): _SYSTEM_PROMPT,
+        # ListSessionsRequest.archived: "Only send this when the Agent advertises the
+        # session.archive capability".
+        ("session/list", "archived"): ("capabilities", "session", "archive"),
+    }
+)
+"""Optional parameters (wire names) that need a capability of their own."""
 
 
 def required_capability(method: str) -> CapabilityPath | None:
@@ -201,3 +227,18 @@ def entity_supports(
     if gate is None:
         return True
     return _walk(capabilities, gate[1][1:])
+
+
+def param_capability(method: str, param: str) -> CapabilityPath | None:
+    """The path the agent must advertise for ``method`` to carry ``param`` (wire name)."""
+    return PARAM_CAPABILITIES.get((method, param))
+
+
+def supports_param(
+    capabilities: AgentCapabilities | Mapping[str, object] | Unset | None,
+    method: str,
+    param: str,
+) -> bool:
+    """Whether ``method`` may carry the optional parameter ``param`` (wire name)."""
+    path = param_capability(method, param)
+    return path is None or _walk(capabilities, path[1:])

@@ -179,3 +179,28 @@ def test_entity_gates(method: str) -> None:
 def test_methods_without_entity_gate() -> None:
     assert caps.entity_capability("session/fork") is None
     assert caps.entity_supports(None, "session/fork")
+
+
+PARAMS = {
+    ("session/new", "additionalDirectories"): ("session", "additionalDirectories"),
+    ("session/resume", "additionalDirectories"): ("session", "additionalDirectories"),
+    ("session/fork", "additionalDirectories"): ("session", "additionalDirectories"),
+    ("session/new", "systemPrompt"): ("session", "systemPrompt"),
+    ("session/resume", "systemPrompt"): ("session", "systemPrompt"),
+    ("session/fork", "systemPrompt"): ("session", "systemPrompt"),
+    ("session/list", "archived"): ("session", "archive"),
+}
+
+
+@pytest.mark.parametrize(("method", "param"), sorted(PARAMS))
+def test_param_gates(method: str, param: str) -> None:
+    path = ("capabilities", *PARAMS[(method, param)])
+    assert caps.param_capability(method, param) == path
+    assert caps.supports_param(_agent_caps(_nested(path)), method, param)
+    assert not caps.supports_param(_agent_caps({"session": {}}), method, param)
+    assert not caps.supports_param(UNSET, method, param)
+
+
+def test_params_without_gate() -> None:
+    assert caps.param_capability("session/new", "cwd") is None
+    assert caps.supports_param(UNSET, "session/new", "cwd")
