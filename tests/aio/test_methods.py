@@ -57,6 +57,7 @@ class Case:
     params: dict[str, Any]
     result_type: type | None  # None: a notification
     check: Callable[[Any], bool] = lambda result: True
+    on: str = "client"  # or "session": the object the method is called on
 
 
 CASES = [
@@ -141,6 +142,7 @@ CASES = [
         {"sessionId": S, "configId": "mode", "type": "id", "value": "fast"},
         SetSessionConfigOptionResponse,
         lambda r: r.config_options[0].config_id == "mode",
+        on="session",
     ),
     Case(
         "cancel_tool_call",
@@ -148,6 +150,7 @@ CASES = [
         lambda c, s, kw: s.cancel_tool_call("call-1", **kw),
         {"sessionId": S, "toolCallId": "call-1"},
         CancelToolCallResponse,
+        on="session",
     ),
     Case(
         "cancel_terminal",
@@ -155,6 +158,7 @@ CASES = [
         lambda c, s, kw: s.cancel_terminal("term-1", **kw),
         {"sessionId": S, "terminalId": "term-1"},
         CancelTerminalResponse,
+        on="session",
     ),
     Case(
         "close",
@@ -162,6 +166,7 @@ CASES = [
         lambda c, s, kw: s.close(**kw),
         {"sessionId": S},
         CloseSessionResponse,
+        on="session",
     ),
     Case(
         "delete",
@@ -169,6 +174,7 @@ CASES = [
         lambda c, s, kw: s.delete(**kw),
         {"sessionId": S},
         DeleteSessionResponse,
+        on="session",
     ),
     Case(
         "fork",
@@ -177,6 +183,7 @@ CASES = [
         {"sessionId": S, "cwd": "/w2", "mcpServers": [], "additionalDirectories": ["/extra"]},
         ForkSessionResponse,
         lambda r: r.session_id == "sess-fork",
+        on="session",
     ),
     Case(
         "archive",
@@ -184,6 +191,7 @@ CASES = [
         lambda c, s, kw: s.archive(**kw),
         {"sessionId": S},
         ArchiveSessionResponse,
+        on="session",
     ),
     Case(
         "unarchive",
@@ -191,6 +199,7 @@ CASES = [
         lambda c, s, kw: s.unarchive(**kw),
         {"sessionId": S},
         UnarchiveSessionResponse,
+        on="session",
     ),
     Case(
         "set_title",
@@ -199,6 +208,7 @@ CASES = [
         {"sessionId": S, "title": "  my title "},
         SetSessionTitleResponse,
         lambda r: r.title == "Normalised title",
+        on="session",
     ),
     Case(
         "status",
@@ -207,6 +217,7 @@ CASES = [
         {"sessionId": S},
         SessionStatusResponse,
         lambda r: r.status == "open",
+        on="session",
     ),
 ]
 IDS = [c.name for c in CASES]
