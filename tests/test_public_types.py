@@ -171,10 +171,13 @@ KNOWN_ANY: frozenset[str] = frozenset(
         "acp_lite.permissions.allow_always:session",
         "acp_lite.permissions.allow_once:request",
         "acp_lite.permissions.allow_once:session",
+        "acp_lite.permissions.ask:question",
+        "acp_lite.permissions.ask:return",
         "acp_lite.permissions.cancel:request",
         "acp_lite.permissions.cancel:session",
         "acp_lite.permissions.cancelled:request",
         "acp_lite.permissions.cancelled:session",
+        "acp_lite.permissions.choose:return",
         "acp_lite.permissions.decline:request",
         "acp_lite.permissions.decline:session",
         "acp_lite.permissions.permission_outcome:return",
@@ -238,6 +241,8 @@ def _contains_any(annotation: object) -> bool:
         return True
     if isinstance(annotation, str):
         return bool(_ANY_TEXT.search(annotation))
+    if isinstance(annotation, list | tuple):  # Callable's parameter list
+        return any(_contains_any(a) for a in annotation)
     if isinstance(annotation, typing.ForwardRef):
         return bool(_ANY_TEXT.search(annotation.__forward_arg__))
     args = typing.get_args(annotation)
