@@ -104,8 +104,8 @@ class Renderer:
         # ("out", message_id) for agent text, ("thought", message_id) for thoughts.
         self._open: tuple[str, str] | None = None
         self._out_at_line_start = True
-        # Text printed so far per messageId (to diff full upserts), as parts: joined only when a whole-message
-        # update needs it (appending to one growing str per chunk is quadratic).
+        # Text printed so far per messageId (to diff full upserts), as parts: joined
+        # only when a whole-message update needs it (one growing str is quadratic).
         self._printed: dict[str, list[str]] = {}
         self._thought_printed: dict[str, list[str]] = {}
         self._tools: dict[str, dict[str, Any]] = {}

@@ -173,6 +173,12 @@ def blocking(method: _AsyncMethod[P, Any], *, returns: type | None = None) -> _B
     # No ``__wrapped__``: tools that follow it would take the twin for a coroutine
     # function; ``mirrored_async`` gives the async method instead.
     mirrored.__signature__ = signature  # type: ignore[attr-defined]
+    # The async method's annotations (strings, resolved in its own module), so
+    # annotation readers see the real types rather than ``*args: Any``.
+    annotations = dict(getattr(method, "__annotations__", {}))
+    if returns is not None:
+        annotations["return"] = returns
+    mirrored.__annotations__ = annotations
     mirrored._acp_async_method = method  # type: ignore[attr-defined]
     return _Blocking(mirrored)
 

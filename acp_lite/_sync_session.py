@@ -176,6 +176,11 @@ class Session(Facade):
     cancel_terminal = blocking(AsyncSession.cancel_terminal)
     close = blocking(AsyncSession.close)
     delete = blocking(AsyncSession.delete)
+    fork = blocking(AsyncSession.fork)
+    archive = blocking(AsyncSession.archive)
+    unarchive = blocking(AsyncSession.unarchive)
+    set_title = blocking(AsyncSession.set_title)
+    status = blocking(AsyncSession.status)
 
     # ------------------------------------------------------------------ streaming
 

@@ -299,8 +299,8 @@ class Client(Facade):
         return self._async.initialize_response
 
     @property
-    def initialize_result(self) -> dict[str, Any]:
-        """The raw ``initialize`` result."""
+    def initialize_result(self) -> dict[str, object]:
+        """The ``initialize`` result as the agent sent it (raw JSON)."""
         return self._async.initialize_result
 
     @property
@@ -366,6 +366,11 @@ class Client(Facade):
     resume_session = blocking(AsyncClient.resume_session, returns=Session)
     list_sessions = blocking(AsyncClient.list_sessions)
     delete_session = blocking(AsyncClient.delete_session)
+    auth_status = blocking(AsyncClient.auth_status)
+    list_providers = blocking(AsyncClient.list_providers)
+    set_provider = blocking(AsyncClient.set_provider)
+    disable_provider = blocking(AsyncClient.disable_provider)
+    mcp_message = blocking(AsyncClient.mcp_message)
 
     def close(self) -> None:
         """Close the connection and stop the agent (bounded). Idempotent.

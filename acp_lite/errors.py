@@ -12,6 +12,8 @@ Our exception hierarchy::
      |    +-- AuthRequired             -32000
      |    +-- ResourceNotFound         -32002
      |    +-- PromptRejected           session/prompt failed: the message was NOT inserted
+     |         (a prompt answered with a code above is both, e.g. PromptMethodNotFound)
+     +-- CapabilityNotSupported       not sent: the agent did not advertise the method
      +-- TransportError
      |    +-- AgentStartFailed         the command could not be started
      |    +-- AgentExited              the agent exited or closed its stdout
@@ -38,11 +40,18 @@ __all__ = [
     "AgentExited",
     "AgentStartFailed",
     "AuthRequired",
+    "CapabilityNotSupported",
     "ClientClosed",
     "InternalError",
     "InvalidParams",
     "MethodNotFound",
+    "PromptAuthRequired",
+    "PromptInternalError",
+    "PromptInvalidParams",
+    "PromptMethodNotFound",
     "PromptRejected",
+    "PromptRequestCancelled",
+    "PromptResourceNotFound",
     "ProtocolError",
     "RequestCancelled",
     "RequestError",
@@ -162,9 +171,82 @@ class ResourceNotFound(RequestError):
 class PromptRejected(RequestError):
     """``session/prompt`` was answered with an error: the message was not inserted.
 
+    Spec (``PromptRequest``): "An error response means the user message was not
+    inserted." Every error answer to ``session/prompt`` is a ``PromptRejected``.
+    The code is mapped first, so a prompt answered with a standard code raises
+    that code's class too: a prompt answered -32601 raises :class:`MethodNotFound`
+    (the class ``PromptMethodNotFound`` is both), -32602 :class:`InvalidParams`,
+    -32800 :class:`RequestCancelled` (a withdrawn held prompt), and so on; catch
+    ``MethodNotFound`` before ``PromptRejected`` to tell "the agent cannot prompt"
+    from "this prompt was refused". Any other code gives a plain ``PromptRejected``.
+
     A failure *after* insertion is not an exception: it is an ``idle`` state update
     with ``stopReason: "error"``, reported on the ``Turn``.
     """
+
+
+class PromptMethodNotFound(MethodNotFound, PromptRejected):
+    """-32601 answer to ``session/prompt``: not inserted, the method is missing."""
+
+
+class PromptInvalidParams(InvalidParams, PromptRejected):
+    """-32602 answer to ``session/prompt``: not inserted, the prompt was invalid."""
+
+
+class PromptInternalError(InternalError, PromptRejected):
+    """-32603 answer to ``session/prompt``: not inserted, the agent failed."""
+
+
+class PromptRequestCancelled(RequestCancelled, PromptRejected):
+    """-32800 answer to ``session/prompt``: not inserted, the prompt was withdrawn."""
+
+
+class PromptAuthRequired(AuthRequired, PromptRejected):
+    """-32000 answer to ``session/prompt``: not inserted, authentication is needed."""
+
+
+class PromptResourceNotFound(ResourceNotFound, PromptRejected):
+    """-32002 answer to ``session/prompt``: not inserted, e.g. the session is unknown."""
+
+
+def _capability_text(capability: Sequence[str]) -> str:
+    if tuple(capability) == ("authMethods",):
+        return "a non-empty `authMethods` list"
+    return "`" + ".".join(capability) + "`"
+
+
+class CapabilityNotSupported(AcpError):
+    """The agent did not advertise what a method needs, so nothing was sent.
+
+    ``capability`` is the path in the ``initialize`` result (wire names), e.g.
+    ``("capabilities", "session", "fork")``, or for an entity-level gate the path
+    on the entity (``("capabilities", "cancel")`` of a tool call). Spec
+    (initialization, "Capabilities"): omitted capabilities MUST be treated as
+    unsupported. Pass ``force=True`` to the method to send it anyway.
+    """
+
+    def __init__(
+        self,
+        method: str,
+        capability: Sequence[str],
+        *,
+        entity: str | None = None,
+        session_id: str | None = None,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        what = _capability_text(capability)
+        where = (
+            f"the {entity} does not advertise {what}"
+            if entity
+            else (f"the agent did not advertise {what}")
+        )
+        message = (
+            f"{method} not sent: {where} (the agent must advertise it for the client "
+            f"to call {method}); pass force=True to send it anyway"
+        )
+        super().__init__(message, session_id=session_id, method=method, stderr_tail=stderr_tail)
+        self.capability: tuple[str, ...] = tuple(capability)
+        self.entity = entity
 
 
 class TransportError(AcpError):
@@ -261,6 +343,19 @@ _BY_CODE: dict[int, type[RequestError]] = {
     if cls.default_code is not None
 }
 
+_PROMPT_BY_CODE: dict[int, type[RequestError]] = {
+    cls.default_code: cls
+    for cls in (
+        PromptMethodNotFound,
+        PromptInvalidParams,
+        PromptInternalError,
+        PromptRequestCancelled,
+        PromptAuthRequired,
+        PromptResourceNotFound,
+    )
+    if cls.default_code is not None
+}
+
 
 def request_error_from(
     code: int,
@@ -271,9 +366,15 @@ def request_error_from(
     session_id: str | None = None,
     stderr_tail: Sequence[str] = (),
 ) -> RequestError:
-    """Build the most specific :class:`RequestError` for a JSON-RPC error object."""
-    cls: type[RequestError] = PromptRejected if method == "session/prompt" else RequestError
-    if cls is RequestError:
+    """Build the most specific :class:`RequestError` for a JSON-RPC error object.
+
+    The code decides first, for every method (-32601 is :class:`MethodNotFound`
+    even for ``session/prompt``); then the method: any error answer to
+    ``session/prompt`` is also a :class:`PromptRejected` (not inserted).
+    """
+    if method == "session/prompt":
+        cls = _PROMPT_BY_CODE.get(code, PromptRejected)
+    else:
         cls = _BY_CODE.get(code, RequestError)
     return cls(
         message,

@@ -12,10 +12,10 @@ import attrs
 import trio
 
 from acp_lite.aio._connection import Connection
+from acp_lite.aio._methods import ClientMethods
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
-from acp_lite.errors import ProtocolError, Timeout
 from acp_lite.hookspec import plugin_manager
 from acp_lite.limits import Limits
 from acp_lite.protocol import InitializeResponse, converter
@@ -42,7 +42,7 @@ def _wire(value: Any) -> Any:
     return converter.unstructure(value)
 
 
-class AsyncClient:
+class AsyncClient(ClientMethods):
     """A connection to one agent, after ``initialize`` (trio, async).
 
     Get one from :func:`connect` (spawns the agent) or :func:`connect_streams`.
@@ -86,7 +86,7 @@ class AsyncClient:
     # ------------------------------------------------------------------ reads
 
     @property
-    def initialize_result(self) -> dict[str, Any]:
+    def initialize_result(self) -> dict[str, object]:
         """The ``initialize`` result as the agent sent it (raw JSON)."""
         return self._conn.core.initialize_result
 
@@ -168,27 +168,9 @@ class AsyncClient:
 
     # ------------------------------------------------------------------ methods
 
-    async def request(
-        self, method: str, params: Any = None, *, timeout: float | None = None
-    ) -> Any:
-        """Send any request (e.g. a ``_``-prefixed extension method); returns the raw result."""
-        return await self._conn.call(
-            method, {} if params is None else _wire(params), timeout=timeout
-        )
-
     async def notify(self, method: str, params: Any = None) -> None:
         """Send any notification (e.g. a ``_``-prefixed extension notification)."""
         self._conn.notify(method, {} if params is None else _wire(params))
-
-    async def login(self, method_id: str, *, timeout: float | None = None, **params: Any) -> Any:
-        """``auth/login`` with ``methodId`` (and any extra params, wire-named)."""
-        return await self._conn.call(
-            "auth/login", {"methodId": method_id, **params}, timeout=timeout
-        )
-
-    async def logout(self, *, timeout: float | None = None, **params: Any) -> Any:
-        """``auth/logout``."""
-        return await self._conn.call("auth/logout", dict(params), timeout=timeout)
 
     async def new_session(
         self,
@@ -236,55 +218,6 @@ class AsyncClient:
         session = conn.session_for(conn.core.sessions[session_id])
         await conn.wait_response(entry, timeout=timeout, state=lambda: session.model.state)
         return session
-
-    async def list_sessions(
-        self, cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None
-    ) -> list[Any]:
-        """``session/list``, following ``nextCursor`` through every page.
-
-        ``timeout`` bounds the whole listing, not each page: an agent that keeps
-        sending new cursors cannot keep the caller forever.
-        """
-        conn = self._conn
-        budget = conn.limits.default_timeout if timeout is None else timeout
-        deadline = trio.current_time() + budget
-        out: list[Any] = []
-        cursor: Any = None
-        seen: set[str] = set()
-        while True:
-            params: dict[str, Any] = {}
-            if cwd is not None:
-                params["cwd"] = os.fspath(cwd)
-            if cursor is not None:
-                params["cursor"] = cursor
-            try:
-                remaining = deadline - trio.current_time()
-                if remaining <= 0:
-                    raise Timeout(f"no time left (timeout {budget:g}s)", method="session/list")
-                result = await conn.call("session/list", params, timeout=remaining)
-            except Timeout as exc:
-                if not seen and cursor is None:
-                    raise  # the first page never came: that error says it best
-                raise Timeout(
-                    f"session/list still had pages after {budget:g}s "
-                    f"({len(seen) + 1} pages, {len(out)} sessions so far)",
-                    awaited="the last page of session/list",
-                    method="session/list",
-                    stderr_tail=conn.stderr_tail(),
-                ) from exc
-            out.extend(result.sessions)
-            cursor = result.next_cursor
-            if not isinstance(cursor, str):
-                return out
-            if cursor in seen:  # a looping cursor would never end
-                raise ProtocolError(f"session/list returned cursor {cursor!r} twice")
-            seen.add(cursor)
-
-    async def delete_session(self, session_id: str, *, timeout: float | None = None) -> Any:
-        """``session/delete``."""
-        return await self._conn.call(
-            "session/delete", {"sessionId": session_id}, session_id=session_id, timeout=timeout
-        )
 
     async def aclose(self) -> None:
         """Close the connection and the agent (bounded shutdown ladder)."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import trio
 
+from acp_lite.aio._methods import SessionMethods
 from acp_lite.errors import Timeout
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import IdleStateUpdate, converter
@@ -82,7 +83,7 @@ class EventSlice(Sequence["Event"]):
         return f"<{len(self)} events [{self._start}:{self._stop}]>"
 
 
-class AsyncSession:
+class AsyncSession(SessionMethods):
     """A session: its :class:`~acp_lite.SessionModel` (``model``) and its methods.
 
     Every wait has a default timeout (``Limits.default_timeout``) and raises
@@ -320,43 +321,6 @@ class AsyncSession:
         )
 
     # ------------------------------------------------------------------ other methods
-
-    async def _call(self, method: str, params: dict[str, Any], timeout: float | None) -> Any:
-        params = {"sessionId": self.id, **params}
-        return await self._conn.call(
-            method, params, session_id=self.id, timeout=timeout, state=lambda: self.model.state
-        )
-
-    async def set_config_option(
-        self, config_id: str, value: Any, *, timeout: float | None = None
-    ) -> Any:
-        """``session/set_config_option``: a bool sets a boolean option, a str an id."""
-        kind = "boolean" if isinstance(value, bool) else "id"
-        return await self._call(
-            "session/set_config_option",
-            {"configId": config_id, "type": kind, "value": value},
-            timeout,
-        )
-
-    async def cancel_tool_call(self, tool_call_id: str, *, timeout: float | None = None) -> Any:
-        """``tool_call/cancel``."""
-        return await self._call("tool_call/cancel", {"toolCallId": tool_call_id}, timeout)
-
-    async def cancel_terminal(self, terminal_id: str, *, timeout: float | None = None) -> Any:
-        """``terminal/cancel``."""
-        return await self._call("terminal/cancel", {"terminalId": terminal_id}, timeout)
-
-    async def close(self, *, timeout: float | None = None) -> Any:
-        """``session/close``: stops the session's work, background included.
-
-        Then the model's end-of-session checks run (``SessionModel.finish``)."""
-        result = await self._call("session/close", {}, timeout)
-        self.model.finish()
-        return result
-
-    async def delete(self, *, timeout: float | None = None) -> Any:
-        """``session/delete``."""
-        return await self._call("session/delete", {}, timeout)
 
     # ------------------------------------------------------------------ streaming
 

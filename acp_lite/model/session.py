@@ -56,6 +56,7 @@ from acp_lite.protocol import (
     PlanUpdate,
     RequiresActionStateUpdate,
     RunningStateUpdate,
+    SessionConfigOption,
     SessionInfoUpdate,
     SessionMessage,
     SessionMessageChunk,
@@ -273,7 +274,7 @@ class SessionModel:
                 )
             self._resume_state_mark = None
 
-    def config_options_replaced(self, options: list[Any]) -> None:
+    def config_options_replaced(self, options: list[SessionConfigOption]) -> None:
         """The agent answered ``session/set_config_option`` with the complete list of
         options (schema ``SetSessionConfigOptionResponse``): it replaces the model's."""
         self._config_options = list(options)

@@ -94,8 +94,9 @@ async def test_login_logout_and_session_methods() -> None:
         session = await client.new_session(cwd="/tmp")
         for call in (
             session.set_config_option("mode", "fast"),
-            session.cancel_tool_call("call-1"),
-            session.cancel_terminal("term-1"),
+            # Never reported, so not advertised as cancellable: force sends anyway.
+            session.cancel_tool_call("call-1", force=True),
+            session.cancel_terminal("term-1", force=True),
         ):
             try:
                 await call

@@ -17,7 +17,11 @@ from acp_lite.protocol import SessionConfigOption, SetSessionConfigOptionRespons
 
 Handler = Callable[["FakeAgent", dict[str, Any]], Awaitable[None]]
 
-INIT = {"protocolVersion": 2, "info": {"name": "fake", "version": "1"}, "capabilities": {}}
+INIT = {
+    "protocolVersion": 2,
+    "info": {"name": "fake", "version": "1"},
+    "capabilities": {"session": {}},
+}
 MODE = {
     "configId": "mode",
     "name": "Mode",

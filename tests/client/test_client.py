@@ -412,7 +412,8 @@ n = 0
 for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("method") == "initialize":
-        result = {"protocolVersion": 2, "info": {"name": "pager", "version": "0"}}
+        result = {"protocolVersion": 2, "info": {"name": "pager", "version": "0"},
+                  "capabilities": {"session": {}}}
     elif msg.get("method") == "session/list":
         n += 1
         result = {"sessions": [{"sessionId": f"s{n}", "cwd": "/tmp"}], "nextCursor": f"c{n}"}

@@ -166,7 +166,7 @@ def test_cancel_withdraws_a_pending_permission_request(spawn: Spawn) -> None:
     # The client answers the withdrawn request with -32800; the agent ignores it quietly.
     agent.send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32800, "message": "x"}})
     assert _tool_status(agent.messages[-2], "call-1") == "cancelled"
-    assert agent.call("_ping") == {"echo": {}}  # still serving
+    assert agent.call("_acp_lite/ping") == {"echo": {}}  # still serving
 
 
 def test_held_prompts_are_cancelled_with_32800(spawn: Spawn) -> None:
@@ -269,7 +269,7 @@ def test_ignore_sigterm_survives_sigterm(spawn: Spawn) -> None:
     agent.call("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
     agent.proc.send_signal(signal.SIGTERM)
     agent.wait_stderr("ignoring SIGTERM")
-    assert agent.call("_ping") == {"echo": {}}  # answered after the SIGTERM
+    assert agent.call("_acp_lite/ping") == {"echo": {}}  # answered after the SIGTERM
     assert agent.proc.stdin is not None
     agent.proc.stdin.close()  # lingers after EOF too
     assert agent.proc.poll() is None
@@ -294,7 +294,7 @@ def test_cancel_request_withdraws_a_prompt_whose_work_started_before_insertion(
     rid = agent.prompt(sid, "withdraw me")
     request = agent.agent_request("session/request_permission")
     agent.notify("$/cancel_request", {"requestId": rid})
-    assert agent.call("_sync") == {"echo": {}}  # the cancel_request has been read
+    assert agent.call("_acp_lite/sync") == {"echo": {}}  # the cancel_request has been read
     agent.send({"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {
         "outcome": "selected", "optionId": "allow"}}})  # fmt: skip
     assert agent.response(rid)["error"]["code"] == -32800

@@ -100,7 +100,7 @@ def drive(agent: AgentProcess, name: str) -> None:
 def test_conforming_scenario_has_no_violation(spawn: Spawn, name: str) -> None:
     agent = spawn(name, count=COUNTS.get(name))
     drive(agent, name)
-    assert agent.call("_sync") == {"echo": {}}  # everything it sent has arrived
+    assert agent.call("_acp_lite/sync") == {"echo": {}}  # everything it sent has arrived
     found = strict(agent)
     assert found == [], format_violations(found)
     assert agent.proc.poll() is None
@@ -109,7 +109,7 @@ def test_conforming_scenario_has_no_violation(spawn: Spawn, name: str) -> None:
 @pytest.mark.parametrize("name", sorted(BROKEN_RULES))
 def test_broken_scenario_breaks_its_rule(spawn: Spawn, name: str) -> None:
     agent, _, _ = run_one_turn(spawn, name)
-    assert agent.call("_sync") == {"echo": {}}
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
     assert BROKEN_RULES[name] in rules(strict(agent))
 
 
@@ -133,7 +133,7 @@ def check_hang(spawn: Spawn) -> None:
     rid = agent.prompt(sid, "hi")
     agent.wait_stderr("hanging forever")  # a cancel before the turn starts gets -32800
     agent.notify("session/cancel", {"sessionId": sid})
-    assert agent.call("_sync") == {"echo": {}}
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
     assert not any(m.get("id") == rid for m in agent.messages)
     assert check_transcript(agent.wire) == []  # nothing wrong yet, live
     assert rules(strict(agent)) == ["work-not-ended"]  # the client gives up: caught
@@ -168,7 +168,7 @@ def check_oversize_line(spawn: Spawn) -> None:
 def check_ignore_sigterm(spawn: Spawn) -> None:
     agent = spawn("ignore_sigterm")
     drive_turn(agent, agent.start_session(), "hi")
-    assert agent.call("_sync") == {"echo": {}}
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
     assert strict(agent) == []
     agent.proc.send_signal(signal.SIGTERM)
     agent.wait_stderr("ignoring SIGTERM")

@@ -112,7 +112,7 @@ def run_one_turn(spawn: Spawn, name: str) -> tuple[AgentProcess, str, int]:
     elif name == "broken_no_idle":
         rid = agent.prompt(sid, "hello scenario")
         agent.response(rid)
-        assert agent.call("_sync") == {"echo": {}}
+        assert agent.call("_acp_lite/sync") == {"echo": {}}
     elif name == "broken_duplicate_message_id":  # needs two submissions
         drive_turn(agent, sid, "first")
         since = len(agent.messages)
@@ -281,8 +281,8 @@ def test_hang_reports_running_and_never_answers(spawn: Spawn) -> None:
     rid = agent.prompt(sid, "go")
     agent.wait_stderr("hanging forever")  # a cancel before this point would be honoured
     agent.notify("session/cancel", {"sessionId": sid})
-    assert agent.call("_sync") == {"echo": {}}
-    assert agent.call("_sync") == {"echo": {}}
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
     assert not [m for m in agent.messages if m.get("id") == rid]
     assert [u["state"] for u in agent.updates(sid)] == ["running"]
 
@@ -290,7 +290,7 @@ def test_hang_reports_running_and_never_answers(spawn: Spawn) -> None:
 def test_unresponsive_never_answers_initialize(spawn: Spawn) -> None:
     agent = spawn("unresponsive")
     rid = agent.request("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
-    assert agent.call("_sync") == {"echo": {}}
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
     assert not [m for m in agent.messages if m.get("id") == rid]
 
 

@@ -117,7 +117,7 @@ def test_json_script_runs_with_placeholders_and_rejects(spawn: Spawn, tmp_path: 
     before = len(agent.updates(sid))
     rejected = agent.response(agent.prompt(sid, "again"))
     assert rejected["error"] == {"code": -32602, "message": "no more"}
-    assert agent.call("_sync") == {"echo": {}}
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
     assert len(agent.updates(sid)) == before  # rejected first: no work, no state change
 
 
@@ -224,7 +224,7 @@ def test_ignore_sigterm_step(spawn: Spawn) -> None:
     drive_turn(agent, sid, "x")
     agent.proc.send_signal(signal.SIGTERM)
     agent.wait_stderr("ignoring SIGTERM")
-    assert agent.call("_sync") == {"echo": {}}
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
 
 
 def test_docstring_examples_agree() -> None:
