@@ -13,6 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from pytest_acp.conformance import RULES, Violation
 
 __all__ = ["SAME_FINDING", "Replay", "drop_duplicates", "feed_replay", "replay_violations"]
@@ -63,8 +65,7 @@ class Replay:
             at = index
             if v.event_index is not None and 0 <= v.event_index < len(entries):
                 at = entries[v.event_index]
-            level = str(getattr(v, "level", "MUST"))
-            out.append(Violation(v.rule, v.message, v.spec, at, sid, "model", level))
+            out.append(attrs.evolve(v, entry_index=at, session_id=sid, source="model"))
         return out
 
     def snapshot_finish(self, since: int) -> list[Violation]:

@@ -23,6 +23,12 @@ from typing import Any
 
 import attrs
 
+from acp_lite.model import rules as model_rules
+
+# One record type for the whole project, defined in the lower layer and
+# re-exported here: pytest_acp.Rule / pytest_acp.Violation are these classes.
+from acp_lite.model.rules import Rule, Violation
+
 __all__ = [
     "KNOWN_STATES",
     "KNOWN_STOP_REASONS",
@@ -34,39 +40,6 @@ __all__ = [
     "format_violations",
     "rule_info",
 ]
-
-
-@attrs.frozen
-class Rule:
-    """A conformance rule: stable ``id``, one-line ``summary``, ``spec`` section and
-    ``level`` (``"MUST"`` or ``"SHOULD"``)."""
-
-    id: str
-    summary: str
-    spec: str
-    level: str = "MUST"
-
-
-@attrs.frozen
-class Violation:
-    """One observed breach of a rule.
-
-    ``entry_index`` is the position of the offending line in the transcript (None
-    when the finding is about something missing at the end), ``source`` is
-    ``"connection"`` or ``"model"``, ``level`` the rule's ``"MUST"`` / ``"SHOULD"``.
-    """
-
-    rule: str
-    message: str
-    spec: str = ""
-    entry_index: int | None = None
-    session_id: str | None = None
-    source: str = "connection"
-    level: str = "MUST"
-
-    def __str__(self) -> str:
-        where = f" [{self.spec}]" if self.spec else ""
-        return f"{self.rule}: {self.message}{where}"
 
 
 _PL = "prompt-lifecycle"
@@ -150,31 +123,8 @@ _REPLAYING = frozenset({"session/load", "session/resume"})
 
 def rule_info(rule_id: str) -> Rule | None:
     """The :class:`Rule` for ``rule_id``: a connection rule, or one of the session
-    model's rules (``acp_lite.model.rules``) when that module is available."""
-    found = RULES.get(rule_id)
-    if found is not None:
-        return found
-    for rule in _model_rules():
-        if rule.id == rule_id:
-            return rule
-    return None
-
-
-def _model_rules() -> list[Rule]:
-    try:
-        from acp_lite.model import rules as model_rules
-    except ImportError:
-        return []
-    out: list[Rule] = []
-    registry: Any = getattr(model_rules, "RULES", None)
-    items = registry.values() if isinstance(registry, Mapping) else registry or ()
-    for item in items:
-        rid = getattr(item, "id", None) or getattr(item, "rule", None)
-        if isinstance(rid, str):
-            summary = getattr(item, "summary", None) or getattr(item, "description", "")
-            spec, level = str(getattr(item, "spec", "")), str(getattr(item, "level", "MUST"))
-            out.append(Rule(rid, str(summary), spec, level))
-    return out
+    model's rules (``acp_lite.model.rules``)."""
+    return RULES.get(rule_id) or model_rules.RULES.get(rule_id)
 
 
 @attrs.define
@@ -213,7 +163,17 @@ class ConnectionChecker:
     # -- helpers ------------------------------------------------------------------
 
     def _add(self, rule: str, message: str, index: int | None, session: str | None) -> None:
-        self.violations.append(Violation(rule, message, RULES[rule].spec, index, session))
+        self.violations.append(
+            Violation(
+                rule,
+                message,
+                spec=RULES[rule].spec,
+                level=RULES[rule].level,
+                entry_index=index,
+                session_id=session,
+                source="connection",
+            )
+        )
 
     def _session(self, sid: str) -> _Session:
         found = self._sessions.get(sid)
