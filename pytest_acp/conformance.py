@@ -28,6 +28,7 @@ from acp_lite.model import rules as model_rules
 # One record type for the whole project, defined in the lower layer and
 # re-exported here: pytest_acp.Rule / pytest_acp.Violation are these classes.
 from acp_lite.model.rules import Rule, Violation
+from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, STOP_REASONS
 
 __all__ = [
     "KNOWN_STATES",
@@ -109,11 +110,9 @@ RULES: dict[str, Rule] = {
     )
 }
 
-KNOWN_STOP_REASONS = frozenset(
-    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
-)
-KNOWN_STATES = frozenset({"running", "idle", "requires_action", "unknown"})
-_BUSY = frozenset({"running", "requires_action"})
+KNOWN_STOP_REASONS = STOP_REASONS
+KNOWN_STATES = STATES
+_BUSY = BUSY_STATES
 _OUTPUT = frozenset(
     {"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk"}
 )
@@ -129,7 +128,7 @@ def rule_info(rule_id: str) -> Rule | None:
 
 @attrs.define
 class _Session:
-    state: str = "idle"
+    state: str = IDLE
     needs_running: bool = False
     cancel_pending: bool = False
     idle_since: int = -1  # entry index of the latest idle
@@ -268,7 +267,7 @@ class ConnectionChecker:
             )
             return
         session.accepted[mid] = index
-        if mid not in session.user_messages and session.state == "idle":
+        if mid not in session.user_messages and session.state == IDLE:
             # The echo has not arrived: the work this prompt starts is still ahead.
             session.needs_running = True
 
@@ -289,13 +288,13 @@ class ConnectionChecker:
             mid = update.get("messageId")
             if isinstance(mid, str) and mid not in session.user_messages:
                 session.user_messages[mid] = index
-                if session.state == "idle" and mid not in session.accepted:
+                if session.state == IDLE and mid not in session.accepted:
                     session.needs_running = True
         elif tag == "state_update":
             self._state(sid, session, update, index)
         elif (
             tag in _OUTPUT
-            and session.state == "idle"
+            and session.state == IDLE
             and not session.replaying
             and sid in self._known  # an unknown session is reported as such, once
             and not session.output_flagged  # once per idle period, not once per chunk
@@ -319,7 +318,7 @@ class ConnectionChecker:
                 index,
                 sid,
             )
-        if state != "idle":
+        if state != IDLE:
             if state in _BUSY:
                 session.needs_running = False
                 if session.state not in _BUSY:
@@ -342,7 +341,7 @@ class ConnectionChecker:
                 index,
                 sid,
             )
-        if session.cancel_pending and session.state in _BUSY and reason != "cancelled":
+        if session.cancel_pending and session.state in _BUSY and reason != CANCELLED:
             self._add(
                 "cancel-not-cancelled",
                 f"session/cancel was sent while {session.state}; the ending idle has "
@@ -353,7 +352,7 @@ class ConnectionChecker:
         session.needs_running = False
         session.cancel_pending = False
         session.output_flagged = False
-        session.state = "idle"
+        session.state = IDLE
         session.idle_since = index
 
     # -- end of traffic -----------------------------------------------------------
