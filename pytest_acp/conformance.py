@@ -33,6 +33,7 @@ from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, ST
 __all__ = [
     "KNOWN_STATES",
     "KNOWN_STOP_REASONS",
+    "NOT_JSON",
     "RULES",
     "ConnectionChecker",
     "Rule",
@@ -42,6 +43,9 @@ __all__ = [
     "rule_info",
 ]
 
+
+NOT_JSON: Any = object()
+"""What :meth:`ConnectionChecker.feed` returns for a line that is not JSON."""
 
 _PL = "prompt-lifecycle"
 RULES: dict[str, Rule] = {
@@ -182,16 +186,20 @@ class ConnectionChecker:
 
     # -- feeding ------------------------------------------------------------------
 
-    def feed(self, direction: str, line: bytes | str, index: int) -> None:
-        """One wire line (``direction`` "send" = client -> agent) at transcript ``index``."""
+    def feed(self, direction: str, line: bytes | str, index: int) -> Any:
+        """One wire line (``direction`` "send" = client -> agent) at transcript ``index``.
+
+        Returns the decoded JSON value (:data:`NOT_JSON` for a line that is not JSON),
+        so that the session-model replay fed the same line need not parse it again."""
         try:
             value = json.loads(line)
         except ValueError:
             if direction == "recv":
                 text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
                 self._add("stdout-not-jsonrpc", f"line is not JSON: {text[:80]!r}", index, None)
-            return
+            return NOT_JSON
         self.feed_json(direction, value, index)
+        return value
 
     def feed_json(self, direction: str, value: Any, index: int) -> None:
         """One decoded wire value (a message or a batch)."""
@@ -457,18 +465,22 @@ def check_transcript(
     drops violations located before that entry (traffic of an earlier test on a
     shared connection is still replayed, so state carries over); ``ended`` and
     ``agent_exited``: see :meth:`ConnectionChecker.finish`."""
-    entries = _entries(transcript)
-    checker = ConnectionChecker()
-    for i, (direction, line, decoded) in enumerate(entries):
-        if decoded:
-            checker.feed_json(direction, line, i)
-        else:
-            checker.feed(direction, line, i)
-    found = list(checker.finish(ended=ended, agent_exited=agent_exited))
-    if model:
-        from pytest_acp._model_replay import drop_duplicates, replay_violations
+    from pytest_acp._model_replay import drop_duplicates, feed_replay, new_replay
 
-        found = drop_duplicates(found + replay_violations(entries))
+    checker = ConnectionChecker()
+    replay = new_replay() if model else None
+    # Each line is parsed once: the checker's decoded value also feeds the replay.
+    for i, (direction, line, decoded) in enumerate(_entries(transcript)):
+        if decoded:
+            value = line
+            checker.feed_json(direction, value, i)
+        else:
+            value = checker.feed(direction, line, i)
+        if replay is not None and value is not NOT_JSON:
+            feed_replay(replay, direction, value, True, i)
+    found = list(checker.finish(ended=ended, agent_exited=agent_exited))
+    if replay is not None:
+        found = drop_duplicates(found + [v for v in replay.finish() if v.rule not in RULES])
     return [v for v in found if v.entry_index is None or v.entry_index >= start]
 
 
