@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from acp_lite.model.state import KNOWN_STATES, STOP_REASONS, ContextUsage, SessionInfo
     from acp_lite.model.submissions import Submission
 
+_SUBMODULES = frozenset(
+    {"entities", "events", "foreground", "rules", "session", "state", "store", "submissions"}
+)
+
 _LAZY: dict[str, str] = {
     **dict.fromkeys(
         [
@@ -87,6 +91,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:  # as when this package imported them eagerly
+        return importlib.import_module(f"acp_lite.model.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'acp_lite.model' has no attribute {name!r}")

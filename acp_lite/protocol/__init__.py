@@ -73,6 +73,10 @@ _OWN: dict[str, str] = {
 }
 """Hand-written names -> their submodule; every other name is a generated one."""
 
+_SUBMODULES = frozenset(
+    {"constants", "jsonrpc", "_converter", "_errors", "_generated", "_runtime", "_unset"}
+)
+
 if TYPE_CHECKING:
     __all__ = [
         "BUSY_STATES",
@@ -110,6 +114,8 @@ else:
             value: Any = [*sorted(_OWN), *generated.__all__]
         elif name in _OWN:
             value = getattr(importlib.import_module(f"acp_lite.protocol.{_OWN[name]}"), name)
+        elif name in _SUBMODULES:  # as when this package imported them eagerly
+            value = importlib.import_module(f"acp_lite.protocol.{name}")
         else:
             generated = importlib.import_module("acp_lite.protocol._generated")
             if name.startswith("__") or name not in generated.__all__:

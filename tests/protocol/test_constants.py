@@ -89,3 +89,25 @@ def test_lazy_protocol_exports_match_the_static_list() -> None:
     assert set(acp_lite.protocol.__all__) == own | set(g.__all__)
     for name in acp_lite.protocol.__all__:
         assert getattr(acp_lite.protocol, name) is not None or name == "JSON_BACKEND"
+
+
+def test_lazy_packages_still_reach_their_submodules() -> None:
+    """``import acp_lite.protocol`` / ``acp_lite.model`` then attribute access, as
+    when the packages imported their submodules eagerly."""
+    code = (
+        "import acp_lite.protocol as p, acp_lite.model as m\n"
+        "print(p.jsonrpc.ErrorCode.METHOD_NOT_FOUND, p.constants.IDLE, m.session.SessionModel,"
+        " m.state.KNOWN_STATES is p.STATES, hasattr(p, 'nope'), hasattr(m, 'nope'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.split() == [
+        "-32601",
+        "idle",
+        "<class",
+        "'acp_lite.model.session.SessionModel'>",
+        "True",
+        "False",
+        "False",
+    ]
