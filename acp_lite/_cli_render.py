@@ -17,6 +17,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from acp_lite.protocol.constants import ERROR, IDLE
+
 __all__ = ["Renderer", "content_text", "want_color"]
 
 # ANSI styles, used only when the stream is a terminal and NO_COLOR is not set
@@ -268,10 +270,10 @@ class Renderer:
     def _on_state(self, u: Mapping[str, Any]) -> None:
         state = u.get("state")
         extra = ""
-        if state == "idle" and u.get("stopReason"):
+        if state == IDLE and u.get("stopReason"):
             extra = f" ({u['stopReason']})"
         error = u.get("error")
-        if state == "idle" and isinstance(error, Mapping):
+        if state == IDLE and isinstance(error, Mapping):
             extra += f": {error.get('message', '')}"
         background = u.get("background")
         if isinstance(background, list) and background:
@@ -280,7 +282,7 @@ class Renderer:
         if text == self._last_state:
             return  # repeated snapshot: not a transition (spec "State transitions")
         self._last_state = text
-        code = _RED if u.get("stopReason") == "error" else _DIM
+        code = _RED if u.get("stopReason") == ERROR else _DIM
         self.line(text, code)
 
     def _on_notice(self, u: Mapping[str, Any]) -> None:

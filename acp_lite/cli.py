@@ -45,6 +45,7 @@ from acp_lite.errors import (
     Timeout,
     UnsupportedProtocolVersion,
 )
+from acp_lite.protocol.constants import END_TURN
 
 if TYPE_CHECKING:
     from acp_lite.permissions import PermissionPolicy
@@ -465,7 +466,7 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except AcpError as exc:
         raise _explain(exc, argv, timeout) from None
     stop = turn.stop_reason
-    if stop == "end_turn":
+    if stop == END_TURN:
         return EXIT_OK
     error = getattr(turn, "error", None)
     detail = ""

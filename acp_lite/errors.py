@@ -132,6 +132,12 @@ class RequestError(AcpError):
         return f"{head} (code {self.code})" + (sep + tail if sep else "")
 
 
+# The codes below are spelled out, not taken from ErrorCode (their home,
+# acp_lite/protocol/jsonrpc.py): the protocol imports this module, and the reference
+# agent loads it without loading the protocol. tests/protocol/test_constants.py
+# checks that they are ErrorCode's.
+
+
 class MethodNotFound(RequestError):
     """-32601: the agent does not implement the method."""
 

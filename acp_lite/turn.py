@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from acp_lite.errors import TurnFailed
+from acp_lite.protocol.constants import END_TURN
 
 __all__ = ["Turn", "TurnFailed"]
 
@@ -43,9 +44,9 @@ class Turn:
     @property
     def ok(self) -> bool:
         """``True`` when the work ended with ``end_turn``."""
-        return self.stop_reason == "end_turn"
+        return self.stop_reason == END_TURN
 
-    def raise_for_stop(self, ok: Collection[str] = ("end_turn",)) -> Turn:
+    def raise_for_stop(self, ok: Collection[str] = (END_TURN,)) -> Turn:
         """Raise :class:`TurnFailed` unless ``stop_reason`` is in ``ok``; return ``self``.
 
         ``turn = session.run("hi").raise_for_stop()``. Pass e.g.

@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 
-from pytest_acp._model_replay import Replay, drop_duplicates, feed_replay
-from pytest_acp.conformance import RULES, ConnectionChecker, Violation
+from pytest_acp._model_replay import Replay, drop_duplicates, feed_replay, new_replay
+from pytest_acp.conformance import NOT_JSON, RULES, ConnectionChecker, Violation
 
 __all__ = ["IncrementalCheck", "shifted"]
 
@@ -30,10 +30,8 @@ class IncrementalCheck:
 
     def __init__(self) -> None:
         self._checker = ConnectionChecker()
-        try:
-            self._replay: Replay | None = Replay()
-        except ImportError:  # acp_lite.model unavailable: connection rules only
-            self._replay = None
+        # None when acp_lite.model is unavailable: connection rules only.
+        self._replay: Replay | None = new_replay()
         self.fed = 0  # absolute index of the next entry to feed
 
     def feed(self, entries: Sequence[Any], first: int) -> None:
@@ -42,9 +40,10 @@ class IncrementalCheck:
         skip = max(0, self.fed - first)
         for offset, entry in enumerate(entries[skip:]):
             index = first + skip + offset
-            self._checker.feed(entry.direction, entry.line, index)
-            if self._replay is not None:
-                feed_replay(self._replay, entry.direction, entry.line, False, index)
+            # Parsed once: the checker's decoded value feeds the replay too.
+            value = self._checker.feed(entry.direction, entry.line, index)
+            if self._replay is not None and value is not NOT_JSON:
+                feed_replay(self._replay, entry.direction, value, True, index)
         self.fed = max(self.fed, first + len(entries))
 
     def feed_from(self, transcript: Any) -> int:

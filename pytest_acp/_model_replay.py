@@ -13,9 +13,18 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from pytest_acp.conformance import RULES, Violation
 
-__all__ = ["SAME_FINDING", "Replay", "drop_duplicates", "feed_replay", "replay_violations"]
+__all__ = [
+    "SAME_FINDING",
+    "Replay",
+    "drop_duplicates",
+    "feed_replay",
+    "new_replay",
+    "replay_violations",
+]
 
 #: Model rules that report the same finding as a connection rule at the same line:
 #: the connection rule's violation is kept (its position covers both directions).
@@ -63,8 +72,7 @@ class Replay:
             at = index
             if v.event_index is not None and 0 <= v.event_index < len(entries):
                 at = entries[v.event_index]
-            level = str(getattr(v, "level", "MUST"))
-            out.append(Violation(v.rule, v.message, v.spec, at, sid, "model", level))
+            out.append(attrs.evolve(v, entry_index=at, session_id=sid, source="model"))
         return out
 
     def snapshot_finish(self, since: int) -> list[Violation]:
@@ -148,6 +156,14 @@ class Replay:
         return self.found
 
 
+def new_replay() -> Replay | None:
+    """A fresh :class:`Replay`, or ``None`` when ``acp_lite.model`` is unavailable."""
+    try:
+        return Replay()
+    except ImportError:
+        return None
+
+
 def replay_violations(entries: list[tuple[str, Any, bool]]) -> list[Violation]:
     """The session model's violations for transcript ``entries`` ((direction, line or
     JSON value, is_json) triples). Empty when ``acp_lite.model`` is unavailable.
@@ -155,9 +171,8 @@ def replay_violations(entries: list[tuple[str, Any, bool]]) -> list[Violation]:
     Model rules that a connection rule also reports (same id, or
     :data:`SAME_FINDING`) are left out here so each finding is reported once.
     """
-    try:
-        replay = Replay()
-    except ImportError:
+    replay = new_replay()
+    if replay is None:
         return []
     for index, (direction, line, is_json) in enumerate(entries):
         feed_replay(replay, direction, line, is_json, index)

@@ -23,9 +23,17 @@ from typing import Any
 
 import attrs
 
+from acp_lite.model import rules as model_rules
+
+# One record type for the whole project, defined in the lower layer and
+# re-exported here: pytest_acp.Rule / pytest_acp.Violation are these classes.
+from acp_lite.model.rules import Rule, Violation
+from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, STOP_REASONS
+
 __all__ = [
     "KNOWN_STATES",
     "KNOWN_STOP_REASONS",
+    "NOT_JSON",
     "RULES",
     "ConnectionChecker",
     "Rule",
@@ -36,38 +44,8 @@ __all__ = [
 ]
 
 
-@attrs.frozen
-class Rule:
-    """A conformance rule: stable ``id``, one-line ``summary``, ``spec`` section and
-    ``level`` (``"MUST"`` or ``"SHOULD"``)."""
-
-    id: str
-    summary: str
-    spec: str
-    level: str = "MUST"
-
-
-@attrs.frozen
-class Violation:
-    """One observed breach of a rule.
-
-    ``entry_index`` is the position of the offending line in the transcript (None
-    when the finding is about something missing at the end), ``source`` is
-    ``"connection"`` or ``"model"``, ``level`` the rule's ``"MUST"`` / ``"SHOULD"``.
-    """
-
-    rule: str
-    message: str
-    spec: str = ""
-    entry_index: int | None = None
-    session_id: str | None = None
-    source: str = "connection"
-    level: str = "MUST"
-
-    def __str__(self) -> str:
-        where = f" [{self.spec}]" if self.spec else ""
-        return f"{self.rule}: {self.message}{where}"
-
+NOT_JSON: Any = object()
+"""What :meth:`ConnectionChecker.feed` returns for a line that is not JSON."""
 
 _PL = "prompt-lifecycle"
 RULES: dict[str, Rule] = {
@@ -136,11 +114,9 @@ RULES: dict[str, Rule] = {
     )
 }
 
-KNOWN_STOP_REASONS = frozenset(
-    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
-)
-KNOWN_STATES = frozenset({"running", "idle", "requires_action", "unknown"})
-_BUSY = frozenset({"running", "requires_action"})
+KNOWN_STOP_REASONS = STOP_REASONS
+KNOWN_STATES = STATES
+_BUSY = BUSY_STATES
 _OUTPUT = frozenset(
     {"agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk"}
 )
@@ -150,36 +126,13 @@ _REPLAYING = frozenset({"session/load", "session/resume"})
 
 def rule_info(rule_id: str) -> Rule | None:
     """The :class:`Rule` for ``rule_id``: a connection rule, or one of the session
-    model's rules (``acp_lite.model.rules``) when that module is available."""
-    found = RULES.get(rule_id)
-    if found is not None:
-        return found
-    for rule in _model_rules():
-        if rule.id == rule_id:
-            return rule
-    return None
-
-
-def _model_rules() -> list[Rule]:
-    try:
-        from acp_lite.model import rules as model_rules
-    except ImportError:
-        return []
-    out: list[Rule] = []
-    registry: Any = getattr(model_rules, "RULES", None)
-    items = registry.values() if isinstance(registry, Mapping) else registry or ()
-    for item in items:
-        rid = getattr(item, "id", None) or getattr(item, "rule", None)
-        if isinstance(rid, str):
-            summary = getattr(item, "summary", None) or getattr(item, "description", "")
-            spec, level = str(getattr(item, "spec", "")), str(getattr(item, "level", "MUST"))
-            out.append(Rule(rid, str(summary), spec, level))
-    return out
+    model's rules (``acp_lite.model.rules``)."""
+    return RULES.get(rule_id) or model_rules.RULES.get(rule_id)
 
 
 @attrs.define
 class _Session:
-    state: str = "idle"
+    state: str = IDLE
     needs_running: bool = False
     cancel_pending: bool = False
     idle_since: int = -1  # entry index of the latest idle
@@ -213,7 +166,17 @@ class ConnectionChecker:
     # -- helpers ------------------------------------------------------------------
 
     def _add(self, rule: str, message: str, index: int | None, session: str | None) -> None:
-        self.violations.append(Violation(rule, message, RULES[rule].spec, index, session))
+        self.violations.append(
+            Violation(
+                rule,
+                message,
+                spec=RULES[rule].spec,
+                level=RULES[rule].level,
+                entry_index=index,
+                session_id=session,
+                source="connection",
+            )
+        )
 
     def _session(self, sid: str) -> _Session:
         found = self._sessions.get(sid)
@@ -223,16 +186,20 @@ class ConnectionChecker:
 
     # -- feeding ------------------------------------------------------------------
 
-    def feed(self, direction: str, line: bytes | str, index: int) -> None:
-        """One wire line (``direction`` "send" = client -> agent) at transcript ``index``."""
+    def feed(self, direction: str, line: bytes | str, index: int) -> Any:
+        """One wire line (``direction`` "send" = client -> agent) at transcript ``index``.
+
+        Returns the decoded JSON value (:data:`NOT_JSON` for a line that is not JSON),
+        so that the session-model replay fed the same line need not parse it again."""
         try:
             value = json.loads(line)
         except ValueError:
             if direction == "recv":
                 text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
                 self._add("stdout-not-jsonrpc", f"line is not JSON: {text[:80]!r}", index, None)
-            return
+            return NOT_JSON
         self.feed_json(direction, value, index)
+        return value
 
     def feed_json(self, direction: str, value: Any, index: int) -> None:
         """One decoded wire value (a message or a batch)."""
@@ -308,7 +275,7 @@ class ConnectionChecker:
             )
             return
         session.accepted[mid] = index
-        if mid not in session.user_messages and session.state == "idle":
+        if mid not in session.user_messages and session.state == IDLE:
             # The echo has not arrived: the work this prompt starts is still ahead.
             session.needs_running = True
 
@@ -329,13 +296,13 @@ class ConnectionChecker:
             mid = update.get("messageId")
             if isinstance(mid, str) and mid not in session.user_messages:
                 session.user_messages[mid] = index
-                if session.state == "idle" and mid not in session.accepted:
+                if session.state == IDLE and mid not in session.accepted:
                     session.needs_running = True
         elif tag == "state_update":
             self._state(sid, session, update, index)
         elif (
             tag in _OUTPUT
-            and session.state == "idle"
+            and session.state == IDLE
             and not session.replaying
             and sid in self._known  # an unknown session is reported as such, once
             and not session.output_flagged  # once per idle period, not once per chunk
@@ -359,7 +326,7 @@ class ConnectionChecker:
                 index,
                 sid,
             )
-        if state != "idle":
+        if state != IDLE:
             if state in _BUSY:
                 session.needs_running = False
                 if session.state not in _BUSY:
@@ -382,7 +349,7 @@ class ConnectionChecker:
                 index,
                 sid,
             )
-        if session.cancel_pending and session.state in _BUSY and reason != "cancelled":
+        if session.cancel_pending and session.state in _BUSY and reason != CANCELLED:
             self._add(
                 "cancel-not-cancelled",
                 f"session/cancel was sent while {session.state}; the ending idle has "
@@ -393,7 +360,7 @@ class ConnectionChecker:
         session.needs_running = False
         session.cancel_pending = False
         session.output_flagged = False
-        session.state = "idle"
+        session.state = IDLE
         session.idle_since = index
 
     # -- end of traffic -----------------------------------------------------------
@@ -498,18 +465,22 @@ def check_transcript(
     drops violations located before that entry (traffic of an earlier test on a
     shared connection is still replayed, so state carries over); ``ended`` and
     ``agent_exited``: see :meth:`ConnectionChecker.finish`."""
-    entries = _entries(transcript)
-    checker = ConnectionChecker()
-    for i, (direction, line, decoded) in enumerate(entries):
-        if decoded:
-            checker.feed_json(direction, line, i)
-        else:
-            checker.feed(direction, line, i)
-    found = list(checker.finish(ended=ended, agent_exited=agent_exited))
-    if model:
-        from pytest_acp._model_replay import drop_duplicates, replay_violations
+    from pytest_acp._model_replay import drop_duplicates, feed_replay, new_replay
 
-        found = drop_duplicates(found + replay_violations(entries))
+    checker = ConnectionChecker()
+    replay = new_replay() if model else None
+    # Each line is parsed once: the checker's decoded value also feeds the replay.
+    for i, (direction, line, decoded) in enumerate(_entries(transcript)):
+        if decoded:
+            value = line
+            checker.feed_json(direction, value, i)
+        else:
+            value = checker.feed(direction, line, i)
+        if replay is not None and value is not NOT_JSON:
+            feed_replay(replay, direction, value, True, i)
+    found = list(checker.finish(ended=ended, agent_exited=agent_exited))
+    if replay is not None:
+        found = drop_duplicates(found + [v for v in replay.finish() if v.rule not in RULES])
     return [v for v in found if v.entry_index is None or v.entry_index >= start]
 
 

@@ -1,38 +1,429 @@
-"""The sans-IO core must not import trio (docs/architecture.md, "Layers")."""
+"""Imports only run downward (docs/architecture.md, "Layers").
+
+A static scan (``ast``) of every module of ``acp_lite`` and ``pytest_acp``: each
+``import`` / ``from ... import`` statement anywhere in the file (module level, inside
+functions, under ``if TYPE_CHECKING:``) and each ``importlib.import_module("...")``
+with a literal name is resolved to a module of the tree and checked against
+:data:`LAYERS`.
+
+Rules:
+
+* every module is placed in exactly one layer (the longest matching prefix in
+  :data:`LAYERS`): a new module that is not placed fails, so it gets a layer;
+* a module may import from its own layer or below, never from above;
+* imports under ``if TYPE_CHECKING:`` never run, so they may point upwards (for
+  annotations only); they must still name placed modules;
+* no module below the ``acp_lite.aio`` layer imports trio (statically, and a
+  runtime check in a fresh interpreter catches trio pulled in by a dependency);
+* ``acp_lite/__init__.py`` belongs to the top layer (it re-exports everything),
+  but it runs before *any* ``acp_lite.*`` module: its eager module-level imports
+  must therefore come from the bottom layer. Its lazy names (the ``_LAZY`` table,
+  ``TYPE_CHECKING``) may point anywhere placed;
+* ``acp_lite.testing`` (the reference agent) checks the client independently: it
+  imports nothing from ``acp_lite`` outside itself (:data:`TESTING_MAY_IMPORT`),
+  not even for annotations, and nothing outside it imports it.
+
+:data:`ALLOWED_UPWARD` lists the known exceptions, one reason each.
+"""
 
 from __future__ import annotations
 
+import ast
+import json
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
-SANS_IO = ["acp_lite.protocol", "acp_lite.model", "acp_lite.core", "acp_lite.errors"]
+PACKAGES = ("acp_lite", "pytest_acp")
+
+#: Module (or package) prefix -> layer, bottom (0) to top. A module's layer is
+#: that of its longest matching prefix.
+LAYERS: dict[str, int] = {
+    # 0: leaf helpers: wire types and codec, errors, plain data, policies, hook specs
+    "acp_lite.protocol": 0,
+    "acp_lite.errors": 0,
+    "acp_lite.limits": 0,
+    "acp_lite.transcript": 0,
+    "acp_lite.turn": 0,  # plain data; AsyncSession.run builds it, errors annotate with it
+    "acp_lite.permissions": 0,
+    "acp_lite.hookspec": 0,
+    # 1: the session model
+    "acp_lite.model": 1,
+    # 2: the sans-IO connection state machine (core replaces the legacy rpc engine)
+    "acp_lite.core": 2,
+    # 3: trio: transport, connection pump, AsyncClient / AsyncSession
+    "acp_lite.aio": 3,
+    # 4: the blocking facade
+    "acp_lite.client": 4,
+    "acp_lite._sync_session": 4,
+    "acp_lite._portal": 4,
+    "acp_lite._mirror": 4,
+    # 5: tools built on the library, and the package re-exports
+    "acp_lite": 5,  # acp_lite/__init__.py only (submodules all have their own entry)
+    "acp_lite.__main__": 5,
+    "acp_lite.cli": 5,
+    "acp_lite._cli_render": 5,
+    "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
+    "pytest_acp": 5,
+}
+
+TRIO_FREE_BELOW = LAYERS["acp_lite.aio"]
+"""Modules in layers below this one must not import trio."""
+
+#: What acp_lite.testing may import from acp_lite outside acp_lite.testing. (At
+#: runtime it also loads acp_lite/__init__.py, which imports acp_lite.errors: see
+#: test_reference_agent_loads_no_client_code.)
+TESTING_MAY_IMPORT: frozenset[str] = frozenset()
+
+#: Known upward imports: (importing module, imported module) -> reason. Keep small.
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
 
-def _existing(mod: str) -> bool:
-    rel = Path(*mod.split("."))
-    return (ROOT / rel).is_dir() or (ROOT / rel).with_suffix(".py").is_file()
+# --- the checker --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [m for m in SANS_IO if _existing(m)])
-def test_sans_io_module_does_not_import_trio(module: str) -> None:
+def _module_files(root: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of PACKAGES under ``root``."""
+    out: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).with_suffix("")
+            parts = list(rel.parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = path
+    return out
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of ``module`` (longest matching prefix), None if it is not placed."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        found = LAYERS.get(".".join(parts[:n]))
+        if found is not None and (n > 1 or module == parts[0] or parts[0] != "acp_lite"):
+            # The bare "acp_lite" entry places acp_lite/__init__.py only.
+            return found
+    return None
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+class _Import:
+    def __init__(self, target: str, lineno: int, *, typing_only: bool, eager: bool) -> None:
+        self.target = target
+        self.lineno = lineno
+        self.typing_only = typing_only  # under `if TYPE_CHECKING:`
+        self.eager = eager  # runs when the module is imported (module level)
+
+
+def _imports(tree: ast.Module, module: str, is_package: bool) -> Iterator[_Import]:
+    """Every import in ``tree``, with ``from X import Y`` yielding ``X.Y`` (resolved
+    against the tree later) and relative imports made absolute."""
+
+    def absolute(level: int, name: str | None) -> str:
+        if not level:
+            return name or ""
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - (level - 1)]
+        return ".".join([*base, name] if name else base)
+
+    def walk(node: ast.AST, typing_only: bool, eager: bool) -> Iterator[_Import]:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                yield from walk(child, True, eager)
+            for child in node.orelse:
+                yield from walk(child, typing_only, eager)
+            return
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            eager = False
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield _Import(alias.name, node.lineno, typing_only=typing_only, eager=eager)
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute(node.level, node.module)
+            for alias in node.names:
+                target = f"{base}.{alias.name}" if alias.name != "*" else base
+                yield _Import(target, node.lineno, typing_only=typing_only, eager=eager)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+            == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield _Import(node.args[0].value, node.lineno, typing_only=typing_only, eager=eager)
+        for child in ast.iter_child_nodes(node):
+            yield from walk(child, typing_only, eager)
+
+    yield from walk(tree, False, True)
+
+
+def _lazy_table(tree: ast.Module) -> list[tuple[str, int]]:
+    """The module names in acp_lite/__init__.py's ``_LAZY`` table (lazy re-exports)."""
+    out: list[tuple[str, int]] = []
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(value, ast.Dict):
+            for v in value.values:
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    out.append((v.value, v.lineno))
+    return out
+
+
+_PARSED: dict[tuple[str, str], list[_Import]] = {}
+
+
+def _file_imports(path: Path, module: str) -> list[_Import]:
+    """The imports of one file (cached by content: the copies of the tree in the
+    planted-import tests differ from it in one file)."""
+    text = path.read_text(encoding="utf-8")
+    key = (module, text)
+    found = _PARSED.get(key)
+    if found is None:
+        tree = ast.parse(text, filename=str(path))
+        found = list(_imports(tree, module, path.name == "__init__.py"))
+        if module == "acp_lite":
+            found += [_Import(t, n, typing_only=True, eager=False) for t, n in _lazy_table(tree)]
+        _PARSED[key] = found
+    return found
+
+
+def _resolve(target: str, modules: dict[str, Path]) -> str | None:
+    """The module of the tree that ``target`` names (``X.Y`` from ``from X import Y``
+    is ``X`` unless ``Y`` is a submodule); None for a module outside PACKAGES."""
+    if target.split(".")[0] not in PACKAGES:
+        return None
+    while target and target not in modules:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def check_layering(root: Path) -> list[str]:
+    """Every layering problem of the tree under ``root``, one readable line each."""
+    modules = _module_files(root)
+    problems: list[str] = []
+    for module, path in sorted(modules.items()):
+        where = path.relative_to(root).as_posix()
+        layer = layer_of(module)
+        if layer is None:
+            problems.append(f"{where}: module {module} is in no layer: add it to LAYERS")
+            continue
+        found = _file_imports(path, module)
+        for imp in found:
+            line = f"{where}:{imp.lineno}: {module} (layer {layer}) imports {imp.target}"
+            top = imp.target.split(".")[0]
+            if top == "trio" and layer < TRIO_FREE_BELOW and not imp.typing_only:
+                problems.append(f"{line}: no module below acp_lite.aio may import trio")
+                continue
+            target = _resolve(imp.target, modules)
+            if target is None:
+                continue
+            if _in(module, "acp_lite.testing"):
+                if not _in(target, "acp_lite.testing") and target not in TESTING_MAY_IMPORT:
+                    problems.append(
+                        f"{line}: the reference agent imports nothing from acp_lite "
+                        "outside acp_lite.testing (TESTING_MAY_IMPORT)"
+                    )
+                continue
+            if _in(target, "acp_lite.testing") and not _in(module, "acp_lite.testing"):
+                problems.append(f"{line}: nothing outside acp_lite.testing imports it")
+                continue
+            target_layer = layer_of(target)
+            if target_layer is None:
+                problems.append(f"{line}: {target} is in no layer: add it to LAYERS")
+                continue
+            if module == "acp_lite" and imp.eager and not imp.typing_only and target_layer > 0:
+                problems.append(
+                    f"{line} (layer {target_layer}): acp_lite/__init__.py runs before every "
+                    "acp_lite module, so it imports eagerly from layer 0 only (make it lazy)"
+                )
+                continue
+            if target_layer <= layer or imp.typing_only or module == "acp_lite":
+                continue
+            if (module, target) in ALLOWED_UPWARD:
+                continue
+            problems.append(f"{line} (layer {target_layer}): upward import")
+    return problems
+
+
+# --- the tests ------------------------------------------------------------------------
+
+
+def test_imports_only_run_downward() -> None:
+    problems = check_layering(ROOT)
+    assert not problems, "layering violations:\n" + "\n".join(problems)
+
+
+def test_every_layer_entry_exists() -> None:
+    """A stale entry would place nothing; the absent ones are listed on purpose."""
+    modules = _module_files(ROOT)
+    stale = [name for name in LAYERS if not any(_in(m, name) for m in modules)]
+    assert not stale, f"LAYERS entries for modules that do not exist: {stale}"
+
+
+def test_allowlist_is_needed() -> None:
+    """An exception that no longer happens must leave ALLOWED_UPWARD."""
+    saved = dict(ALLOWED_UPWARD)
+    try:
+        for key in saved:
+            del ALLOWED_UPWARD[key]
+            still_needed = any(
+                f" {key[0]} " in p and "upward import" in p for p in check_layering(ROOT)
+            )
+            ALLOWED_UPWARD[key] = saved[key]
+            assert still_needed, f"ALLOWED_UPWARD entry {key} is no longer needed"
+    finally:
+        ALLOWED_UPWARD.clear()
+        ALLOWED_UPWARD.update(saved)
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    for package in PACKAGES:
+        shutil.copytree(
+            ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    assert check_layering(root) == check_layering(ROOT)
+    return root
+
+
+def _plant(root: Path, rel: str, code: str) -> None:
+    path = root / rel
+    path.write_text(path.read_text(encoding="utf-8") + code, encoding="utf-8")
+
+
+def test_planted_back_import_fails(tmp_path: Path) -> None:
+    """Guard against a check that cannot fail: a model module importing aio."""
+    root = _copy_tree(tmp_path)
+    _plant(root, "acp_lite/model/session.py", "\nimport acp_lite.aio\n")
+    problems = check_layering(root)
+    assert any(
+        p.startswith("acp_lite/model/session.py:")
+        and "acp_lite.model.session (layer 1) imports acp_lite.aio" in p
+        and "upward import" in p
+        for p in problems
+    ), problems
+
+
+def test_planted_function_level_and_relative_imports_fail(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    _plant(root, "acp_lite/model/state.py", "\ndef _late():\n    from ..client import Client\n")
+    _plant(
+        root,
+        "acp_lite/protocol/_unset.py",
+        "\nimport importlib\nimportlib.import_module('acp_lite.core')\n",
+    )
+    problems = check_layering(root)
+    late = "acp_lite.model.state (layer 1) imports acp_lite.client.Client"
+    assert any(late in p and "upward import" in p for p in problems), problems
+    assert any("acp_lite.protocol._unset (layer 0) imports acp_lite.core" in p for p in problems)
+
+
+def test_planted_trio_and_unplaced_module_fail(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    _plant(root, "acp_lite/core/rpc.py", "\nif True:\n    import trio.lowlevel\n")
+    (root / "acp_lite" / "newthing.py").write_text("X = 1\n", encoding="utf-8")
+    problems = check_layering(root)
+    assert any("acp_lite.core.rpc (layer 2) imports trio.lowlevel" in p for p in problems), problems
+    assert any("module acp_lite.newthing is in no layer" in p for p in problems), problems
+
+
+def test_planted_type_checking_import_is_allowed(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    _plant(
+        root,
+        "acp_lite/model/session.py",
+        "\nfrom typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from acp_lite.aio import AsyncSession\n",
+    )
+    assert check_layering(root) == check_layering(ROOT)
+
+
+def test_planted_reference_agent_import_fails(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    _plant(root, "acp_lite/testing/_wire.py", "\nfrom acp_lite.protocol import UNSET\n")
+    _plant(root, "pytest_acp/_views.py", "\nfrom acp_lite.testing import script\n")
+    problems = check_layering(root)
+    assert any(
+        "acp_lite.testing._wire (layer 5) imports acp_lite.protocol.UNSET" in p for p in problems
+    ), problems
+    assert any("pytest_acp._views (layer 5) imports acp_lite.testing" in p for p in problems)
+
+
+def test_planted_eager_import_in_package_init_fails(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    _plant(root, "acp_lite/__init__.py", "\nfrom acp_lite.model import SessionModel as _M\n")
+    problems = check_layering(root)
+    assert any(
+        "acp_lite (layer 5) imports acp_lite.model.SessionModel" in p and "eagerly" in p
+        for p in problems
+    ), problems
+
+
+# --- runtime: trio is not even pulled in by a dependency ------------------------------
+
+
+def _trio_free_modules() -> list[str]:
+    return sorted(
+        m
+        for m in _module_files(ROOT)
+        if (layer := layer_of(m)) is not None and layer < TRIO_FREE_BELOW
+    )
+
+
+def _loaded_after(modules: list[str], watch: str) -> dict[str, list[str]]:
+    """For each of ``modules`` (imported in turn, in one fresh interpreter), the
+    modules matching ``watch`` (a prefix) first loaded by it."""
     code = (
-        "import sys, importlib\n"
-        f"importlib.import_module({module!r})\n"
-        "bad = sorted(m for m in sys.modules if m == 'trio' or m.startswith('trio.'))\n"
-        "print(','.join(bad))\n"
+        "import sys, importlib, json\n"
+        "out = {}\n"
+        f"for name in {modules!r}:\n"
+        "    before = set(sys.modules)\n"
+        "    importlib.import_module(name)\n"
+        f"    out[name] = sorted(m for m in set(sys.modules) - before if m.startswith({watch!r}))\n"
+        "print(json.dumps(out))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    assert out.stdout.strip() == "", f"{module} imports trio: {out.stdout.strip()}"
+    result: dict[str, list[str]] = json.loads(out.stdout)
+    return result
 
 
-def test_boundary_check_detects_trio() -> None:
+def test_sans_io_modules_do_not_load_trio() -> None:
+    modules = _trio_free_modules()
+    assert "acp_lite.model" in modules and "acp_lite.core.rpc" in modules
+    loaded = _loaded_after(modules, "trio")
+    bad = {m: [t for t in v if t == "trio" or t.startswith("trio.")] for m, v in loaded.items()}
+    bad = {m: v for m, v in bad.items() if v}
+    assert not bad, f"importing these loads trio: {bad}"
+
+
+def test_runtime_check_detects_trio() -> None:
     """Guard against a check that cannot fail: trio itself must be detected."""
-    code = "import sys, trio\nprint('trio' in sys.modules)\n"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"
+    loaded = _loaded_after(["acp_lite.aio"], "trio")
+    assert "trio" in loaded["acp_lite.aio"]
+
+
+def test_reference_agent_loads_no_client_code() -> None:
+    """The reference agent process loads only acp_lite/__init__.py (which imports
+    acp_lite.errors) besides acp_lite.testing."""
+    loaded = _loaded_after(["acp_lite.testing.agent", "acp_lite.testing"], "acp_lite")
+    outside = sorted({m for v in loaded.values() for m in v if not _in(m, "acp_lite.testing")})
+    assert outside == ["acp_lite", "acp_lite.errors"]

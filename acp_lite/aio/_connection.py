@@ -32,6 +32,7 @@ from acp_lite.core import (
 )
 from acp_lite.errors import AcpError, AgentExited, Timeout, TransportError
 from acp_lite.limits import Limits
+from acp_lite.protocol import ErrorCode
 
 if TYPE_CHECKING:
     from acp_lite.aio._session import AsyncSession
@@ -373,7 +374,9 @@ class Connection:
                 logger.exception("%s callback raised", req.method)
                 self.core.log_event("callback_error", error=exc, session_id=req.session_id)
                 self.core.respond_error(
-                    req.id, -32603, f"client callback failed: {type(exc).__name__}: {exc}"
+                    req.id,
+                    ErrorCode.INTERNAL_ERROR,
+                    f"client callback failed: {type(exc).__name__}: {exc}",
                 )
             else:
                 self.core.respond(req.id, result)

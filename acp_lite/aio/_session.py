@@ -12,6 +12,7 @@ from acp_lite.aio._methods import SessionMethods
 from acp_lite.errors import Timeout
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import IdleStateUpdate, converter
+from acp_lite.protocol.constants import IDLE
 from acp_lite.turn import Turn
 
 if TYPE_CHECKING:
@@ -256,7 +257,7 @@ class AsyncSession(SessionMethods):
     def _idle_done(self) -> bool:
         # Idle, and no prompt of ours is still to be inserted or still working.
         model = self.model
-        return model.state == "idle" and not model.outstanding()
+        return model.state == IDLE and not model.outstanding()
 
     def _quiet_done(self) -> bool:
         model = self.model
@@ -305,14 +306,14 @@ class AsyncSession(SessionMethods):
         start = len(self.model.events)
         # Busy also when a prompt is pending or inserted but its work has not ended:
         # its "running" may not have arrived yet.
-        busy = self.model.state != "idle" or bool(self.model.outstanding())
+        busy = self.model.state != IDLE or bool(self.model.outstanding())
         conn.cancel_session(self.id)
         if not wait or not busy:
             return
 
         def confirmed() -> bool:
             events = self.model.events
-            return self.model.state == "idle" and any(
+            return self.model.state == IDLE and any(
                 isinstance(events[i].update, IdleStateUpdate) for i in range(start, len(events))
             )
 

@@ -32,6 +32,7 @@ import attrs
 from acp_lite.core.records import PendingRequest, RequestId
 from acp_lite.errors import AcpError, ProtocolError
 from acp_lite.protocol import (
+    ErrorCode,
     ErrorObject,
     ErrorResponse,
     InvalidMessage,
@@ -68,10 +69,10 @@ CANCELLED_RESULTS: dict[str, Any] = {
     "session/request_permission": {"outcome": {"outcome": "cancelled"}},
 }
 
-_METHOD_NOT_FOUND = -32601
-_INVALID_REQUEST = -32600
-_PARSE_ERROR = -32700
-_REQUEST_CANCELLED = -32800
+_METHOD_NOT_FOUND = ErrorCode.METHOD_NOT_FOUND
+_INVALID_REQUEST = ErrorCode.INVALID_REQUEST
+_PARSE_ERROR = ErrorCode.PARSE_ERROR
+_REQUEST_CANCELLED = ErrorCode.REQUEST_CANCELLED
 
 
 class TooManyPendingRequests(AcpError):

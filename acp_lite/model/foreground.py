@@ -23,6 +23,7 @@ from acp_lite.model.state import (
 )
 from acp_lite.model.submissions import SubmissionTracker
 from acp_lite.protocol import UNSET
+from acp_lite.protocol.constants import CANCELLED, ERROR
 
 Violate = Callable[[str, str, "int | None"], None]
 
@@ -117,11 +118,11 @@ class Foreground:
         self.last_known_state = IDLE
         if self.resyncing:
             self.stop_reason = reason
-            self.error = update.error if reason == "error" and update.error is not UNSET else None
+            self.error = update.error if reason == ERROR and update.error is not UNSET else None
             return
         if not ends:
             return
-        error = update.error if reason == "error" else None
+        error = update.error if reason == ERROR else None
         error = None if error is UNSET else error  # beside other reasons: unknown field
         usage = None if update.usage is UNSET else update.usage
         self.stop_reason = reason
@@ -134,7 +135,7 @@ class Foreground:
                 "idle ended foreground work without a stop reason",
                 index,
             )
-        elif reason == "error" and error is None:
+        elif reason == ERROR and error is None:
             self._violate(
                 "error-stop-reason-without-error",
                 "stop reason 'error' without an error object",
@@ -151,7 +152,7 @@ class Foreground:
         # spec "Cancellation": the agent gives the tool calls the client marked their
         # final status before its idle confirms the cancellation.
         marked, self._cancel_marked = self._cancel_marked, []
-        if reason == "error":
+        if reason == ERROR:
             left = [
                 t
                 for t in self._kinds["tool_call"].values()
@@ -164,7 +165,7 @@ class Foreground:
                     f"failed work ended with tool calls still unfinished: {ids}",
                     index,
                 )
-        elif reason == "cancelled":
+        elif reason == CANCELLED:
             left = [t for t in marked if self._unfinished_foreground(t)]
             if left:
                 ids = ", ".join(repr(t.id) for t in left)

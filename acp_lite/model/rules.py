@@ -20,7 +20,11 @@ Level = Literal["MUST", "SHOULD"]
 
 @attrs.frozen
 class Rule:
-    """One conformance rule: its id, a one-line explanation, the spec section, its level."""
+    """One conformance rule: its id, a one-line explanation, the spec section, its level.
+
+    The one rule record of the project: the model's rules below, and the connection
+    rules of ``pytest_acp.conformance`` (which re-exports this class).
+    """
 
     id: str
     summary: str
@@ -30,17 +34,34 @@ class Rule:
 
 @attrs.frozen
 class Violation:
-    """A spec violation the model observed.
+    """An observed breach of a :class:`Rule` (the one violation record of the project).
 
-    ``event_index`` is the index in ``SessionModel.events`` of the offending
-    update, or ``None`` when no update is to blame (e.g. a prompt response).
+    * ``rule``, ``message``, ``spec`` (the rule's section), ``level`` (``"MUST"`` /
+      ``"SHOULD"``);
+    * ``event_index``: the index in ``SessionModel.events`` of the offending
+      update, or ``None`` when no update is to blame (e.g. a prompt response);
+    * ``entry_index``: the position of the offending line in a transcript, when the
+      finding was located there (``pytest_acp``; ``None`` from the model itself, or
+      for something missing at the end);
+    * ``session_id``: the session concerned, where known;
+    * ``source``: ``"model"`` (the session model) or ``"connection"``
+      (``pytest_acp.conformance.ConnectionChecker``).
+
+    ``event_index`` onwards have defaults; pass them by keyword beyond ``level``.
     """
 
     rule: str
     message: str
-    event_index: int | None
-    spec: str
+    event_index: int | None = None
+    spec: str = ""
     level: Level = "MUST"
+    entry_index: int | None = None
+    session_id: str | None = None
+    source: str = "model"
+
+    def __str__(self) -> str:
+        where = f" [{self.spec}]" if self.spec else ""
+        return f"{self.rule}: {self.message}{where}"
 
 
 _RULE_LIST = [

@@ -6,23 +6,17 @@ from typing import Any
 
 import attrs
 
-IDLE = "idle"
-RUNNING = "running"
-REQUIRES_ACTION = "requires_action"
-UNKNOWN = "unknown"
-
-KNOWN_STATES = frozenset({IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN})
-"""States the spec defines; any other state string is kept as given and means busy."""
-
-STOP_REASONS = frozenset(
-    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
+# The spec's value sets live in acp_lite.protocol.constants; re-exported here.
+# KNOWN_STATES: any other state string is kept as given and means busy.
+from acp_lite.protocol.constants import (
+    IDLE,
+    REQUIRES_ACTION,
+    RUNNING,
+    STOP_REASONS,
+    UNKNOWN,
+    is_custom,
 )
-"""The standard stop reasons (spec: "Stop reasons"). Custom ones start with ``_``."""
-
-
-def is_custom(value: str) -> bool:
-    """Custom (implementation-specific) enum values start with ``_``."""
-    return value.startswith("_")
+from acp_lite.protocol.constants import STATES as KNOWN_STATES
 
 
 def background_key(item: Any) -> tuple[str, str] | None:

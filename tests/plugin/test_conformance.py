@@ -236,3 +236,56 @@ def test_model_rules_are_known_and_violations_format_readably() -> None:
     w = Wire().open().recv("junk")
     text = format_violations(check_transcript(w.t))
     assert "stdout-not-jsonrpc (transcript line 2)" in text and "transports#stdio" in text
+
+
+def test_one_rule_and_violation_record_for_model_and_plugin() -> None:
+    """pytest_acp re-exports the model's Rule / Violation: one record type, whose
+    findings carry the model's ``event_index`` and the transcript's ``entry_index``."""
+    import pytest_acp
+    from acp_lite.model import rules
+
+    assert pytest_acp.Rule is rules.Rule and pytest_acp.Violation is rules.Violation
+    assert all(isinstance(r, rules.Rule) for r in (*RULES.values(), *rules.RULES.values()))
+    w = Wire().open()
+    rid = w.prompt()
+    w.state("running").recv({"id": rid, "result": {"messageId": "u1"}}).user("u1")
+    w.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}})
+    w.state("idle", stopReason="weird").recv("junk")
+    by_rule = {v.rule: v for v in check_transcript(w.t)}
+    chunk = by_rule["chunk-without-message-id"]
+    assert (chunk.source, chunk.entry_index, chunk.event_index) == ("model", 6, 2)
+    assert (chunk.session_id, chunk.spec) == (SID, rules.RULES[chunk.rule].spec)
+    stop = by_rule["unknown-stop-reason"]
+    assert (stop.source, stop.entry_index, stop.event_index) == ("connection", 7, None)
+    assert stop.level == RULES["unknown-stop-reason"].level
+    assert str(stop) == f"unknown-stop-reason: {stop.message} [{stop.spec}]"
+
+
+def test_each_line_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connection checker's decoded value feeds the session-model replay too."""
+    import pytest_acp._model_replay as replay_mod
+    import pytest_acp.conformance as conformance_mod
+    from pytest_acp._incremental import IncrementalCheck
+
+    w = Wire().open()
+    rid = w.prompt()
+    w.state("running").recv({"id": rid, "result": {"messageId": "u1"}}).user("u1")
+    w.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}})
+    w.state("idle", stopReason="end_turn").recv("junk")
+    expected = check_transcript(w.t)
+    calls: list[Any] = []
+
+    def counting(line: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(line)
+        return json.loads(line, *args, **kwargs)
+
+    fake = type("json", (), {"loads": staticmethod(counting), "dumps": staticmethod(json.dumps)})
+    monkeypatch.setattr(conformance_mod, "json", fake)
+    monkeypatch.setattr(replay_mod, "json", fake)
+    assert check_transcript(w.t) == expected
+    assert len(calls) == len(w.t)
+    calls.clear()
+    check = IncrementalCheck()
+    check.feed_from(w.t)
+    assert check.violations(start=0) == expected
+    assert len(calls) == len(w.t)
