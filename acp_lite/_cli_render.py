@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -136,14 +137,15 @@ class Renderer:
         self._open = None
 
     def line(self, text: str, code: str = _DIM) -> None:
-        """Write one status line to stderr."""
+        """Write one status line to stderr (agent text in it is made safe)."""
         self._close_open()
-        self.err.write(self._style(text, code) + "\n")
+        self.err.write(self._style(safe_text(text), code) + "\n")
         self.err.flush()
 
     def _agent_text(self, message_id: str, text: str) -> None:
         if not text:
             return
+        text = safe_text(text)
         if self._open != ("out", message_id):
             if self._open is not None and self._open[0] == "thought":
                 self.err.write("\n")
@@ -160,6 +162,7 @@ class Renderer:
     def _thought_text(self, message_id: str, text: str) -> None:
         if not text:
             return
+        text = safe_text(text)
         if self._open != ("thought", message_id):
             self._close_open()
             self.err.write(self._style("thinking: ", _MAGENTA))
@@ -380,3 +383,32 @@ def _joined(printed: dict[str, list[str]], message_id: str) -> str:
     if len(parts) > 1:
         parts[:] = ["".join(parts)]
     return parts[0]
+
+
+# C0 controls but newline and tab, DEL, C1 controls, and lone surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if "\ud800" <= char <= "\udfff":
+        return "\ufffd"  # a lone surrogate cannot be written as UTF-8
+    return f"\\x{ord(char):02x}"
+
+
+def safe_text(text: str) -> str:
+    """``text`` as it may reach a terminal: control characters other than newline
+    and tab shown escaped (``\\x1b``), so agent text cannot set the title, clear
+    the screen or move the cursor; lone surrogates replaced by U+FFFD."""
+    return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
+
+
+def json_line(value: object) -> str:
+    """One JSON line for ``--json`` output: UTF-8 when it can be, with lone
+    surrogates as JSON escapes (still valid JSON) when it cannot."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True)
+    return text + "\n"

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from acp_lite._cli_render import Renderer
+from acp_lite._cli_render import Renderer, json_line, safe_text
 from acp_lite.errors import (
     AcpError,
     AgentExited,
@@ -261,9 +261,9 @@ def _explain(exc: AcpError, argv: Sequence[str], timeout: float | None) -> CliEr
 
 
 def _report(err: CliError, stream: TextIO) -> None:
-    stream.write(f"{_PROG}: error: {err.message}\n")
+    stream.write(f"{_PROG}: error: {safe_text(err.message)}\n")
     for line in err.details:
-        stream.write(f"  {line}\n")
+        stream.write(f"  {safe_text(line)}\n")
     stream.flush()
 
 
@@ -323,7 +323,7 @@ class _Ui:
             try:
                 update = raw_update(event)
                 if self.json_mode:
-                    self.out.write(json.dumps(update, ensure_ascii=False) + "\n")
+                    self.out.write(json_line(update))
                     self.out.flush()
                 else:
                     self.renderer.update(update)
@@ -336,7 +336,7 @@ class _Ui:
                 return
             try:
                 if self.json_mode:
-                    self.err.write(text + "\n")
+                    self.err.write(safe_text(text) + "\n")
                     self.err.flush()
                 else:
                     self.renderer.line(text)
@@ -402,9 +402,9 @@ def _ask(ui: _Ui, request: Any, title: str) -> str | None:
         ui.renderer.line(f"permission requested: {title}", "1")
         description = getattr(request, "description", None)
         if description:
-            ui.err.write(f"  {description}\n")
+            ui.err.write(f"  {safe_text(str(description))}\n")
         for number, (option_id, name, kind) in enumerate(options, 1):
-            ui.err.write(f"  {number}) {name} [{kind or option_id}]\n")
+            ui.err.write(safe_text(f"  {number}) {name} [{kind or option_id}]") + "\n")
         ui.err.write("  c) cancel (not approved)\n")
         while True:
             ui.err.write(f"choose 1-{len(options)} or c: ")
@@ -508,7 +508,7 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except AcpError as exc:
         raise _explain(exc, argv, args.timeout) from None
     if args.json:
-        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.write(json_line(result))
         return EXIT_OK
     info = result.get("info")
     info = info if isinstance(info, Mapping) else {}

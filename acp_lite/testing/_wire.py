@@ -66,8 +66,13 @@ class Wire:
 
 
 def encode(message: Any) -> bytes:
-    """One compact JSON line."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    """One compact JSON line (lone surrogates, valid in JSON strings but not in
+    UTF-8, are written as ``\\u`` escapes)."""
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
 def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
