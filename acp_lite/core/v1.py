@@ -399,7 +399,7 @@ class V1Translator:
         if sess is not None and turn is not None:
             sess.turn = None
             sess.last_kind = None
-        if state is None or turn is None:
+        if state is None or sess is None or turn is None:
             return False  # not a turn this translator knows: the generic path
         reported = entry.done
         if ev.error is not None:
@@ -425,7 +425,8 @@ class V1Translator:
         else:
             result = ev.result if isinstance(ev.result, dict) else {}
             if not turn.begun:
-                self._begin(state, sess, turn)  # type: ignore[arg-type]
+                self._begin(state, sess, turn)  # reports the entry (ResponseArrived)
+                reported = True
             stop = result.get("stopReason")
             if not isinstance(stop, str):
                 conn._log(

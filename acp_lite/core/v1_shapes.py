@@ -64,10 +64,12 @@ def initialize_params(params: Any) -> dict[str, Any]:
     p = _dict(params)
     caps = _dict(p.get("capabilities"))
     auth = _dict(caps.get("auth"))
+    # v2 advertises terminal auth with an object, v1 with a boolean.
+    terminal = isinstance(auth.get("terminal"), dict) or auth.get("terminal") is True
     v1caps: dict[str, Any] = {
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
-        "auth": {"terminal": bool(auth.get("terminal"))},
+        "auth": {"terminal": terminal},
     }
     if isinstance(caps.get("elicitation"), dict):
         v1caps["elicitation"] = caps["elicitation"]
