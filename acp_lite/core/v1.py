@@ -41,6 +41,7 @@ from acp_lite.errors import UnsupportedInV1, request_error_from
 from acp_lite.protocol import (
     UNSET,
     PromptResponse,
+    UnrecognizedSessionUpdate,
     converter,
     decode_line,
     decode_value,
@@ -86,6 +87,25 @@ _NO_V1 = frozenset(
 )
 #: v2 method -> v1 method where only the name differs.
 _RENAMED = {"auth/login": "authenticate", "auth/logout": "logout"}
+#: The v1 SessionUpdate variants (schema v1, SessionUpdate).
+_V1_TAGS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+        "notice",
+        "compaction_update",
+        "compaction_summary_chunk",
+    }
+)
 #: Chunk tag -> the kind used in synthetic message ids.
 _CHUNK_KIND = {
     "user_message_chunk": "user",
@@ -305,12 +325,19 @@ class V1Translator:
         turn = sess.turn
         if turn is not None and not turn.begun and not state.replaying:
             self._begin(state, sess, turn)
-        try:
-            v2 = self._translate(sess, raw, state.replaying)
-        except Exception:  # a malformed update: applied as received (unrecognised)
-            v2 = raw
+        tag = raw.get("sessionUpdate")
+        update: Any
+        if isinstance(tag, str) and tag not in _V1_TAGS:
+            # Not a v1 update (custom, future, or a v2 tag such as state_update,
+            # which must not drive the v2 model here): kept, as unrecognised.
+            update = UnrecognizedSessionUpdate(session_update=tag, raw=raw)
+        else:
+            try:
+                update = structure_update(self._translate(sess, raw, state.replaying))
+            except Exception:  # a malformed update: applied as received (unrecognised)
+                update = structure_update(raw)
         keep = raw if self.conn._keep_raw else None
-        self.conn._apply(state, structure_update(v2), keep, SOURCE_TRANSLATED)
+        self.conn._apply(state, update, keep, SOURCE_TRANSLATED)
 
     def _translate(self, sess: _Session, raw: dict[str, Any], replaying: bool) -> dict[str, Any]:
         tag = raw.get("sessionUpdate")
@@ -398,6 +425,9 @@ class V1Translator:
         turn = sess.turn if sess is not None and sess.turn and sess.turn.entry is entry else None
         if sess is not None and turn is not None:
             sess.turn = None
+            # Late chunks without messageId start new messages, never extend the
+            # turn's or a replayed one.
+            sess.segment += 1
             sess.last_kind = None
         if state is None or sess is None or turn is None:
             return False  # not a turn this translator knows: the generic path

@@ -294,6 +294,9 @@ def test_next_turn_gets_new_message_ids() -> None:
     model = conn.sessions["s1"].model
     assert model.text(sub1) == "A" and model.text(sub2) == "B"
     assert sub2.message_id != sub1.message_id and model.completions == 2
+    # A chunk after the turn ended is a message of its own.
+    conn.receive_data(update("s1", chunk("late")))
+    assert model.timeline[-1].text == "late" and model.text(sub2) == "B"
 
 
 def test_chunk_with_message_id_keeps_it() -> None:
@@ -582,8 +585,12 @@ def test_config_option_update_and_other_updates() -> None:
     conn.receive_data(update("s1", {"sessionUpdate": "session_info_update", "title": "T"}))
     conn.receive_data(update("s1", {"sessionUpdate": "usage_update", "used": 5, "size": 100}))
     conn.receive_data(update("s1", {"sessionUpdate": "future_thing", "x": 1}))
+    # A v2-only tag from a v1 agent does not drive the v2 model.
+    conn.receive_data(update("s1", {"sessionUpdate": "state_update", "state": "running"}))
+    assert model.state == "idle"
+    assert type(model.events[-1].update).__name__ == "UnrecognizedSessionUpdate"
     assert model.title == "T" and model.usage is not None and model.usage.used == 5
-    last = model.events[-1]
+    last = model.events[-2]
     assert type(last.update).__name__ == "UnrecognizedSessionUpdate"
     assert last.raw == {"sessionUpdate": "future_thing", "x": 1}
     assert model.violations == []
