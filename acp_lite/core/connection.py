@@ -345,6 +345,8 @@ class ClientConnection:
         self.failure = failure
         failed = self.rpc.fail_all()
         for entry in failed:
+            if entry.done:  # v1 hook: a v1 prompt answered at insertion keeps its result
+                continue
             entry.done = True
             entry.error = self.failure_for(entry.method, entry.session_id)
         for req in self.agent_requests.values():

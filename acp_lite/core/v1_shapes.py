@@ -41,17 +41,16 @@ def is_v1_initialize(result: Any) -> bool:
     v1 when ``protocolVersion`` is 1, or 2 with v1 field names (``agentInfo`` /
     ``agentCapabilities``, no ``info``): some agents echo the requested version
     but answer in v1 fields (notes/real-agents.md: detect by shape, not number).
+    A 1 in the v2 shape (``info``, no v1 field) is not: what such an agent means
+    is unknowable, so it stays an unsupported version.
     """
     if not isinstance(result, dict):
         return False
     version = result.get("protocolVersion")
+    v1_fields = "agentInfo" in result or "agentCapabilities" in result
     if version == 1:
-        return True
-    return (
-        version == 2
-        and "info" not in result
-        and ("agentInfo" in result or "agentCapabilities" in result)
-    )
+        return v1_fields or "info" not in result
+    return version == 2 and "info" not in result and v1_fields
 
 
 def initialize_params(params: Any) -> dict[str, Any]:

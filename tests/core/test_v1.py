@@ -17,6 +17,7 @@ import pytest
 
 from acp_lite.core import AgentRequestReceived, ClientConnection, ResponseArrived, SessionOpened
 from acp_lite.errors import (
+    AgentExited,
     InternalError,
     PromptRejected,
     Unsupported,
@@ -186,6 +187,23 @@ def test_auto_switches_to_v1_on_a_v1_shaped_answer_to_2() -> None:
     conn.receive_data(result(entry.id, {**V1_INIT, "protocolVersion": 2}))
     assert entry.error is None and conn.protocol_version == 1
     assert entry.result.info.name == "v1-agent"
+
+
+def test_a_1_in_the_v2_shape_is_refused() -> None:
+    conn = ClientConnection()
+    entry = conn.initialize(V2_INIT_PARAMS)
+    odd = {"protocolVersion": 1, "info": {"name": "odd", "version": "1"}, "capabilities": {}}
+    conn.receive_data(result(entry.id, odd))
+    assert isinstance(entry.error, UnsupportedProtocolVersion) and entry.error.version == 1
+    assert conn.protocol_version == 2
+
+
+def test_a_bare_1_is_v1() -> None:
+    conn = ClientConnection()
+    entry = conn.initialize(V2_INIT_PARAMS)
+    conn.receive_data(result(entry.id, {"protocolVersion": 1}))
+    assert entry.error is None and conn.protocol_version == 1
+    assert entry.result.info.name == "unknown"  # v1 agentInfo is optional
 
 
 def test_auto_stays_v2_on_a_v2_answer() -> None:
@@ -650,6 +668,26 @@ def test_resume_is_session_load_with_replay() -> None:
     entry, sub = conn.prompt("old", [{"type": "text", "text": "q3"}])
     conn.receive_data(update("old", chunk("a3")) + result(entry.id, {"stopReason": "end_turn"}))
     assert model.text(sub) == "a3" and not model.events[-1].replayed
+
+
+def test_load_without_replay_asked_still_marks_the_history_replayed() -> None:
+    conn = ClientConnection()
+    init = conn.initialize(V2_INIT_PARAMS)
+    conn.receive_data(result(init.id, V1_INIT))
+    conn.data_to_send()
+    entry = conn.resume("old", {"sessionId": "old", "cwd": "/w"}, replay=False)
+    (req,) = sent(conn)
+    assert req["method"] == "session/load"  # the only way this agent resumes
+    conn.receive_data(update("old", chunk("q", "user_message_chunk")) + result(entry.id, {}))
+    assert [e.replayed for e in conn.sessions["old"].model.events] == [True, True]
+
+
+def test_connection_lost_keeps_an_inserted_v1_prompt_result() -> None:
+    conn = v1_conn()
+    entry, sub, _ = prompt(conn)
+    conn.receive_data(update("s1", chunk("a")))
+    conn.connection_lost(AgentExited("gone", returncode=1))
+    assert entry.error is None and entry.result.message_id == sub.message_id
 
 
 def test_resume_needs_load_session() -> None:

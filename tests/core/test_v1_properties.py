@@ -43,6 +43,7 @@ json_values = st.recursive(
 )
 texts = st.text(max_size=12)
 ids = st.sampled_from(["t1", "t2", "m1", "x"])
+mode_ids = st.sampled_from(["ask", "code", "nope"])
 blocks = st.fixed_dictionaries({"type": st.just("text"), "text": texts}) | json_values
 statuses = st.sampled_from(["pending", "in_progress", "completed", "failed", "weird"])
 diffs = st.fixed_dictionaries(
@@ -112,7 +113,7 @@ v1_updates = st.one_of(
         {},
     ),
     _update("available_commands_update", {"availableCommands": st.lists(json_values)}, {}),
-    _update("current_mode_update", {"currentModeId": st.sampled_from(["ask"]) | json_values}, {}),
+    _update("current_mode_update", {"currentModeId": mode_ids | json_values}, {}),
     _update("config_option_update", {"configOptions": options | json_values}, {}),
     _update("session_info_update", {}, {"title": texts | st.none(), "updatedAt": json_values}),
     _update("usage_update", {"used": st.integers(), "size": st.integers()}, {"cost": json_values}),
@@ -215,7 +216,7 @@ def test_random_v1_streams_never_raise_and_lose_nothing(
                 body = {"result": {"stopReason": value}}
             data = _line({"jsonrpc": "2.0", "id": prompt_id, **body})
             prompt_id = None
-        received.extend(data.splitlines())
+        received.extend(data.split(b"\n"))
         conn.receive_data(data)  # must not raise
         conn.next_events()
         conn.changed_sessions()
