@@ -40,6 +40,7 @@ from acp_lite.core.events import ResponseArrived
 from acp_lite.errors import UnsupportedInV1, request_error_from
 from acp_lite.protocol import (
     UNSET,
+    Notification,
     PromptResponse,
     UnrecognizedSessionUpdate,
     converter,
@@ -48,13 +49,13 @@ from acp_lite.protocol import (
     structure_update,
     unstructure,
 )
-from acp_lite.protocol.jsonrpc import loads_json
+from acp_lite.protocol.jsonrpc import _fast_chunk, loads_json
 
 if TYPE_CHECKING:
     from acp_lite.core.connection import ClientConnection
     from acp_lite.core.records import PendingRequest, SessionState
     from acp_lite.core.rpc import ResponseReceived
-    from acp_lite.protocol import Message, Notification
+    from acp_lite.protocol import Message
 
 __all__ = ["SOURCE_SYNTHESIZED", "SOURCE_TRANSLATED", "V1Translator"]
 
@@ -64,6 +65,8 @@ SOURCE_SYNTHESIZED = "v1:synthesized"
 SOURCE_TRANSLATED = "v1:session/update"
 
 _PROMPT = "session/prompt"
+_UPDATE = "session/update"
+_UPDATE_BYTES = b'"session/update"'
 _PERMISSION = "session/request_permission"
 _PERMISSION_BYTES = b'"session/request_permission"'
 
@@ -112,6 +115,15 @@ _CHUNK_KIND = {
     "agent_message_chunk": "agent",
     "agent_thought_chunk": "thought",
 }
+
+
+@attrs.define(slots=True, eq=False)
+class _V1Update:
+    """The params of a v1 ``session/update`` as decoded: its session only (the
+    payload is read raw from ``Notification.raw_params``)."""
+
+    session_id: str
+    update: Any = None
 
 
 @attrs.define(slots=True, eq=False)
@@ -261,13 +273,27 @@ class V1Translator:
     # ------------------------------------------------------------------ incoming
 
     def decode(self, line: bytes) -> Message | list[Message]:
-        """``decode_line``, except that v1 permission requests get v2 params."""
-        if _PERMISSION_BYTES not in line:
+        """``decode_line``, except that v1 permission requests get v2 params and a
+        ``session/update`` is not decoded as v2 (:meth:`route_update` translates
+        its raw payload)."""
+        update = _UPDATE_BYTES in line
+        if not update and _PERMISSION_BYTES not in line:
             return decode_line(line)
         try:
             obj = loads_json(line)
         except (ValueError, TypeError, RecursionError):
             return decode_line(line)  # builds the parse error
+        if update and type(obj) is dict:
+            p = obj.get("params")
+            if (
+                obj.get("method") == _UPDATE
+                and obj.get("jsonrpc") == "2.0"
+                and "id" not in obj
+                and type(p) is dict
+                and type(p.get("sessionId")) is str
+                and type(p.get("update")) is dict
+            ):
+                return Notification(_UPDATE, _V1Update(p["sessionId"]), p)
         if isinstance(obj, list):
             if not obj:
                 return decode_line(line)
@@ -333,7 +359,11 @@ class V1Translator:
             update = UnrecognizedSessionUpdate(session_update=tag, raw=raw)
         else:
             try:
-                update = structure_update(self._translate(sess, raw, state.replaying))
+                v2 = self._translate(sess, raw, state.replaying)
+                # The common text chunk takes the wire layer's fast path.
+                update = _fast_chunk({"sessionId": state.id, "update": v2})
+                if update is None:
+                    update = structure_update(v2)
             except Exception:  # a malformed update: applied as received (unrecognised)
                 update = structure_update(raw)
         keep = raw if self.conn._keep_raw else None
