@@ -768,3 +768,47 @@ def test_transcript_holds_the_exact_wire_bytes() -> None:
     feed(update("s1", chunk("a")) + update("s1", {"sessionUpdate": "plan", "entries": []}))
     feed(result(entry.id, {"stopReason": "end_turn"}))
     assert [(e.direction, e.line) for e in conn.transcript] == wire
+
+
+def test_a_batch_with_a_permission_request_and_an_update() -> None:
+    conn = v1_conn()
+    prompt(conn)
+    batch = [
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s1", "update": chunk("x")},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 11,
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "s1",
+                "toolCall": {"toolCallId": "t1", "title": "Run"},
+                "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}],
+            },
+        },
+    ]
+    conn.receive_data(line(batch))
+    received = [e for e in conn.next_events() if isinstance(e, AgentRequestReceived)]
+    assert [r.request.params.title for r in received] == ["Run"]
+    model = conn.sessions["s1"].model
+    assert model.state == "running" and model.entity("tool_call", "t1").title == "Run"
+    conn.respond(11, {"outcome": {"outcome": "selected", "optionId": "a"}})
+    (answers,) = [json.loads(x) for x in conn.data_to_send().splitlines()]
+    assert answers == [
+        {
+            "jsonrpc": "2.0",
+            "id": 11,
+            "result": {"outcome": {"outcome": "selected", "optionId": "a"}},
+        }
+    ]
+    validate_v1(answers[0], "session/request_permission")
+
+
+def test_update_for_an_unknown_session_is_logged() -> None:
+    conn = v1_conn()
+    conn.receive_data(update("nope", chunk("x")))
+    assert [e.kind for e in conn.log][-1] == "unknown_session_update"
+    assert len(conn.sessions["s1"].model.events) == 0
