@@ -135,6 +135,9 @@ class _Turn:
     message_id: str
     #: The running state and the user message were synthesized.
     begun: bool = False
+    #: The agent echoes the prompt (user_message_chunk without messageId first):
+    #: those chunks are the user message, none is synthesized.
+    echoing: bool = False
 
 
 @attrs.define(slots=True, eq=False)
@@ -349,9 +352,10 @@ class V1Translator:
         """Translate one v1 update of ``state``'s session and apply it (never raises)."""
         sess = self._session(state.id)
         turn = sess.turn
-        if turn is not None and not turn.begun and not state.replaying:
-            self._begin(state, sess, turn)
         tag = raw.get("sessionUpdate")
+        if turn is not None and not turn.begun and not state.replaying:
+            echo = tag == "user_message_chunk" and raw.get("messageId") is None
+            self._begin(state, sess, turn, echo=echo)
         update: Any
         if isinstance(tag, str) and tag not in _V1_TAGS:
             # Not a v1 update (custom, future, or a v2 tag such as state_update,
@@ -411,6 +415,10 @@ class V1Translator:
     def _message_id(sess: _Session, kind: str, last: str | None, replaying: bool) -> str:
         turn = sess.turn
         if turn is not None and not replaying:
+            if turn.echoing:
+                if kind == "user":
+                    return turn.message_id  # the agent's echo of the prompt
+                turn.echoing = False
             return f"v1-{turn.entry.id}-{kind}"
         # Outside a turn (a history replay): a user message after anything else
         # starts a new segment, so each replayed exchange gets its own messages.
@@ -423,16 +431,16 @@ class V1Translator:
     def _synthesize(self, state: SessionState, update: dict[str, Any]) -> None:
         self.conn._apply(state, structure_update(update), None, SOURCE_SYNTHESIZED)
 
-    def _begin(self, state: SessionState, sess: _Session, turn: _Turn) -> None:
+    def _begin(self, state: SessionState, sess: _Session, turn: _Turn, *, echo: bool) -> None:
         # The prompt was inserted and the session runs (v2: user_message, running,
         # and the prompt response with the messageId).
         turn.begun = True
+        turn.echoing = echo
         sess.last_kind = None
         self._synthesize(state, {"sessionUpdate": "state_update", "state": "running"})
-        self._synthesize(
-            state,
-            {"sessionUpdate": "user_message", "messageId": turn.message_id, "content": turn.blocks},
-        )
+        if not echo:
+            user = {"sessionUpdate": "user_message", "messageId": turn.message_id}
+            self._synthesize(state, {**user, "content": turn.blocks})
         entry = turn.entry
         state.model.prompt_accepted(entry.id, turn.message_id)
         if not entry.done:
@@ -485,7 +493,7 @@ class V1Translator:
         else:
             result = ev.result if isinstance(ev.result, dict) else {}
             if not turn.begun:
-                self._begin(state, sess, turn)  # reports the entry (ResponseArrived)
+                self._begin(state, sess, turn, echo=False)  # reports the entry
                 reported = True
             stop = result.get("stopReason")
             if not isinstance(stop, str):

@@ -317,6 +317,23 @@ def test_next_turn_gets_new_message_ids() -> None:
     assert model.timeline[-1].text == "late" and model.text(sub2) == "B"
 
 
+def test_an_echoed_prompt_is_the_user_message() -> None:
+    conn = v1_conn()
+    entry, sub, _ = prompt(conn, "hello")
+    conn.receive_data(update("s1", chunk("hel", "user_message_chunk")))
+    conn.receive_data(update("s1", chunk("lo", "user_message_chunk")))
+    conn.receive_data(update("s1", chunk("hi")) + update("s1", chunk("!", "user_message_chunk")))
+    conn.receive_data(result(entry.id, {"stopReason": "end_turn"}))
+    model = conn.sessions["s1"].model
+    assert sub.done and sub.user_message is not None and sub.user_message.text == "hello"
+    assert [(m.kind, m.text) for m in model.timeline] == [
+        ("user_message", "hello"),
+        ("agent_message", "hi"),
+        ("user_message", "!"),
+    ]
+    assert [t for t, _ in sources(conn)][:2] == ["state_update", "user_message_chunk"]
+
+
 def test_chunk_with_message_id_keeps_it() -> None:
     conn = v1_conn()
     prompt(conn)
