@@ -19,6 +19,8 @@ Our exception hierarchy::
      |    +-- AgentExited              the agent exited or closed its stdout
      +-- Timeout (also a TimeoutError) a wait ran out; says what was awaited
      +-- UnsupportedProtocolVersion   initialize answered with another protocol version
+     +-- Unsupported                  the connection cannot express the request (nothing sent)
+     |    +-- UnsupportedInV1          ... because the agent speaks ACP v1
      +-- ClientClosed (also a RuntimeError)  a call on, or cut short by, a closed client
      +-- TurnFailed                   Turn.raise_for_stop(): the work ended another way
 
@@ -59,6 +61,8 @@ __all__ = [
     "Timeout",
     "TransportError",
     "TurnFailed",
+    "Unsupported",
+    "UnsupportedInV1",
     "UnsupportedProtocolVersion",
     "request_error_from",
 ]
@@ -316,6 +320,17 @@ class UnsupportedProtocolVersion(AcpError):
     ) -> None:
         super().__init__(message, method="initialize", stderr_tail=stderr_tail)
         self.version = version
+
+
+class Unsupported(AcpError):
+    """The request cannot be made on this connection; it was not sent."""
+
+
+class UnsupportedInV1(Unsupported):
+    """The agent speaks ACP v1, which cannot express the request: a method v1 does
+    not have (``tool_call/cancel``, ``session/fork`` ...), a capability the agent
+    did not advertise, or a second prompt while a v1 turn runs (v1 allows one
+    prompt at a time). Raised before anything is sent."""
 
 
 class ClientClosed(AcpError, RuntimeError):

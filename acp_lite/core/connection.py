@@ -16,7 +16,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from time import monotonic
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from acp_lite.core.events import (
     AgentRequestReceived,
@@ -42,6 +42,9 @@ from acp_lite.core.rpc import (
     UnhandledRequest,
     UnmatchedResponse,
 )
+from acp_lite.core.v1 import V1Translator
+from acp_lite.core.v1_shapes import initialize_response as v1_initialize_response
+from acp_lite.core.v1_shapes import is_v1_initialize
 from acp_lite.errors import (
     AcpError,
     AgentExited,
@@ -88,15 +91,24 @@ class ClientConnection:
     messages; ``update_events`` makes :meth:`next_events` report every applied
     update as an :class:`UpdateApplied` (what ``acp_session_update`` hooks need;
     off by default, since the notification path is the hot path).
+    ``protocol_version``: ``"auto"`` (default) offers v2 and switches to the v1
+    translator (:mod:`acp_lite.core.v1`) when the agent answers in v1; ``1``
+    speaks v1 from ``initialize`` on; ``2`` refuses a v1 answer.
     """
 
     def __init__(
         self,
         limits: Limits | None = None,
         *,
+        protocol_version: int | Literal["auto"] = "auto",
         stderr_tail: Callable[[], Sequence[str]] | None = None,
         update_events: bool = False,
     ) -> None:
+        if protocol_version not in (1, 2, "auto"):
+            raise ValueError(f"protocol_version must be 1, 2 or 'auto', not {protocol_version!r}")
+        # --- v1 hook: the translator, once the connection speaks v1 (v1.py).
+        self._requested_version = protocol_version
+        self._v1: V1Translator | None = V1Translator(self) if protocol_version == 1 else None
         self.limits = limits = limits or Limits()
         self.rpc = RpcEngine(max_pending=limits.max_pending_requests)
         #: Every wire line, both ways, in order.
@@ -132,6 +144,11 @@ class ClientConnection:
             f"pending={len(self.rpc.pending)} failed={self.failure is not None}>"
         )
 
+    @property
+    def protocol_version(self) -> int:
+        """The protocol spoken on the wire: 1 (v1 translator) or 2."""
+        return 1 if self._v1 is not None else 2
+
     # ------------------------------------------------------------------ IO-facing
 
     def receive_data(self, data: bytes) -> None:
@@ -149,7 +166,7 @@ class ClientConnection:
         # Hot path: only plain, non-empty lines; one transcript call for all of them.
         plain = cast("list[bytes]", lines)
         self.transcript.record_many("recv", plain)
-        decode = decode_line
+        decode = decode_line if self._v1 is None else self._v1.decode  # v1 hook
         route = self._route_update
         for line in plain:
             try:
@@ -221,7 +238,10 @@ class ClientConnection:
     ) -> PendingRequest:
         """Queue a request; its :class:`PendingRequest` gets the typed result."""
         self.check(method=method, session_id=session_id)
-        entry = self.rpc.request(method, params, session_id=session_id)
+        if self._v1 is not None:  # v1 hook: the translator sends the v1 request
+            entry = self._v1.send_request(method, params, session_id)
+        else:
+            entry = self.rpc.request(method, params, session_id=session_id)
         if method in _CREATING:
             self._creating.add(entry.id)
         return entry
@@ -238,14 +258,21 @@ class ClientConnection:
     def prompt(self, session_id: str, blocks: list[Any]) -> tuple[PendingRequest, Submission]:
         """Queue ``session/prompt`` and record its pending :class:`Submission`."""
         state = self._session(session_id, _PROMPT)
+        if self._v1 is not None:  # v1 hook: one prompt at a time
+            self._v1.check_prompt(session_id)
         entry = self.send_request(
             _PROMPT, {"sessionId": session_id, "prompt": blocks}, session_id=session_id
         )
-        return entry, state.model.submit(entry.id, blocks)
+        submission = state.model.submit(entry.id, blocks)
+        if self._v1 is not None:  # v1 hook: the turn the translator synthesizes
+            self._v1.prompt_sent(entry, blocks)
+        return entry, submission
 
     def resume(self, session_id: str, params: Any, *, replay: bool) -> PendingRequest:
         """Queue ``session/resume`` (a new session state unless it is open here)."""
         self.check(method="session/resume", session_id=session_id)
+        if self._v1 is not None:  # v1 hook: session/load or v1 resume, if advertised
+            self._v1.check_resume(session_id, replay=replay)
         state = self.sessions.get(session_id)
         if state is None:
             state = self._new_state(session_id)
@@ -321,6 +348,8 @@ class ClientConnection:
         self.failure = failure
         failed = self.rpc.fail_all()
         for entry in failed:
+            if entry.done:  # v1 hook: a v1 prompt answered at insertion keeps its result
+                continue
             entry.done = True
             entry.error = self.failure_for(entry.method, entry.session_id)
         for req in self.agent_requests.values():
@@ -356,7 +385,7 @@ class ClientConnection:
                 continue
             self.transcript.record("recv", data)
             try:
-                msg = decode_line(data)
+                msg = decode_line(data) if self._v1 is None else self._v1.decode(data)  # v1 hook
                 if msg.__class__ is Notification and msg.method == _UPDATE:
                     self._on_update(msg, data)
                 else:
@@ -382,6 +411,9 @@ class ClientConnection:
     def _route_update(self, sid: str, update: Any, line: bytes | None, msg: Notification) -> None:
         """Apply a ``session/update`` (``msg``, decoded from ``line`` when it was a
         line of its own) to its session, keep it, or log it."""
+        if self._v1 is not None:  # v1 hook: translated there
+            self._v1.route_update(sid, msg)
+            return
         raw_update: dict[str, Any] | bytes | None = None
         if self._keep_raw:
             if line is not None:
@@ -492,6 +524,8 @@ class ClientConnection:
     def _on_response(self, ev: ResponseReceived) -> None:
         entry = ev.pending
         method = entry.method
+        if self._v1 is not None and self._v1.on_response(ev):  # v1 hook: prompts
+            return
         entry.done = True
         if ev.error is not None:
             err = ev.error
@@ -505,9 +539,12 @@ class ClientConnection:
                 stderr_tail=self.stderr_tail(),
             )
         else:
-            if method == "initialize" and isinstance(ev.result, dict):
-                self.initialize_result = ev.result
-            entry.result, entry.error = self._structure(method, entry, ev.result)
+            result = ev.result
+            if method == "initialize" and isinstance(result, dict):
+                self.initialize_result = result
+            elif self._v1 is not None:  # v1 hook: the v2 form of a v1 result
+                result = self._v1.translate_result(entry, result)
+            entry.result, entry.error = self._structure(method, entry, result)
         self._apply_response(entry, ev)
         self._events.append(ResponseArrived(entry))
 
@@ -516,6 +553,21 @@ class ClientConnection:
     ) -> tuple[Any, AcpError | None]:
         if method == "initialize":
             version = result.get("protocolVersion") if isinstance(result, dict) else None
+            # --- v1 hook: a v1 answer (by number or by shape) switches to v1, unless
+            # the caller asked for 2; asked for 1, a v2 answer is refused.
+            if self._requested_version != 2 and is_v1_initialize(result):
+                if self._v1 is None:
+                    self._v1 = V1Translator(self)
+                result = v1_initialize_response(result)
+                version = PROTOCOL_VERSION
+            elif self._requested_version == 1 and isinstance(result, dict):
+                return None, UnsupportedProtocolVersion(
+                    f"the agent answered protocol version {version!r} in the v2 shape; "
+                    "the connection was asked to speak 1",
+                    version=version,
+                    stderr_tail=self.stderr_tail(),
+                )
+            # --- end of v1 hook
             if isinstance(result, dict) and version != PROTOCOL_VERSION:
                 return None, UnsupportedProtocolVersion(
                     f"the agent answered protocol version {version!r}; acp_lite speaks "
@@ -595,7 +647,10 @@ class ClientConnection:
         state.model.setup_response(result)
         self.sessions[sid] = state
         for update, raw in self._early.pop(sid, ()):
-            self._apply(state, update, raw)
+            if self._v1 is not None:  # v1 hook: translated now the session is known
+                self._v1.apply_update(state, raw)
+            else:
+                self._apply(state, update, raw)
         self._touch(state)
         self._events.append(SessionOpened(state))
 

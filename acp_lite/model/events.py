@@ -76,6 +76,12 @@ class Event:
         return self._log.source(self.index)
 
     @property
+    def synthesized(self) -> bool:
+        """True for an update no wire message carried: made up by the v1 translator
+        (``source == "v1:synthesized"``: a v1 turn's running / user message / idle)."""
+        return self.source == "v1:synthesized"
+
+    @property
     def tag(self) -> str:
         """The ``sessionUpdate`` tag of this update."""
         if self._update is _LAZY:

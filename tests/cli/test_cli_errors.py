@@ -64,8 +64,15 @@ def test_command_not_executable(run_cli: RunCli, tmp_path: Path) -> None:
 
 
 def test_protocol_version_mismatch(run_cli: RunCli) -> None:
-    proc = run_cli("prompt", "--agent", fake_agent("v1_agent.py"), "hi")
-    assert_clean_error(proc, EXIT_PROTOCOL, "protocol version 1; acp-lite speaks version 2")
+    proc = run_cli("prompt", "--agent", fake_agent("future_agent.py"), "hi")
+    assert_clean_error(proc, EXIT_PROTOCOL, "protocol version 3; acp-lite speaks version 2")
+
+
+def test_a_v1_agent_is_translated(run_cli: RunCli) -> None:
+    # Protocol 1 is no mismatch: the core translates (acp_lite/core/v1.py).
+    proc = run_cli("prompt", "--agent", fake_agent("v1_agent.py"), "hello", "v1")
+    assert proc.returncode == 0, proc.stderr
+    assert "hello v1" in proc.stdout
 
 
 def test_timeout_on_hanging_agent_kills_it(run_cli: RunCli, tmp_path: Path) -> None:

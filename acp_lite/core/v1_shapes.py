@@ -1,0 +1,267 @@
+"""Pure v1 <-> v2 shape translations (JSON dicts in, JSON dicts out; no state).
+
+ACP v1 (``tests/data/schema/v1/schema.json``) and v2 (``schema/v2/schema.json``)
+name the same things differently. Each function here maps one v1 wire shape to
+the v2 shape the rest of acp_lite understands, or a v2 request to its v1 form.
+Unknown fields are kept as they are (v2 classes keep them in ``extra``), so
+nothing the agent sent is dropped. The stateful part (turns, modes, ids) is in
+:mod:`acp_lite.core.v1`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+__all__ = [
+    "META_KEY",
+    "auth_method",
+    "config_option",
+    "initialize_params",
+    "initialize_response",
+    "is_v1_initialize",
+    "mode_option",
+    "tool_call",
+]
+
+#: The ``_meta`` key under which acp_lite marks what it made up from v1 data.
+META_KEY = "acp_lite/v1"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+# ---------------------------------------------------------------------- initialize
+
+
+def is_v1_initialize(result: Any) -> bool:
+    """Whether an ``initialize`` result is a v1 answer.
+
+    v1 when ``protocolVersion`` is 1, or 2 with v1 field names (``agentInfo`` /
+    ``agentCapabilities``, no ``info``): some agents echo the requested version
+    but answer in v1 fields (notes/real-agents.md: detect by shape, not number).
+    A 1 in the v2 shape (``info``, no v1 field) is not: what such an agent means
+    is unknowable, so it stays an unsupported version.
+    """
+    if not isinstance(result, dict):
+        return False
+    version = result.get("protocolVersion")
+    v1_fields = "agentInfo" in result or "agentCapabilities" in result
+    if version == 1:
+        return v1_fields or "info" not in result
+    return version == 2 and "info" not in result and v1_fields
+
+
+def initialize_params(params: Any) -> dict[str, Any]:
+    """v2 ``initialize`` params -> v1 ``InitializeRequest`` (protocol version 1).
+
+    ``info`` -> ``clientInfo``; ``capabilities`` -> ``clientCapabilities``: the
+    client handles neither ``fs/*`` nor ``terminal/*`` requests, so those are
+    advertised ``false``; ``auth.terminal`` and ``elicitation`` keep their value.
+    """
+    p = _dict(params)
+    caps = _dict(p.get("capabilities"))
+    auth = _dict(caps.get("auth"))
+    # v2 advertises terminal auth with an object, v1 with a boolean.
+    terminal = isinstance(auth.get("terminal"), dict) or auth.get("terminal") is True
+    v1caps: dict[str, Any] = {
+        "fs": {"readTextFile": False, "writeTextFile": False},
+        "terminal": False,
+        "auth": {"terminal": terminal},
+    }
+    if isinstance(caps.get("elicitation"), dict):
+        v1caps["elicitation"] = caps["elicitation"]
+    if isinstance(caps.get("_meta"), dict):
+        v1caps["_meta"] = caps["_meta"]
+    out: dict[str, Any] = {"protocolVersion": 1, "clientCapabilities": v1caps}
+    info = p.get("info", p.get("clientInfo"))
+    if isinstance(info, dict):
+        out["clientInfo"] = info
+    if "_meta" in p:
+        out["_meta"] = p["_meta"]
+    return out
+
+
+def _flag(value: Any) -> bool:
+    return value is True
+
+
+def initialize_response(result: dict[str, Any]) -> dict[str, Any]:
+    """A v1 ``InitializeResponse`` -> a v2 one (``protocolVersion`` stays 1).
+
+    ``agentInfo`` -> ``info``; ``agentCapabilities`` -> ``capabilities``:
+    ``promptCapabilities`` booleans -> ``session.prompt`` objects,
+    ``mcpCapabilities`` -> ``session.mcp`` (v1 agents all take stdio servers),
+    ``sessionCapabilities.delete`` / ``additionalDirectories`` -> the v2 ones,
+    ``loadSession`` (and ``sessionCapabilities.resume``) -> ``session.resume``;
+    every v1 field is also kept (``loadSession``, ``list``, ``close``, ``sse`` ...)
+    so the typed object's ``extra`` holds what v2 has no field for.
+    """
+    out: dict[str, Any] = {
+        k: v for k, v in result.items() if k not in ("agentInfo", "agentCapabilities")
+    }
+    info = result.get("agentInfo", result.get("info"))
+    out["info"] = info if isinstance(info, dict) else {"name": "unknown", "version": "unknown"}
+    caps = _dict(result.get("agentCapabilities"))
+    prompt = _dict(caps.get("promptCapabilities"))
+    mcp = _dict(caps.get("mcpCapabilities"))
+    sess = _dict(caps.get("sessionCapabilities"))
+    kinds = ("image", "audio", "embeddedContext")
+    v2prompt: dict[str, Any] = {k: {} for k in kinds if _flag(prompt.get(k))}
+    v2mcp: dict[str, Any] = {"stdio": {}}
+    if _flag(mcp.get("http")):
+        v2mcp["http"] = {}
+    if _flag(mcp.get("sse")):
+        v2mcp["sse"] = {}  # no v2 field: kept in extra
+    session: dict[str, Any] = {"prompt": v2prompt, "mcp": v2mcp}
+    for key, value in sess.items():
+        if isinstance(value, dict) or key == "_meta":
+            session[key] = value
+    if _flag(caps.get("loadSession")) or isinstance(sess.get("resume"), dict):
+        session.setdefault("resume", {})
+    v2caps: dict[str, Any] = {"session": session}
+    if isinstance(caps.get("auth"), dict):
+        v2caps["auth"] = caps["auth"]
+    for key, value in caps.items():
+        if key not in ("promptCapabilities", "mcpCapabilities", "sessionCapabilities", "auth"):
+            v2caps[key] = value  # loadSession, _meta, custom fields
+    out["capabilities"] = v2caps
+    if isinstance(result.get("authMethods"), list):
+        out["authMethods"] = [auth_method(m) for m in result["authMethods"]]
+    return out
+
+
+def auth_method(method: Any) -> Any:
+    """v1 ``AuthMethod`` (``id``; ``type`` omitted for agent methods; ``env`` an
+    object) -> v2 (``methodId``, ``type`` always, ``env`` a list of name/value)."""
+    if not isinstance(method, dict):
+        return method
+    out = dict(method)
+    if "methodId" not in out and "id" in out:
+        out["methodId"] = out.pop("id")
+    out.setdefault("type", "agent")
+    env = out.get("env")
+    if isinstance(env, dict):
+        out["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    return out
+
+
+# ---------------------------------------------------------------------- config options
+
+
+def config_option(option: Any) -> Any:
+    """v1 ``SessionConfigOption`` (``id``; groups have ``group``) -> v2 (``configId``,
+    groups ``groupId``). Anything else is kept."""
+    if not isinstance(option, dict):
+        return option
+    out = dict(option)
+    if "configId" not in out and "id" in out:
+        out["configId"] = out.pop("id")
+    options = out.get("options")
+    if isinstance(options, list):
+        out["options"] = [_select_group(o) for o in options]
+    return out
+
+
+def _select_group(item: Any) -> Any:
+    if isinstance(item, dict) and "group" in item and "groupId" not in item:
+        out = dict(item)
+        out["groupId"] = out.pop("group")
+        return out
+    return item
+
+
+def mode_option(modes: dict[str, Any]) -> dict[str, Any]:
+    """The v2 select config option (id ``mode``) standing for v1 ``modes``.
+
+    Its ``_meta`` marks it as made up by acp_lite from the v1 ``SessionModeState``:
+    setting it sends v1 ``session/set_mode``.
+    """
+    choices = []
+    for mode in modes.get("availableModes") or ():
+        if not isinstance(mode, dict):
+            continue
+        choice = {"value": mode.get("id"), "name": mode.get("name", mode.get("id"))}
+        if isinstance(mode.get("description"), str):
+            choice["description"] = mode["description"]
+        if "_meta" in mode:
+            choice["_meta"] = mode["_meta"]
+        choices.append(choice)
+    return {
+        "configId": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": modes.get("currentModeId"),
+        "options": choices,
+        "_meta": {META_KEY: {"synthesized": True, "from": "modes"}},
+    }
+
+
+# ---------------------------------------------------------------------- tool calls
+
+
+def tool_call(fields: dict[str, Any], *, create: bool) -> dict[str, Any]:
+    """v1 ``tool_call`` (``create``) or ``tool_call_update`` fields -> v2
+    ``tool_call_update`` fields (without ``sessionUpdate``).
+
+    A v1 ``tool_call`` creates the entity: its v1 defaults apply (``status``
+    ``pending``, ``kind`` ``other``). Content is mapped item by item (diffs).
+    """
+    out = {k: v for k, v in fields.items() if k != "sessionUpdate"}
+    if create:
+        out.setdefault("status", "pending")
+        out.setdefault("kind", "other")
+    content = out.get("content")
+    if isinstance(content, list):
+        out["content"] = [_tool_content(c) for c in content]
+    return out
+
+
+def _tool_content(item: Any) -> Any:
+    if not isinstance(item, dict) or item.get("type") != "diff":
+        return item  # content and terminal items have the same shape in both versions
+    path = item.get("path")
+    new = item.get("newText")
+    if not isinstance(path, str) or not isinstance(new, str):
+        return item  # malformed: kept as is (the v2 decoder reports it)
+    old = item.get("oldText")
+    old = old if isinstance(old, str) else None
+    change = {"operation": "add" if old is None else "modify", "path": path, "fileType": "text"}
+    meta = dict(_dict(item.get("_meta")))
+    # The full texts, which a patch with context lines does not carry.
+    meta[META_KEY] = {"path": path, "oldText": old, "newText": new}
+    out = {k: v for k, v in item.items() if k not in ("path", "oldText", "newText", "_meta")}
+    out.update(
+        {
+            "changes": [change],
+            "patch": {"format": "git_patch", "text": git_patch(path, old, new)},
+            "_meta": meta,
+        }
+    )
+    return out
+
+
+def git_patch(path: str, old: str | None, new: str) -> str:
+    """A ``diff --git`` section (absolute paths, no ``a/`` ``b/`` prefixes: schema
+    ``DiffPatchFormat``) turning ``old`` (``None``: the file is added) into ``new``."""
+    head = [f"diff --git {path} {path}\n"]
+    if old is None:
+        head.append("new file mode 100644\n")
+    if old == new:
+        return "".join(head)
+    old_lines = (old or "").splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    body = []
+    for line in difflib.unified_diff(
+        old_lines,
+        new_lines,
+        fromfile="/dev/null" if old is None else path,
+        tofile=path,
+        lineterm="\n",
+    ):
+        if not line.endswith("\n"):
+            line += "\n\\ No newline at end of file\n"
+        body.append(line)
+    return "".join(head + body)
