@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from time import monotonic
 from typing import Any, Literal, cast
 
+from acp_lite.core._responses import CREATING, PROTOCOL_VERSION, on_response
 from acp_lite.core.events import (
     AgentRequestReceived,
     AgentRequestWithdrawn,
@@ -25,8 +26,6 @@ from acp_lite.core.events import (
     ConnectionEventKind,
     CoreEvent,
     ExtensionNotificationReceived,
-    ResponseArrived,
-    SessionOpened,
     UpdateApplied,
 )
 from acp_lite.core.framing import LineFramer, OversizeLine
@@ -43,22 +42,16 @@ from acp_lite.core.rpc import (
     UnmatchedResponse,
 )
 from acp_lite.core.v1 import V1Translator
-from acp_lite.core.v1_shapes import initialize_response as v1_initialize_response
-from acp_lite.core.v1_shapes import is_v1_initialize
 from acp_lite.errors import (
     AcpError,
     AgentExited,
     ProtocolError,
-    UnsupportedProtocolVersion,
-    request_error_from,
 )
 from acp_lite.limits import Limits
 from acp_lite.model import SessionModel
 from acp_lite.model.state import background_key
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import (
-    METHODS,
-    UNSET,
     InitializeResponse,
     Notification,
     converter,
@@ -72,16 +65,10 @@ __all__ = ["PROTOCOL_VERSION", "ClientConnection"]
 
 logger = logging.getLogger("acp_lite.connection")
 
-PROTOCOL_VERSION = 2
-"""The ACP protocol version this client speaks."""
 
 _UPDATE = "session/update"
 _PROMPT = "session/prompt"
 _PERMISSION = "session/request_permission"
-#: Responses that create a session on this connection (with its sessionId).
-_OPENING = frozenset({"session/new", "session/fork"})
-#: Requests whose session may send updates before the response names it.
-_CREATING = frozenset({"session/new", "session/fork", "session/resume"})
 
 
 class ClientConnection:
@@ -242,7 +229,7 @@ class ClientConnection:
             entry = self._v1.send_request(method, params, session_id)
         else:
             entry = self.rpc.request(method, params, session_id=session_id)
-        if method in _CREATING:
+        if method in CREATING:
             self._creating.add(entry.id)
         return entry
 
@@ -456,7 +443,7 @@ class ClientConnection:
         for ev in self.rpc.receive(message):
             cls = ev.__class__
             if cls is ResponseReceived:
-                self._on_response(cast("ResponseReceived", ev))
+                on_response(self, cast("ResponseReceived", ev))
             elif cls is NotificationReceived:
                 self._on_notification(cast("NotificationReceived", ev).message)
             elif cls is RequestReceived:
@@ -518,157 +505,6 @@ class ClientConnection:
         )
         self.agent_requests[ev.id] = req
         self._events.append(AgentRequestReceived(req))
-
-    # ------------------------------------------------------------------ responses
-
-    def _on_response(self, ev: ResponseReceived) -> None:
-        entry = ev.pending
-        method = entry.method
-        if self._v1 is not None and self._v1.on_response(ev):  # v1 hook: prompts
-            return
-        entry.done = True
-        if ev.error is not None:
-            err = ev.error
-            data = err.data
-            entry.error = request_error_from(
-                err.code,
-                err.message,
-                None if data is UNSET else data,
-                method=method,
-                session_id=entry.session_id,
-                stderr_tail=self.stderr_tail(),
-            )
-        else:
-            result = ev.result
-            if method == "initialize" and isinstance(result, dict):
-                self.initialize_result = result
-            elif self._v1 is not None:  # v1 hook: the v2 form of a v1 result
-                result = self._v1.translate_result(entry, result)
-            entry.result, entry.error = self._structure(method, entry, result)
-        self._apply_response(entry, ev)
-        self._events.append(ResponseArrived(entry))
-
-    def _structure(
-        self, method: str, entry: PendingRequest, result: Any
-    ) -> tuple[Any, AcpError | None]:
-        if method == "initialize":
-            version = result.get("protocolVersion") if isinstance(result, dict) else None
-            # --- v1 hook: a v1 answer (by number or by shape) switches to v1, unless
-            # the caller asked for 2; asked for 1, a v2 answer is refused.
-            if self._requested_version != 2 and is_v1_initialize(result):
-                if self._v1 is None:
-                    self._v1 = V1Translator(self)
-                result = v1_initialize_response(result)
-                version = PROTOCOL_VERSION
-            elif self._requested_version == 1 and isinstance(result, dict):
-                return None, UnsupportedProtocolVersion(
-                    f"the agent answered protocol version {version!r} in the v2 shape; "
-                    "the connection was asked to speak 1",
-                    version=version,
-                    stderr_tail=self.stderr_tail(),
-                )
-            # --- end of v1 hook
-            if isinstance(result, dict) and version != PROTOCOL_VERSION:
-                return None, UnsupportedProtocolVersion(
-                    f"the agent answered protocol version {version!r}; acp_lite speaks "
-                    f"{PROTOCOL_VERSION}",
-                    version=version,
-                    stderr_tail=self.stderr_tail(),
-                )
-        spec = METHODS.get(method)
-        cls = spec.result if spec is not None else None
-        if cls is None:
-            return result, None  # an extension method: the raw JSON value
-        try:
-            return converter.structure(result, cls), None
-        except Exception as exc:
-            return None, ProtocolError(
-                f"invalid {method} result: {exc}",
-                method=method,
-                session_id=entry.session_id,
-                stderr_tail=self.stderr_tail(),
-            )
-
-    def _apply_response(self, entry: PendingRequest, ev: ResponseReceived) -> None:
-        # The side effects of a response on the models (and the connection).
-        method = entry.method
-        result = entry.result
-        if method == _PROMPT:
-            state = self.sessions.get(entry.session_id or "")
-            if state is not None:
-                if entry.error is not None:
-                    state.model.prompt_rejected(entry.id, ev.error or entry.error)
-                else:
-                    mid = getattr(result, "message_id", None)
-                    state.model.prompt_accepted(entry.id, mid)
-                self._touch(state)
-        elif method in _CREATING:
-            self._creating.discard(entry.id)
-            if method in _OPENING and entry.error is None:
-                self._session_opened(entry)
-            elif method == "session/resume":
-                self._session_resumed(entry)
-            if not self._creating and self._early:
-                self._flush_early()
-        elif method == "initialize" and entry.error is None:
-            self.initialize_response = result
-        elif method == "session/set_config_option" and entry.error is None:
-            # The agent MUST answer with the complete list (schema
-            # SetSessionConfigOptionResponse): it replaces the model's.
-            state = self.sessions.get(entry.session_id or "")
-            options = getattr(result, "config_options", None)
-            if state is not None and isinstance(options, list):
-                state.model.config_options_replaced(options)
-                self._touch(state)
-        elif method == "session/close" and entry.error is None:
-            state = self.sessions.get(entry.session_id or "")
-            if state is not None:
-                state.model.finish()
-                self._touch(state)
-
-    def _session_opened(self, entry: PendingRequest) -> None:
-        result = entry.result
-        sid = getattr(result, "session_id", None)
-        if not isinstance(sid, str):  # pragma: no cover - the typed class requires it
-            entry.error = ProtocolError(f"{entry.method} result has no sessionId")
-            entry.result = None
-            return
-        if sid in self.sessions:
-            entry.error = ProtocolError(
-                f"{entry.method} answered session id {sid!r}, which is already open on "
-                "this connection; the first session is kept",
-                method=entry.method,
-                session_id=sid,
-                stderr_tail=self.stderr_tail(),
-            )
-            entry.result = None
-            return
-        state = self._new_state(sid)
-        state.model.setup_response(result)
-        self.sessions[sid] = state
-        for update, raw in self._early.pop(sid, ()):
-            if self._v1 is not None:  # v1 hook: translated now the session is known
-                self._v1.apply_update(state, raw)
-            else:
-                self._apply(state, update, raw)
-        self._touch(state)
-        self._events.append(SessionOpened(state))
-
-    def _session_resumed(self, entry: PendingRequest) -> None:
-        sid = entry.session_id or ""
-        state = self.sessions.get(sid)
-        if state is None:
-            return
-        state.replaying = False
-        if entry.error is not None:
-            state.model.resume_failed()
-            if state.resume_pending:
-                del self.sessions[sid]
-            self._touch(state)
-            return
-        state.resume_pending = False
-        state.model.setup_response(entry.result, resumed=True)
-        self._touch(state)
 
     def _flush_early(self) -> None:
         # No session-creating request is in flight any more: these belonged to no
