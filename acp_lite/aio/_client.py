@@ -11,8 +11,8 @@ from typing import Any
 import attrs
 import trio
 
+from acp_lite.aio._client_methods import ClientMethods
 from acp_lite.aio._connection import Connection
-from acp_lite.aio._methods import ClientMethods
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent

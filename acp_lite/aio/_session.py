@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import trio
 
-from acp_lite.aio._methods import SessionMethods
+from acp_lite.aio._session_methods import SessionMethods
 from acp_lite.errors import Timeout
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import IdleStateUpdate, converter
