@@ -9,8 +9,7 @@ once per user-level operation: the caller posts a task with
 Why not ``trio.from_thread.run``: it cannot cancel the work it started when the
 caller gets ``KeyboardInterrupt`` (the trio task keeps running, for example a
 prompt keeps streaming into an abandoned session), it has no deadline of its own,
-and it cannot run callbacks in the waiting caller's thread. See
-docs and ``/work/shared/notes`` research section 1 for the measured costs.
+and it cannot run callbacks in the waiting caller's thread.
 
 Rules kept here:
 

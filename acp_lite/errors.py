@@ -20,7 +20,7 @@ Our exception hierarchy::
      +-- Timeout (also a TimeoutError) a wait ran out; says what was awaited
      +-- UnsupportedProtocolVersion   initialize answered with another protocol version
      +-- Unsupported                  the connection cannot express the request (nothing sent)
-     |    +-- UnsupportedInV1          ... because the agent speaks ACP v1
+     |    +-- UnsupportedInV1        ... because the agent speaks ACP v1
      +-- ClientClosed (also a RuntimeError)  a call on, or cut short by, a closed client
      +-- TurnFailed                   Turn.raise_for_stop(): the work ended another way
 
@@ -301,7 +301,7 @@ class Timeout(AcpError, TimeoutError):
         self.state = state
 
     def _where(self) -> list[str]:
-        # The session state at the time is part of what a timeout says (issue 4).
+        # The session state at the time is part of what a timeout says.
         where = super()._where()
         if self.state is not None and "session state:" not in self.message:
             where.append(f"session state={self.state}")

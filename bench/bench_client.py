@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end client throughput and per-call overhead (issue 4, "Performance").
+"""End-to-end client throughput and per-call overhead.
 
 1. Streaming: the reference agent's ``flood`` scenario streams N (default 200,000)
    ``agent_message_chunk`` updates in one turn. Measured from sending the prompt to

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Decode throughput of the wire layer on the hot path (issue 2, "Performance").
+"""Decode throughput of the wire layer on the hot path.
 
 Decodes N ``agent_message_chunk`` notification lines (line -> typed update via
 ``decode_line``) and, in the same run over the same lines, a plain ``json.loads`` loop.

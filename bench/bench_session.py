@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Apply throughput and memory of the session model (issue 3, "Performance").
+"""Apply throughput and memory of the session model.
 
 1. One session, one agent message, N already-decoded ``agent_message_chunk`` updates
    (default 1,000,000): updates/s for decoding the wire lines as the connection's reader

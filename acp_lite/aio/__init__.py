@@ -42,7 +42,7 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
 * Every wait takes ``timeout=None`` (= ``Limits.default_timeout``). Cancelling or
   timing out a request sends ``$/cancel_request``; its late response is still
   applied to the model.
-* Behaviour where the issue was silent: a ``$/cancel_request`` from the agent for
+* Behaviour the spec leaves open: a ``$/cancel_request`` from the agent for
   a ``session/request_permission`` is answered with the ``cancelled`` outcome (the
   schema says so), other withdrawn agent requests with -32800. An oversize line is
   recorded in the transcript as its first 200 bytes + ``...<truncated>``. Lines

@@ -93,7 +93,7 @@ class _NoExtra(dict[str, Any]):
     """The ``extra`` of every decoded object that had no unknown keys: one shared,
     read-only, empty dict.
 
-    Hot path (issue 4, "Performance"): a streamed chunk's content block is kept by the
+    Hot path (the notification path): a streamed chunk's content block is kept by the
     model; an empty dict of its own per block would cost memory and make the cyclic
     GC run more often. To change ``extra`` of a decoded object, assign a new dict.
     """
