@@ -39,7 +39,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
@@ -74,6 +74,7 @@ def connect(
     on_elicitation: Callable[[Any, Session | None], Any] | None = None,
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
+    protocol_version: int | Literal["auto"] = "auto",
 ) -> Client:
     """Start the agent ``command`` (argv list, no shell), run ``initialize``, return a Client.
 
@@ -104,6 +105,7 @@ def connect(
         on_elicitation=on_elicitation,
         plugins=plugins,
         limits=limits,
+        protocol_version=protocol_version,
         _session_view=client._weak_session_view,
         # Hooks receive the blocking client (held strongly only when there are hooks).
         _hook_client=client._attach if plugins else None,
@@ -126,6 +128,7 @@ def connect_streams(
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     name: str = "streams",
+    protocol_version: int | Literal["auto"] = "auto",
 ) -> Client:
     """Connect over byte streams you provide (tests, custom transports); return a Client.
 
@@ -156,6 +159,7 @@ def connect_streams(
             on_elicitation=on_elicitation,
             plugins=plugins,
             limits=limits,
+            protocol_version=protocol_version,
             _session_view=session_view,
             _hook_client=hook_client,
         ) as aclient:

@@ -6,7 +6,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from importlib import metadata
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import trio
@@ -92,9 +92,11 @@ class AsyncClient(ClientMethods):
 
     @property
     def protocol_version(self) -> int | None:
-        """The protocol version the agent answered."""
-        r = self.initialize_response
-        return r.protocol_version if r is not None else None
+        """The protocol version the connection speaks: 2, or 1 for an agent that
+        answered in v1 (translated to the v2 model by the core; ``docs/v1.md``)."""
+        if self.initialize_response is None:
+            return None
+        return self._conn.core.protocol_version
 
     @property
     def agent_info(self) -> Any:
@@ -271,6 +273,7 @@ async def connect_streams(
     on_elicitation: Callable[[Any, Any], Any] | None = None,
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
+    protocol_version: int | Literal["auto"] = "auto",
     _process: AgentProcess | None = None,
     _session_view: Callable[[AsyncSession], Any] | None = None,
     _hook_client: Callable[[AsyncClient], Any] | None = None,
@@ -279,6 +282,8 @@ async def connect_streams(
 
     ``send_stream`` carries client -> agent lines, ``receive_stream`` agent -> client.
     ``timeout`` sets the default timeout of every call (``Limits.default_timeout``).
+    ``protocol_version``: ``"auto"`` asks for v2 and continues in v1 when the agent
+    answers v1 (by version, or by the shape of its answer); ``2`` or ``1`` insist.
     """
     limits = effective_limits(limits, timeout)
     conn = Connection(
@@ -290,6 +295,7 @@ async def connect_streams(
         on_permission=on_permission,
         on_elicitation=on_elicitation,
         session_view=_session_view,
+        protocol_version=protocol_version,
     )
     client = AsyncClient(conn, _hook_client)
     try:
@@ -324,6 +330,7 @@ async def connect(
     on_elicitation: Callable[[Any, Any], Any] | None = None,
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
+    protocol_version: int | Literal["auto"] = "auto",
     _session_view: Callable[[AsyncSession], Any] | None = None,
     _hook_client: Callable[[AsyncClient], Any] | None = None,
 ) -> AsyncIterator[AsyncClient]:
@@ -332,6 +339,7 @@ async def connect(
     ``env`` is merged onto this process's environment, or replaces it with
     ``inherit_env=False``. Leaving the block closes the agent: close stdin, wait,
     SIGTERM, wait, SIGKILL (bounded by ``limits.shutdown_timeout``).
+    ``protocol_version`` as for :func:`connect_streams`.
     """
     argv = command_argv(command)
     limits = effective_limits(limits, timeout)
@@ -349,6 +357,7 @@ async def connect(
             on_elicitation=on_elicitation,
             plugins=plugins,
             limits=limits,
+            protocol_version=protocol_version,
             _process=process,
             _session_view=_session_view,
             _hook_client=_hook_client,

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 import trio
@@ -60,6 +60,7 @@ class Connection:
         on_permission: Callable[[Any, Any], Any] | None = None,
         on_elicitation: Callable[[Any, Any], Any] | None = None,
         session_view: Callable[[AsyncSession], Any] | None = None,
+        protocol_version: int | Literal["auto"] = "auto",
     ) -> None:
         self.limits = limits
         self.process = process
@@ -71,7 +72,10 @@ class Connection:
             hook.acp_session_update if hook.acp_session_update.get_hookimpls() else None
         )
         self.core = ClientConnection(
-            limits, stderr_tail=self.stderr_tail, update_events=self._update_hook is not None
+            limits,
+            stderr_tail=self.stderr_tail,
+            update_events=self._update_hook is not None,
+            protocol_version=protocol_version,
         )
         self.session_view = session_view
         self._decider = AgentRequestDecider(plugin_manager, on_permission, on_elicitation)
