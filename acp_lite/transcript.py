@@ -17,7 +17,7 @@ from typing import Any, Literal, overload
 
 import attrs
 
-__all__ = ["Direction", "Transcript", "TranscriptEntry"]
+__all__ = ["Direction", "Transcript", "TranscriptEntry", "dumps_record", "record_line"]
 
 Direction = Literal["send", "recv"]
 
@@ -51,7 +51,7 @@ class TranscriptEntry:
         record: dict[str, Any] = {"dir": self.direction, "t": round(self.time - t0, 6)}
         try:
             value = _strict_loads(self.line)
-            _dumps(value)  # deep values load but may not encode
+            dumps_record(value)  # deep values load but may not encode
         except (ValueError, RecursionError):
             record["raw"] = self.line.decode("utf-8", errors="surrogateescape")
         else:
@@ -73,8 +73,9 @@ def _strict_loads(line: bytes) -> Any:
     return _strict_decoder.decode(line.decode("utf-8"))
 
 
-def _dumps(value: Any) -> str:
-    """One JSON text; lone surrogates (valid in JSON strings, not in UTF-8) escaped."""
+def dumps_record(value: Any) -> str:
+    """One strict JSON text (a transcript record): lone surrogates, valid in JSON
+    strings but not in UTF-8, are escaped."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     try:
         text.encode("utf-8")
@@ -170,7 +171,7 @@ class Transcript:
         back to the same entries.
         """
         t0 = self._t0 or 0.0
-        return "".join(_dumps(e.to_record(t0)) + "\n" for e in self.entries())
+        return "".join(dumps_record(e.to_record(t0)) + "\n" for e in self.entries())
 
     def save(self, path: str | Path) -> None:
         """Write :meth:`to_ndjson` to ``path`` (UTF-8)."""

@@ -3,11 +3,12 @@ stderr tail; and saving transcripts as NDJSON (``--acp-transcripts``)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from acp_lite.transcript import dumps_record
 
 __all__ = ["render_stderr", "render_transcript", "save_transcript", "transcript_file"]
 
@@ -73,9 +74,5 @@ def save_transcript(path: Path, entries: Sequence[Any]) -> None:
     t0 = entries[0].time if entries else 0.0
     with path.open("w", encoding="utf-8") as f:
         for e in entries:
-            record: dict[str, Any] = {"dir": e.direction, "t": round(e.time - t0, 6)}
-            try:
-                record["msg"] = json.loads(e.line)
-            except ValueError:
-                record["raw"] = _line_text(e.line)
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            # Strict, valid NDJSON whatever the line holds (acp_lite.transcript).
+            f.write(dumps_record(e.to_record(t0)) + "\n")

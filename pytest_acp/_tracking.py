@@ -6,13 +6,14 @@ several pytest sessions in one process, as in pytester runs).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import attrs
 import pytest
 
+from acp_lite.transcript import dumps_record
+from pytest_acp._safejson import NOT_JSON, loads
 from pytest_acp.conformance import Violation, check_transcript
 
 __all__ = ["TRACKED", "VIOLATIONS", "TestTranscript", "Tracked", "track", "traffic_of"]
@@ -76,10 +77,8 @@ class TestTranscript:
         out: list[Any] = []
         for e in self.entries():
             if direction is None or e.direction == direction:
-                try:
-                    out.append(json.loads(e.line))
-                except ValueError:
-                    out.append(e.line.decode("utf-8", "replace"))
+                value = loads(e.line)
+                out.append(e.line.decode("utf-8", "replace") if value is NOT_JSON else value)
         return out
 
     def violations(self) -> list[Violation]:
@@ -96,12 +95,7 @@ class TestTranscript:
         t0 = entries[0].time if entries else 0.0
         lines = []
         for e in entries:
-            record: dict[str, Any] = {"dir": e.direction, "t": round(e.time - t0, 6)}
-            try:
-                record["msg"] = json.loads(e.line)
-            except ValueError:
-                record["raw"] = e.line.decode("utf-8", "replace")
-            lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+            lines.append(dumps_record(e.to_record(t0)) + "\n")
         return "".join(lines)
 
     def __len__(self) -> int:

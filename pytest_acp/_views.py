@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Iterable
 from typing import Any
+
+from pytest_acp._safejson import key as json_key
 
 __all__ = ["CHUNK_ID_KEYS", "final_view", "merged_view"]
 
@@ -32,7 +33,7 @@ CHUNK_ID_KEYS: dict[str, str] = {
 def _frozen(value: Any) -> Any:
     """A hashable stand-in for a JSON value (scalars as they are: the common case)."""
     if isinstance(value, dict | list):
-        return json.dumps(value, sort_keys=True)
+        return json_key(value)
     return value
 
 
@@ -207,7 +208,7 @@ def final_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     state: dict[str, Any] | None = None
 
     def entity(kind: str, tag: str, id_key: str, ident: Any) -> dict[str, Any]:
-        key = (kind, json.dumps(ident, sort_keys=True))
+        key = (kind, json_key(ident))
         found = entities.get(key)
         if found is None:
             found = entities[key] = {"sessionUpdate": tag, id_key: ident}
@@ -216,6 +217,9 @@ def final_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     for p in payloads:
         tag = p.get("sessionUpdate")
+        if not isinstance(tag, str):
+            order.append(p)  # no usable tag: kept where it came, as given
+            continue
         if tag in _MESSAGE_KINDS:
             kind = _MESSAGE_KINDS[tag]
             e = entity(kind, kind, "messageId", p.get("messageId"))
@@ -272,6 +276,8 @@ def final_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     for e in order:
         tag = e.get("sessionUpdate")
+        if not isinstance(tag, str):
+            continue
         if id(e) in binary:
             e["output"]["data"] = base64.b64encode(bytes(binary[id(e)])).decode("ascii")
         if tag in _MESSAGE_KINDS and "content" in e:

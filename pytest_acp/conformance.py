@@ -17,7 +17,6 @@ works on a live client's transcript and on a saved NDJSON file alike.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,6 +28,7 @@ from acp_lite.model import rules as model_rules
 # re-exported here: pytest_acp.Rule / pytest_acp.Violation are these classes.
 from acp_lite.model.rules import Rule, Violation
 from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, STOP_REASONS
+from pytest_acp._safejson import NOT_JSON, key, loads, short
 
 __all__ = [
     "KNOWN_STATES",
@@ -43,9 +43,6 @@ __all__ = [
     "rule_info",
 ]
 
-
-NOT_JSON: Any = object()
-"""What :meth:`ConnectionChecker.feed` returns for a line that is not JSON."""
 
 _PL = "prompt-lifecycle"
 RULES: dict[str, Rule] = {
@@ -104,6 +101,11 @@ RULES: dict[str, Rule] = {
         Rule(
             "stdout-not-jsonrpc",
             "the agent writes nothing to stdout but JSON-RPC 2.0 messages, one per line",
+            "transports#stdio",
+        ),
+        Rule(
+            "message-not-checkable",
+            "every message has the shape the schema gives it (this one could not be read)",
             "transports#stdio",
         ),
         Rule(
@@ -191,9 +193,8 @@ class ConnectionChecker:
 
         Returns the decoded JSON value (:data:`NOT_JSON` for a line that is not JSON),
         so that the session-model replay fed the same line need not parse it again."""
-        try:
-            value = json.loads(line)
-        except ValueError:
+        value = loads(line)
+        if value is NOT_JSON:
             if direction == "recv":
                 text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
                 self._add("stdout-not-jsonrpc", f"line is not JSON: {text[:80]!r}", index, None)
@@ -209,22 +210,30 @@ class ConnectionChecker:
                 if direction == "recv":
                     self._add(
                         "stdout-not-jsonrpc",
-                        f"not a JSON-RPC 2.0 message: {json.dumps(msg)[:80]}",
+                        f"not a JSON-RPC 2.0 message: {short(msg)}",
                         index,
                         None,
                     )
                 continue
-            if direction == "send":
-                self._sent(msg, index)
-            else:
-                self._received(msg, index)
+            try:
+                if direction == "send":
+                    self._sent(msg, index)
+                else:
+                    self._received(msg, index)
+            except Exception as exc:  # a shape no rule foresaw: a finding, never a crash
+                self._add(
+                    "message-not-checkable",
+                    f"{type(exc).__name__} while checking {short(msg)}",
+                    index,
+                    None,
+                )
 
     def _sent(self, msg: Mapping[str, Any], index: int) -> None:
         method = msg.get("method")
         params = msg.get("params")
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
         if isinstance(method, str) and "id" in msg:
-            self._pending[json.dumps(msg["id"])] = _Pending(method, params, index)
+            self._pending[key(msg["id"])] = _Pending(method, params, index)
             if method in _REPLAYING and isinstance(sid, str):
                 self._session(sid).replaying += 1
         elif method == "session/cancel" and isinstance(sid, str):
@@ -237,7 +246,7 @@ class ConnectionChecker:
             if msg.get("method") == "session/update":
                 self._update(msg.get("params"), index)
             return
-        pending = self._pending.pop(json.dumps(msg.get("id")), None)
+        pending = self._pending.pop(key(msg.get("id")), None)
         if pending is None:
             self._add(
                 "response-without-request",
@@ -301,7 +310,8 @@ class ConnectionChecker:
         elif tag == "state_update":
             self._state(sid, session, update, index)
         elif (
-            tag in _OUTPUT
+            isinstance(tag, str)
+            and tag in _OUTPUT
             and session.state == IDLE
             and not session.replaying
             and sid in self._known  # an unknown session is reported as such, once
@@ -334,7 +344,7 @@ class ConnectionChecker:
             session.state = state
             return
         reason = update.get("stopReason")
-        known = reason in KNOWN_STOP_REASONS
+        known = isinstance(reason, str) and reason in KNOWN_STOP_REASONS
         if isinstance(reason, str) and not known and not reason.startswith("_"):
             self._add(
                 "unknown-stop-reason",

@@ -22,13 +22,14 @@ Pure Python over dicts: no pytest, syrupy or acp_lite import is needed to use it
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_acp._safejson import NOT_JSON, loads
+from pytest_acp._safejson import key as json_key
 from pytest_acp._views import CHUNK_ID_KEYS, final_view, merged_view
 
 __all__ = [
@@ -91,7 +92,7 @@ class IdMap:
 
     def placeholder(self, kind: str, value: Any) -> str:
         """The placeholder for ``value`` (a str or int id) of id kind ``kind``."""
-        key = (kind, value if isinstance(value, str) else json.dumps(value, sort_keys=True))
+        key = (kind, json_key(value))
         found = self._map.get(key)
         if found is None:
             n = self._counts.get(kind, 0) + 1
@@ -141,7 +142,9 @@ def _payloads_of(item: Any) -> list[dict[str, Any]]:
         return []
     raw = getattr(item, "raw", None)  # model Event, Unrecognized* updates
     if isinstance(raw, Mapping):
-        return _payloads_of(raw)
+        # The update payload as received, kept even without a usable tag (the
+        # model keeps such updates too; they are what the agent sent).
+        return [dict(raw)]
     raw_params = getattr(item, "raw_params", None)  # decoded Notification
     if isinstance(raw_params, Mapping):
         return _payloads_of(raw_params)
@@ -149,10 +152,8 @@ def _payloads_of(item: Any) -> list[dict[str, Any]]:
     if isinstance(line, bytes | str) and hasattr(item, "direction"):
         if item.direction != "recv":
             return []
-        try:
-            return _from_wire(json.loads(line))
-        except (ValueError, TypeError):
-            return []
+        value = loads(line)
+        return [] if value is NOT_JSON else _from_wire(value)
     if hasattr(item, "session_update"):  # a typed wire object
         import importlib
 

@@ -263,8 +263,7 @@ def test_one_rule_and_violation_record_for_model_and_plugin() -> None:
 
 def test_each_line_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The connection checker's decoded value feeds the session-model replay too."""
-    import pytest_acp._model_replay as replay_mod
-    import pytest_acp.conformance as conformance_mod
+    import pytest_acp._safejson as safejson_mod
     from pytest_acp._incremental import IncrementalCheck
 
     w = Wire().open()
@@ -280,8 +279,8 @@ def test_each_line_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
         return json.loads(line, *args, **kwargs)
 
     fake = type("json", (), {"loads": staticmethod(counting), "dumps": staticmethod(json.dumps)})
-    monkeypatch.setattr(conformance_mod, "json", fake)
-    monkeypatch.setattr(replay_mod, "json", fake)
+    # Every JSON parse of the plugin goes through pytest_acp._safejson.
+    monkeypatch.setattr(safejson_mod, "json", fake)
     assert check_transcript(w.t) == expected
     assert len(calls) == len(w.t)
     calls.clear()

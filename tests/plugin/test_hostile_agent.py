@@ -1,0 +1,99 @@
+"""Whatever the agent prints, the plugin reports it as that test's finding and the
+run goes on: no INTERNALERROR, no RecursionError or TypeError in place of a result."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+
+import pytest
+
+from .conftest import LEAN
+
+DEEP = "[" * 1200 + "]" * 1200
+
+
+def _update(update: object) -> dict[str, object]:
+    return {
+        "type": "raw",
+        "text": json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "{{session_id}}", "update": update},
+            }
+        ),
+    }
+
+
+HOSTILE_STEPS = {
+    "deep": [{"type": "raw", "text": DEEP}],
+    "deep_update": [
+        {
+            "type": "raw",
+            "text": '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
+            '"{{session_id}}","update":' + DEEP + "}}",
+        }
+    ],
+    "surrogate": [{"type": "text", "text": "a\ud800b"}],
+    "tag_dict": [_update({"sessionUpdate": {}})],
+    "tag_list": [_update({"sessionUpdate": []})],
+    "tagless": [_update({"content": {"type": "text", "text": "x"}})],
+    "stop_list": [_update({"sessionUpdate": "state_update", "state": "idle", "stopReason": []})],
+    "state_dict": [_update({"sessionUpdate": "state_update", "state": {}})],
+    "nan": [{"type": "raw", "text": '{"jsonrpc":"2.0","method":"x","params":{"a":NaN}}'}],
+    "deep_id": [{"type": "raw", "text": '{"jsonrpc":"2.0","id":' + DEEP + ',"result":{}}'}],
+}
+
+
+def _agent(steps: list[dict[str, object]]) -> str:
+    script = {"turns": [{"steps": steps, "stop_reason": "end_turn"}]}
+    argv = [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
+    return shlex.join(argv)
+
+
+SUITE = """
+import pytest
+from pytest_acp import normalize
+
+
+def test_turn(acp_session, acp_snapshot):
+    turn = acp_session.run("go")
+    normalize(turn.updates)  # tag-less and odd updates included
+    normalize(turn.updates, view="final")
+    assert turn.stop_reason == "end_turn"
+
+
+def test_after():
+    pass
+"""
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_STEPS))
+def test_hostile_output_is_a_finding_not_a_crash(pytester: pytest.Pytester, case: str) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    transcripts = pytester.path / "transcripts"
+    result = pytester.runpytest_subprocess(
+        *LEAN,
+        "--acp-agent",
+        _agent(HOSTILE_STEPS[case]),
+        "--acp-conformance=strict",
+        f"--acp-transcripts={transcripts}",
+        "-rf",
+        timeout=120,
+    )
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out, out
+    assert "RecursionError" not in out and "TypeError" not in out, out
+    assert result.ret in (0, 1), out  # passed, or failed on a finding: never 2, 3, 4
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2, outcomes
+    assert "test_after PASSED" in out or outcomes.get("passed", 0) >= 1
+    for path in transcripts.glob("*.ndjson"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            json.loads(line, parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> object:
+    raise AssertionError(f"{name} in a saved transcript: not JSON")
