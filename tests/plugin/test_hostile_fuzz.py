@@ -1,0 +1,136 @@
+"""Hostile-output fuzz: mutated real v2 and v1 agent output through the plugin's
+checks, views and transcript writer and through the CLI renderer (in-process,
+hypothesis), then once end to end through pytester (strict conformance,
+``--acp-transcripts``) and the ``acp-lite prompt`` command."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_lite._cli_render import Renderer
+from acp_lite.transcript import Transcript
+from pytest_acp import normalize
+from pytest_acp._incremental import IncrementalCheck
+from pytest_acp.conformance import check_transcript
+
+from .conftest import LEAN
+from .hostile_corpus import mutated_lines
+
+
+def _transcript(lines: list[str]) -> Transcript:
+    t = Transcript()
+    t.record("send", b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/"}}')
+    t.record("recv", b'{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}')
+    t.record(
+        "send",
+        b'{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":'
+        b'{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}',
+    )
+    for line in lines:
+        t.record("recv", line.replace("{{session_id}}", "s1").encode("utf-8", "surrogatepass"))
+    return t
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 40))
+def test_mutated_output_never_raises_in_process(
+    seed: int, count: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    t = _transcript(mutated_lines(seed, count))
+    check_transcript(t, ended=True)
+    check_transcript(t, ended=True, agent_exited=True)
+    inc = IncrementalCheck()
+    inc.feed_from(t)
+    inc.violations(start=0)
+    for view in ("raw", "merged", "final"):
+        normalize(t, view=view)
+    path = tmp_path_factory.mktemp("t") / "t.ndjson"
+    t.save(path)
+    again = Transcript.load(path)
+    assert len(again) == len(t)
+    renderer = Renderer(io.StringIO(), io.StringIO(), color=True, shared=True)
+    for entry in t:
+        try:
+            value = json.loads(entry.line)
+        except (ValueError, RecursionError):
+            continue
+        params = value.get("params") if isinstance(value, dict) else None
+        update = params.get("update") if isinstance(params, dict) else None
+        if isinstance(update, dict):
+            renderer.update(update)
+    renderer.finish()
+
+
+SEED = 20261201
+
+
+def _agent(lines: list[str]) -> list[str]:
+    steps = [{"type": "raw", "text": line} for line in lines]
+    script = {"turns": [{"steps": steps, "stop_reason": "end_turn"}]}
+    return [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
+
+
+SUITE = """
+from pytest_acp import normalize
+
+def test_turn(acp_session, acp_snapshot):
+    turn = acp_session.run("go")
+    normalize(turn.updates, view="final")
+
+def test_after():
+    pass
+"""
+
+
+def test_mutated_output_through_the_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    transcripts = pytester.path / "transcripts"
+    result = pytester.runpytest_subprocess(
+        *LEAN,
+        "--acp-agent",
+        shlex.join(_agent(mutated_lines(SEED, 150))),
+        "--acp-conformance=strict",
+        f"--acp-transcripts={transcripts}",
+        "--acp-timeout=20",
+        timeout=120,
+    )
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out, out
+    assert result.ret in (0, 1), out
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2, outcomes
+    saved = list(transcripts.glob("*.ndjson"))
+    assert saved
+    for path in saved:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            json.loads(line, parse_constant=_no_constant)
+
+
+def test_mutated_output_through_the_cli(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "acp_lite.cli", "prompt", "--timeout", "20", "--agent"]
+    proc = subprocess.run(
+        [*argv, shlex.join(_agent(mutated_lines(SEED + 1, 150))), "--transcript", "t.ndjson", "go"],
+        capture_output=True,
+        timeout=60,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        env={**__import__("os").environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    err = proc.stderr.decode("utf-8")
+    assert "Traceback" not in err, err
+    assert proc.returncode in (0, 1, 5, 7), err  # the turn's outcome or a protocol error
+    for line in (tmp_path / "t.ndjson").read_text(encoding="utf-8").splitlines():
+        json.loads(line, parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> object:
+    raise AssertionError(f"{name} in a saved transcript: not JSON")
