@@ -143,6 +143,8 @@ class Portal:
         self._closing = False
         self._fatal: BaseException | None = None
         self._token: trio.lowlevel.TrioToken | None = None
+        #: Set when the trio run has ended (the thread is about to exit).
+        self._done = threading.Event()
         self._calls: trio.Nursery | None = None
         self._stop: trio.Event | None = None
         self._hosts_nursery: trio.Nursery | None = None
@@ -166,6 +168,7 @@ class Portal:
             log.debug("trio thread ended with %r", self._fatal)
         finally:
             self._ready.set()
+            self._done.set()
             with _OPEN_LOCK:
                 _OPEN_PORTALS.discard(self)
 
@@ -394,6 +397,20 @@ class Portal:
         """Schedule ``fn(*args)`` on the trio thread without waiting (fire and forget)."""
         self._post(self._check_caller(), fn, *args)
 
+    def run_sync_soon_while_closing(self, fn: Callable[..., object], *args: Any) -> bool:
+        """Schedule ``fn(*args)`` on the trio thread even while it is closing (to
+        hurry the shutdown along); ``False`` when the thread has already stopped."""
+        # Not ``Thread.is_alive()``: after a join() interrupted by Ctrl-C it may
+        # wrongly say False (CPython before 3.13); a finished run raises instead.
+        token = self._token
+        if token is None or self._done.is_set():
+            return False
+        try:
+            token.run_sync_soon(fn, *args)
+        except trio.RunFinishedError:
+            return False
+        return True
+
     def enter_async_context(
         self, cm: AbstractAsyncContextManager[T], *, timeout: float | None = None
     ) -> T:
@@ -434,6 +451,11 @@ class Portal:
         self._thread.join(timeout)
         if self._thread.is_alive():
             log.warning("the trio thread %r did not stop within %gs", self._thread.name, timeout)
+
+    def wait_done(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for the trio run to end (works after an
+        interrupted :meth:`close`, unlike ``Thread.join``); whether it ended."""
+        return self._done.wait(timeout)
 
     @property
     def fatal_error(self) -> BaseException | None:

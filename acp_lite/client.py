@@ -26,6 +26,7 @@ client. Ctrl-C in a blocking call cancels the work it started on the trio side
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import threading
@@ -384,4 +385,18 @@ class Client(Facade):
         # Hand-written: closing stops the trio thread itself (bounded join), which a
         # call running on that thread could not do; ``AsyncClient.close`` runs as the
         # portal exits the connection context.
-        self._portal.close(self._limits.shutdown_timeout + BACKSTOP)
+        try:
+            self._portal.close(self._limits.shutdown_timeout + BACKSTOP)
+        except KeyboardInterrupt:
+            # Ctrl-C while the shutdown ladder waits (a second one, typically: the
+            # first is why we are closing): stop waiting, kill the agent now.
+            self._kill_now()
+            with contextlib.suppress(KeyboardInterrupt):
+                self._portal.wait_done(self._limits.kill_grace + BACKSTOP)
+            raise
+
+    def _kill_now(self) -> None:
+        process = getattr(getattr(self, "_async", None), "_conn", None)
+        process = getattr(process, "process", None)
+        if process is not None:
+            self._portal.run_sync_soon_while_closing(process.kill_now)

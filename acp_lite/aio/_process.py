@@ -133,6 +133,12 @@ class AgentProcess:
         self._stderr.append(text)
         logger.debug("agent[%d] stderr: %s", self.process.pid, text)
 
+    def kill_now(self) -> None:
+        """Skip what is left of the graces: SIGKILL the agent's process group now
+        (a second Ctrl-C during ``close()``). The shutdown ladder then ends at once."""
+        self._terminated = True
+        self._signal(signal.SIGKILL)
+
     def _signal(self, sig: int) -> None:
         if self.process.returncode is not None:
             return
