@@ -12,7 +12,7 @@ import trio
 import trio.testing
 
 from acp_lite import aio
-from acp_lite.errors import Timeout
+from acp_lite.errors import ProtocolError, Timeout
 from acp_lite.protocol import SessionConfigOption, SetSessionConfigOptionResponse
 
 Handler = Callable[["FakeAgent", dict[str, Any]], Awaitable[None]]
@@ -204,6 +204,30 @@ def test_config_options_typed_and_set_config_option_applied(
                 assert isinstance(response, SetSessionConfigOptionResponse)
                 (opt,) = session.model.config_options
                 assert opt.current_value == "fast"
+            nursery.cancel_scope.cancel()
+
+    run(main, clock)
+
+
+async def _same_id(agent: FakeAgent, msg: dict[str, Any]) -> None:
+    await agent.send({"id": msg["id"], "result": {"sessionId": "s1"}})
+
+
+def test_a_duplicate_session_id_is_a_protocol_error_and_keeps_the_first(
+    clock: trio.testing.MockClock,
+) -> None:
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            _agent, cm = await _connected(
+                nursery, handlers(**{"session/new": _same_id, "session/prompt": _slow_prompt})
+            )
+            async with cm as client:
+                first = await client.new_session("/")
+                with pytest.raises(ProtocolError, match="'s1'"):
+                    await client.new_session("/")
+                assert client.session("s1") is first
+                turn = await first.run("still works")
+                assert turn.stop_reason == "end_turn"
             nursery.cancel_scope.cancel()
 
     run(main, clock)

@@ -19,6 +19,7 @@ SCRIPT = {
         {
             "steps": [
                 {"type": "text", "text": HOSTILE},
+                {"type": "raw", "text": "[" * 5000 + "]" * 5000},  # deeper than json decodes
                 {
                     "type": "update",
                     "update": {
