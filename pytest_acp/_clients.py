@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -40,17 +41,39 @@ def limits_for(timeout: float) -> Any:
     return Limits(default_timeout=timeout, connect_timeout=max(timeout, HANDSHAKE_TIMEOUT))
 
 
-def connect(command: AgentCommand, timeout: float, policies: Policies) -> Any:
-    from acp_lite.client import connect as acp_connect
+#: Commands that could not be started at all (not found, not executable): later
+#: tests fail at once with the same message instead of trying again.
+_UNSTARTABLE: dict[tuple[Any, ...], str] = {}
 
-    return acp_connect(
-        list(command.argv),
-        cwd=command.cwd,
-        env=dict(command.env) or None,
-        limits=limits_for(timeout),
-        on_permission=policies.permission,
-        on_elicitation=policies.elicitation,
-    )
+
+def connect(command: AgentCommand, timeout: float, policies: Policies) -> Any:
+    """A connected blocking client; a failure to start or initialize the agent fails
+    the test with one clear line (the agent's stderr tail once), no traceback."""
+    __tracebackhide__ = True
+    import pytest
+
+    from acp_lite.client import connect as acp_connect
+    from acp_lite.errors import AcpError, AgentStartFailed
+
+    key = command.key()
+    known = _UNSTARTABLE.get(key)
+    if known is not None:
+        pytest.fail(known + " (as in an earlier test)", pytrace=False)
+    try:
+        return acp_connect(
+            list(command.argv),
+            cwd=command.cwd,
+            env=dict(command.env) or None,
+            limits=limits_for(timeout),
+            on_permission=policies.permission,
+            on_elicitation=policies.elicitation,
+        )
+    except AcpError as exc:
+        message = f"could not start the agent {shlex.join(command.argv)}: {exc}"
+        if isinstance(exc, AgentStartFailed):
+            _UNSTARTABLE[key] = message
+    # Outside the except block: the report shows this one message, not the chain.
+    pytest.fail(message, pytrace=False)
 
 
 def close_quietly(client: Any) -> None:

@@ -239,6 +239,7 @@ def acp_client(
 ) -> Iterator[Any]:
     """A connected blocking ``acp_lite.Client``: a fresh agent process per test, or a
     shared one with ``--acp-scope`` / ``@pytest.mark.acp_scope``."""
+    __tracebackhide__ = True
     command = settings.as_agent_command(acp_agent_command)
     node: pytest.Item = request.node
     scope = settings.scope_of(node, request.config)
