@@ -1,25 +1,32 @@
-"""A tiny raw-pipe client for driving the reference agent in tests (no acp_lite client)."""
+"""A tiny raw-pipe client for driving the reference agent in tests (no acp_lite client).
+
+:class:`InProcessPipes` drives an :class:`~acp_lite.testing.InProcessAgent` (no
+interpreter start-up); :class:`AgentProcess` a real subprocess, for what only a
+process shows (signals, exit of the process, its stderr).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
+
+from acp_lite.testing import InProcessAgent
 
 TIMEOUT = 5.0
 
 
-class AgentProcess:
-    """The agent as a subprocess; every stdout line is recorded in order."""
+class RawAgent:
+    """The agent over two pipes; every stdout line is recorded in order."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
+    def __init__(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
         self.lines: list[bytes] = []  # every stdout line, raw
         self.messages: list[Any] = []  # the JSON-decodable ones
         self.sent: dict[int, str] = {}  # our request ids -> methods
@@ -29,20 +36,31 @@ class AgentProcess:
         self._wire_lock = threading.Lock()
         self._new: queue.Queue[Any] = queue.Queue()
         self._next_id = 0
-        self.stderr_lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self._stderr_reader.start()
 
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr_lines.append(line.decode(errors="replace"))
+    @property
+    def stderr_lines(self) -> list[str]:
+        raise NotImplementedError
+
+    def poll(self) -> int | None:
+        """The exit status, or ``None`` while the agent runs."""
+        raise NotImplementedError
+
+    def wait_exit(self, timeout: float = TIMEOUT) -> int:
+        raise NotImplementedError
+
+    def send_raw(self, data: bytes) -> None:
+        """Write bytes to the agent's stdin as they are."""
+        self._stdin.write(data)
+        self._stdin.flush()
+
+    def close_stdin(self) -> None:
+        """End of input for the agent."""
+        self._stdin.close()
 
     def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+        for line in self._stdout:
             self.lines.append(line)
             try:
                 message = json.loads(line)
@@ -57,11 +75,9 @@ class AgentProcess:
         self._new.put(None)
 
     def send(self, message: Any) -> None:
-        assert self.proc.stdin is not None
         with self._wire_lock:  # recorded before it is written: its answer comes after it
             self.wire.append({"dir": "send", "msg": message})
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
+        self.send_raw(json.dumps(message).encode() + b"\n")
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> int:
         self._next_id += 1
@@ -149,18 +165,13 @@ class AgentProcess:
         prompt = [{"type": "text", "text": text}]
         return self.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
 
-    def wait_exit(self, timeout: float = TIMEOUT) -> int:
-        return self.proc.wait(timeout=timeout)
-
     def wait_eof(self, timeout: float = TIMEOUT) -> None:
         """Until every stdout line the (exited) agent wrote has been read."""
         self._reader.join(timeout)
         assert not self._reader.is_alive(), "stdout never closed"
 
     def stderr_text(self) -> str:
-        """Everything written to stderr so far (waits for EOF if the agent exited)."""
-        if self.proc.poll() is not None:
-            self._stderr_reader.join(TIMEOUT)
+        """Everything written to stderr so far."""
         return "".join(self.stderr_lines)
 
     def wait_stderr(self, text: str, timeout: float = TIMEOUT) -> None:
@@ -169,6 +180,73 @@ class AgentProcess:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} not on stderr: {self.stderr_lines[-5:]}")
             time.sleep(0.005)
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class InProcessPipes(RawAgent):
+    """An :class:`InProcessAgent` (threads of this process) over its two pipes."""
+
+    def __init__(self, agent: InProcessAgent) -> None:
+        self.agent = agent
+        write_fd, read_fd = agent.start()
+        super().__init__(os.fdopen(write_fd, "wb"), os.fdopen(read_fd, "rb"))
+
+    @property
+    def stderr_lines(self) -> list[str]:
+        return [line + "\n" for line in self.agent.stderr_tail()]
+
+    def poll(self) -> int | None:
+        return self.agent.returncode
+
+    def wait_exit(self, timeout: float = TIMEOUT) -> int:
+        code = self.agent.wait(timeout)
+        assert code is not None, "the agent did not stop"
+        return code
+
+    def close(self) -> None:
+        if not self._stdin.closed:
+            self._stdin.close()
+        self.agent.close()
+        self._reader.join(TIMEOUT)
+        self._stdout.close()
+        assert self.agent.threads() == [], self.agent.threads()
+
+
+class AgentProcess(RawAgent):
+    """The agent as a subprocess."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._stderr: list[str] = []
+        super().__init__(self.proc.stdin, self.proc.stdout)
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+
+    @property
+    def stderr_lines(self) -> list[str]:
+        return self._stderr
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._stderr.append(line.decode(errors="replace"))
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait_exit(self, timeout: float = TIMEOUT) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def stderr_text(self) -> str:
+        """Everything written to stderr so far (waits for EOF if the agent exited)."""
+        if self.proc.poll() is not None:
+            self._stderr_reader.join(TIMEOUT)
+        return "".join(self._stderr)
 
     def close(self) -> None:
         if self.proc.poll() is None:
