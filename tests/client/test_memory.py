@@ -57,11 +57,11 @@ def test_closing_stops_a_hanging_in_process_agent() -> None:
 
 
 def test_echo_turn_with_a_trio_native_agent_on_the_clients_loop() -> None:
-    loops: list[object] = []
+    loops: list[str] = []
     ended = threading.Event()
 
     async def echo(stream: trio.abc.Stream) -> None:
-        loops.append(trio.lowlevel.current_trio_token())
+        loops.append(threading.current_thread().name)
         buffer = b""
         try:
             while data := await stream.receive_some():
@@ -75,7 +75,7 @@ def test_echo_turn_with_a_trio_native_agent_on_the_clients_loop() -> None:
         turn = client.new_session(cwd="/tmp").run("hi there")
         assert turn.stop_reason == "end_turn"
         assert turn.text == "hi there"
-        assert loops == [client._portal._token]  # the agent runs on the client's loop
+        assert loops == ["acp-lite-in-memory"]  # on the client's trio thread (its loop)
     assert ended.is_set()
     assert portal_threads() == []
 
