@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import subprocess
 import threading
 import time
@@ -34,7 +33,10 @@ class RawAgent:
         # ({"dir", "msg"|"raw"}) for pytest_acp.conformance.check_transcript.
         self.wire: list[dict[str, Any]] = []
         self._wire_lock = threading.Lock()
-        self._new: queue.Queue[Any] = queue.Queue()
+        # Messages are appended under this condition; waiters scan them by index
+        # (a queue of "new" messages would also hand out ones from before ``since``).
+        self._arrived = threading.Condition()
+        self._eof = False
         self._next_id = 0
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -70,9 +72,12 @@ class RawAgent:
                 continue
             with self._wire_lock:
                 self.wire.append({"dir": "recv", "msg": message})
-            self.messages.append(message)
-            self._new.put(message)
-        self._new.put(None)
+            with self._arrived:
+                self.messages.append(message)
+                self._arrived.notify_all()
+        with self._arrived:
+            self._eof = True
+            self._arrived.notify_all()
 
     def send(self, message: Any) -> None:
         with self._wire_lock:  # recorded before it is written: its answer comes after it
@@ -92,22 +97,21 @@ class RawAgent:
         self, predicate: Callable[[Any], bool], timeout: float = TIMEOUT, since: int = 0
     ) -> Any:
         """The first message (already received or future, from index ``since``) matching."""
-        for message in self.messages[since:]:
-            if predicate(message):
-                return message
         deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"timed out; received: {self.messages[-10:]}")
-            try:
-                message = self._new.get(timeout=remaining)
-            except queue.Empty:
-                continue
-            if message is None:
-                raise AssertionError(f"agent exited; received: {self.messages[-10:]}")
-            if predicate(message):
-                return message
+        index = since
+        with self._arrived:
+            while True:
+                while index < len(self.messages):
+                    message = self.messages[index]
+                    index += 1
+                    if predicate(message):
+                        return message
+                if self._eof:
+                    raise AssertionError(f"agent exited; received: {self.messages[-10:]}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"timed out; received: {self.messages[-10:]}")
+                self._arrived.wait(remaining)
 
     def response(self, request_id: int) -> dict[str, Any]:
         msg: dict[str, Any] = self.wait_for(
