@@ -38,6 +38,7 @@ from acp_lite.errors import (
 
 if TYPE_CHECKING:
     from acp_lite import aio, permissions, protocol
+    from acp_lite._memory_sync import connect_in_memory
     from acp_lite.client import Client, Session, connect, connect_streams
     from acp_lite.hookspec import hookimpl
     from acp_lite.limits import Limits
@@ -50,6 +51,7 @@ __version__ = "0.1.0.dev0"
 _LAZY: dict[str, str] = {
     "connect": "acp_lite.client",
     "connect_streams": "acp_lite.client",
+    "connect_in_memory": "acp_lite._memory_sync",
     "Client": "acp_lite.client",
     "Session": "acp_lite.client",
     "Turn": "acp_lite.turn",
@@ -90,6 +92,7 @@ __all__ = [
     "Violation",
     "aio",
     "connect",
+    "connect_in_memory",
     "connect_streams",
     "errors",
     "hookimpl",

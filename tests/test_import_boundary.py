@@ -61,6 +61,7 @@ LAYERS: dict[str, int] = {
     "acp_lite._sync_session": 4,
     "acp_lite._portal": 4,
     "acp_lite._mirror": 4,
+    "acp_lite._memory_sync": 4,
     # 5: tools built on the library, and the package re-exports
     "acp_lite": 5,  # acp_lite/__init__.py only (submodules all have their own entry)
     "acp_lite.__main__": 5,

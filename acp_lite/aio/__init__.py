@@ -51,6 +51,7 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
 """
 
 from acp_lite.aio._client import PROTOCOL_VERSION, AsyncClient, connect, connect_streams
+from acp_lite.aio._memory import connect_in_memory
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession, prompt_blocks
 from acp_lite.core import ConnectionEvent, OversizeLine
@@ -63,6 +64,7 @@ __all__ = [
     "ConnectionEvent",
     "OversizeLine",
     "connect",
+    "connect_in_memory",
     "connect_streams",
     "prompt_blocks",
 ]

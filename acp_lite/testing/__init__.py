@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from acp_lite.testing.scenarios import SCENARIOS
 from acp_lite.testing.scenarios import get as scenario
@@ -48,6 +49,9 @@ from acp_lite.testing.script import (
     load_script,
 )
 
+if TYPE_CHECKING:
+    from acp_lite.testing.inprocess import InProcessAgent
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -60,6 +64,7 @@ __all__ = [
     "Flood",
     "Hang",
     "IgnoreSigterm",
+    "InProcessAgent",
     "Insert",
     "Permission",
     "Raw",
@@ -108,3 +113,12 @@ def agent_command(
     if count is not None:
         argv += ["--count", str(count)]
     return [*argv, *args]
+
+
+def __getattr__(name: str) -> Any:
+    # InProcessAgent is imported on first use: the agent process never needs it.
+    if name == "InProcessAgent":
+        from acp_lite.testing.inprocess import InProcessAgent
+
+        return InProcessAgent
+    raise AttributeError(f"module 'acp_lite.testing' has no attribute {name!r}")

@@ -73,6 +73,9 @@ class Agent:
         self.replies: dict[int, dict[str, Any] | None] = {}
         self.abandoned: set[int] = set()
         self.runner = TurnRunner(self)
+        #: Set by :meth:`shutdown` (in-process use; a process just exits).
+        self.stopped = threading.Event()
+        self._threads: list[threading.Thread] = []
         for raw in script.sessions:
             self._preload(raw)
         self.handlers: dict[str, Callable[[Any, dict[str, Any]], Any]] = {
@@ -96,6 +99,45 @@ class Agent:
         """A line of free-form logging on stderr."""
         self._log.write(f"[agent] {text}\n")
         self._log.flush()
+
+    def stderr(self, text: str) -> None:
+        """A raw line on stderr (the ``stderr`` step)."""
+        self._log.write(text + "\n")
+        self._log.flush()
+
+    def spawn(self, target: Callable[[], None], name: str) -> threading.Thread:
+        """Start a daemon thread for the agent's work (kept for :meth:`threads`)."""
+        thread = threading.Thread(target=target, name=self.thread_prefix + name, daemon=True)
+        with self.cond:
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+        thread.start()
+        return thread
+
+    #: Prefix of the names of the threads :meth:`spawn` starts.
+    thread_prefix = ""
+
+    def threads(self) -> list[threading.Thread]:
+        """The agent's worker threads still alive."""
+        with self.cond:
+            return [t for t in self._threads if t.is_alive()]
+
+    def shutdown(self) -> None:
+        """Stop all work promptly: what the process's exit does for a real agent.
+
+        Held prompts are dropped, running turns see a cancel, sessions close and
+        background work stops, so every worker thread ends soon after.
+        """
+        with self.cond:
+            self.stopped.set()
+            for session in self.sessions.values():
+                session.held.clear()
+                if session.turn is not None:
+                    session.cancelling = True
+                session.open = False
+                for item in session.background.values():
+                    item.stop.set()
+            self.cond.notify_all()
 
     def reply(self, request_id: Any, result: dict[str, Any]) -> None:
         """Send a success response."""
@@ -445,7 +487,7 @@ class Agent:
                 self.sessions.pop(session.id, None)
             self.reply(request_id, {})
 
-        threading.Thread(target=delete, name=f"delete-{session.id}", daemon=True).start()
+        self.spawn(delete, f"delete-{session.id}")
         return DEFERRED
 
     def resume_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -493,7 +535,7 @@ class Agent:
             self._close(session)
             self.reply(request_id, {})
 
-        threading.Thread(target=close, name=f"close-{session.id}", daemon=True).start()
+        self.spawn(close, f"close-{session.id}")
         return DEFERRED
 
     def _close(self, session: Session) -> None:
@@ -554,10 +596,8 @@ class Agent:
             else:
                 session.held.append(HeldPrompt(request_id, prompt))
                 if session.worker is None:
-                    session.worker = threading.Thread(
-                        target=self.runner.work, args=(session,), name=session.id, daemon=True
-                    )
-                    session.worker.start()
+                    # Started under the lock: it sees ``worker`` set before it runs.
+                    session.worker = self.spawn(lambda: self.runner.work(session), session.id)
             self.cond.notify_all()
         return DEFERRED
 

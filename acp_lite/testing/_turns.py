@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import base64
 import re
-import sys
-import threading
 from typing import TYPE_CHECKING, Any
 
 from acp_lite.testing._state import BackgroundItem, Session, TurnEnded, TurnRun
@@ -70,10 +68,11 @@ class TurnRunner:
     def work(self, session: Session) -> None:
         """Insert held prompts in the order received, one turn at a time."""
         cond = self.agent.cond
+        stopped = self.agent.stopped.is_set
         while True:
             with cond:
-                cond.wait_for(lambda: bool(session.held) or not session.open)
-                if not session.held:
+                cond.wait_for(lambda: bool(session.held) or not session.open or stopped())
+                if not session.held or stopped():
                     session.worker = None
                     return
                 held = session.held.popleft()
@@ -276,8 +275,7 @@ class TurnRunner:
                 agent.log(f"exiting with code {step.code} (scripted)")
                 agent.wire.exit(step.code)
             case Stderr():
-                sys.stderr.write(run.fill(step.text) + "\n")
-                sys.stderr.flush()
+                agent.stderr(run.fill(step.text))
             case Raw():
                 payload = step.payload()
                 if step.hex is None and b"{{" in payload:
@@ -287,7 +285,7 @@ class TurnRunner:
                 agent.ignore_sigterm = True  # the SIGTERM handler checks this flag
             case Hang():
                 agent.log("hanging forever (scripted)")
-                threading.Event().wait()
+                agent.stopped.wait()  # forever, unless shut down in-process
 
     def stream(
         self,
@@ -430,7 +428,7 @@ class TurnRunner:
                 agent.cond.notify_all()
             agent.report_state(session)
 
-        threading.Thread(target=finish_later, name=f"bg-{item.id}", daemon=True).start()
+        agent.spawn(finish_later, f"bg-{item.id}")
 
     def flood(self, run: TurnRun, step: Flood) -> None:
         """Stream ``count`` chunks fast: one pre-encoded line, written in batches.

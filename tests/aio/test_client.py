@@ -1,4 +1,5 @@
-"""AsyncClient / AsyncSession against real reference-agent subprocesses."""
+"""AsyncClient / AsyncSession against the reference agent: in this process, or a real
+subprocess where the test is about the process (pid, exit status, stderr, signals)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from acp_lite.errors import (
 from acp_lite.hookspec import hookimpl
 from acp_lite.protocol import IdleStateUpdate
 
-from .conftest import FAST, agent, scripted, wire
+from .conftest import FAST, agent, inproc, inproc_scripted, scripted, wire
+from .fakes import NO_ANSWER, FakeAgent
 
 pytestmark = pytest.mark.trio
 
@@ -48,7 +50,7 @@ async def test_initialize_and_run_echo() -> None:
 
 
 async def test_full_method_surface(tmp_path: Any) -> None:
-    async with aio.connect(agent("many_sessions"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("many_sessions"), limits=FAST) as client:
         listed = await client.list_sessions()  # 12 stored sessions, 5 per page
         assert [s.session_id for s in listed] == [f"stored-{i}" for i in range(1, 13)]
         assert len(await client.list_sessions(cwd="/nowhere")) == 0
@@ -87,7 +89,7 @@ async def test_full_method_surface(tmp_path: Any) -> None:
 
 
 async def test_login_logout_and_session_methods() -> None:
-    async with aio.connect(agent("auth_required"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("auth_required"), limits=FAST) as client:
         assert client.auth_methods, "the agent advertises an auth method"
         method_id = client.auth_methods[0].method_id
         await client.login(method_id)
@@ -109,7 +111,7 @@ async def test_login_logout_and_session_methods() -> None:
 
 
 async def test_prompt_message_id_with_updates_before_the_response() -> None:
-    async with aio.connect(agent("updates_before_response"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("updates_before_response"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("hi")
         assert turn.text == "Output before the response."
@@ -121,7 +123,7 @@ async def test_prompt_message_id_with_updates_before_the_response() -> None:
 
 
 async def test_prompt_with_updates_after_the_response() -> None:
-    async with aio.connect(agent("streaming"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("streaming"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         sub = await session.prompt("hi")
         assert sub.status == "inserted" and sub.message_id
@@ -133,7 +135,9 @@ async def test_prompt_with_updates_after_the_response() -> None:
 
 
 async def test_session_updates_before_session_new_response_are_kept() -> None:
-    async with aio.connect(agent("updates_before_session_response"), limits=FAST) as client:
+    async with aio.connect_in_memory(
+        inproc("updates_before_session_response"), limits=FAST
+    ) as client:
         session = await client.new_session(cwd="/tmp")
         assert [e.tag for e in session.updates] == ["available_commands_update", "state_update"]
         assert session.model.is_quiet  # the early idle + background [] was applied
@@ -142,7 +146,7 @@ async def test_session_updates_before_session_new_response_are_kept() -> None:
 
 
 async def test_update_for_a_never_opened_session_goes_to_the_client_log() -> None:
-    async with aio.connect(agent("broken_wrong_session_id"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("broken_wrong_session_id"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         await session.run("x")
         (event,) = [e for e in client.events if e.kind == "unknown_session_update"]
@@ -150,7 +154,7 @@ async def test_update_for_a_never_opened_session_goes_to_the_client_log() -> Non
 
 
 async def test_prompt_while_running_is_sent_and_held_by_the_agent() -> None:
-    async with aio.connect(agent("queueing"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("queueing"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         first = await session.prompt("first")
         second = await session.submit("second")  # during active work: never refused locally
@@ -163,7 +167,7 @@ async def test_prompt_while_running_is_sent_and_held_by_the_agent() -> None:
 
 
 async def test_cancel_request_withdraws_a_held_prompt() -> None:
-    async with aio.connect(agent("queueing"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("queueing"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         await session.prompt("first")
         held = await session.submit("held")
@@ -178,15 +182,21 @@ async def test_cancel_request_withdraws_a_held_prompt() -> None:
         assert {"jsonrpc": "2.0", "method": "$/cancel_request", "params": withdraw} in sent
 
 
-async def test_timeout_on_prompt_withdraws_it() -> None:
-    async with aio.connect(agent("hang"), limits=FAST) as client:
+async def test_timeout_on_prompt_withdraws_it(autojump_clock: Any) -> None:
+    async def hang(agent: FakeAgent, msg: dict[str, Any]) -> Any:
+        running = {"sessionUpdate": "state_update", "state": "running", "background": []}
+        await agent.update(msg["params"]["sessionId"], running)
+        return NO_ANSWER  # stuck before insertion: the prompt is never answered
+
+    fake = FakeAgent({"session/prompt": hang})
+    async with aio.connect_in_memory(fake, limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
-        t0 = time.monotonic()
+        t0 = trio.current_time()
         with pytest.raises(Timeout) as info:
-            await session.run("anything", timeout=0.3)
-        assert time.monotonic() - t0 < 2
+            await session.run("anything", timeout=60)
+        assert 60 <= trio.current_time() - t0 < 61  # on time (a mock clock: no wall wait)
         msg = str(info.value)
-        assert "session/prompt" in msg and "0.3s" in msg and "session state=running" in msg
+        assert "session/prompt" in msg and "60s" in msg and "session state=running" in msg
         assert info.value.state == "running" and info.value.session_id == session.id
         sent = [m.get("method") for d, m in wire(client) if d == "send"]
         assert "$/cancel_request" in sent
@@ -203,7 +213,7 @@ async def test_agent_that_never_answers_initialize() -> None:
 
 async def test_unsupported_protocol_version_closes() -> None:
     with pytest.raises(UnsupportedProtocolVersion) as info:
-        async with aio.connect(agent("wrong_protocol_version"), limits=FAST):
+        async with aio.connect_in_memory(inproc("wrong_protocol_version"), limits=FAST):
             pass
     assert info.value.version == 1
 
@@ -235,7 +245,7 @@ async def test_crash_mid_turn_fails_every_waiter_at_once() -> None:
 
 
 async def test_garbage_lines_are_recorded_and_the_connection_survives() -> None:
-    async with aio.connect(agent("broken_stdout_garbage"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("broken_stdout_garbage"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("x")
         assert turn.text == "before garbage\nafter garbage"
@@ -246,7 +256,9 @@ async def test_garbage_lines_are_recorded_and_the_connection_survives() -> None:
 
 async def test_oversize_line_is_skipped_and_recorded() -> None:
     limits = FAST.__class__(max_line_bytes=256 * 1024)
-    async with aio.connect(agent("oversize_line", "--count", "1000000"), limits=limits) as client:
+    async with aio.connect_in_memory(
+        inproc("oversize_line", "--count", "1000000"), limits=limits
+    ) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("x")
         assert turn.text == "Still here after the big line."
@@ -280,7 +292,9 @@ async def test_agent_ignoring_sigterm_is_killed_within_the_bound() -> None:
     ],
 )
 async def test_permission_answered_by_policies(policy: Any, outcome: Any, text: str) -> None:
-    async with aio.connect(agent("tool_call_permission"), limits=FAST, on_permission=policy) as c:
+    async with aio.connect_in_memory(
+        inproc("tool_call_permission"), limits=FAST, on_permission=policy
+    ) as c:
         session = await c.new_session(cwd="/tmp")
         turn = await session.run("go")
         answers = [m for d, m in wire(c) if d == "send" and "result" in m]
@@ -305,11 +319,13 @@ async def test_permission_default_policy_and_plugin_hooks() -> None:
         def acp_session_update(self, session: Any, event: Any) -> None:
             calls.append(event.tag)
 
-    async with aio.connect(agent("tool_call_permission"), limits=FAST, plugins=[Plugin()]) as c:
+    async with aio.connect_in_memory(
+        inproc("tool_call_permission"), limits=FAST, plugins=[Plugin()]
+    ) as c:
         turn = await (await c.new_session(cwd="/tmp")).run("go")
         assert "Done" in turn.text and "Allow writing notes.txt?" in calls
         assert "state_update" in calls
-    async with aio.connect(agent("tool_call_permission"), limits=FAST) as c:
+    async with aio.connect_in_memory(inproc("tool_call_permission"), limits=FAST) as c:
         turn = await (await c.new_session(cwd="/tmp")).run("go")
         assert "did not" in turn.text  # the default policy rejects
 
@@ -323,8 +339,8 @@ async def test_blocking_permission_callable_runs_off_the_trio_thread() -> None:
         time.sleep(0.2)  # blocks: must not stall the connection
         return permissions.allow_once(request, session)
 
-    async with aio.connect(
-        agent("tool_call_permission"), limits=FAST, on_permission=ask_slowly
+    async with aio.connect_in_memory(
+        inproc("tool_call_permission"), limits=FAST, on_permission=ask_slowly
     ) as c:
         session = await c.new_session(cwd="/tmp")
         turn = await session.run("go")
@@ -336,8 +352,8 @@ async def test_blocking_permission_callable_runs_off_the_trio_thread() -> None:
 async def test_cancel_answers_a_pending_permission_cancelled() -> None:
     release = threading.Event()
     try:
-        async with aio.connect(
-            agent("tool_call_permission"),
+        async with aio.connect_in_memory(
+            inproc("tool_call_permission"),
             limits=FAST,
             on_permission=lambda r, s: release.wait(10) and None,
         ) as client:
@@ -362,11 +378,13 @@ async def test_cancel_answers_a_pending_permission_cancelled() -> None:
 
 
 async def test_elicitation_default_decline_and_accept_callable() -> None:
-    async with aio.connect(agent("elicitation"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("elicitation"), limits=FAST) as client:
         turn = await (await client.new_session(cwd="/tmp")).run("x")
         assert turn.text == "No problem."
     accept = permissions.accept({"name": "Ada"})
-    async with aio.connect(agent("elicitation"), limits=FAST, on_elicitation=accept) as client:
+    async with aio.connect_in_memory(
+        inproc("elicitation"), limits=FAST, on_elicitation=accept
+    ) as client:
         turn = await (await client.new_session(cwd="/tmp")).run("x")
         assert turn.text == "Thanks!"
 
@@ -375,7 +393,9 @@ async def test_callback_error_is_answered_and_logged() -> None:
     def broken(request: Any, session: Any) -> str:
         raise RuntimeError("oops")
 
-    async with aio.connect(agent("tool_call_permission"), limits=FAST, on_permission=broken) as c:
+    async with aio.connect_in_memory(
+        inproc("tool_call_permission"), limits=FAST, on_permission=broken
+    ) as c:
         session = await c.new_session(cwd="/tmp")
         await session.prompt("go")
         with trio.fail_after(5):
@@ -387,7 +407,9 @@ async def test_callback_error_is_answered_and_logged() -> None:
 
 async def test_twenty_sessions_on_one_connection_lose_no_update() -> None:
     n_chunks = 300
-    async with aio.connect(agent("flood", "--count", str(n_chunks)), limits=FAST) as client:
+    async with aio.connect_in_memory(
+        inproc("flood", "--count", str(n_chunks)), limits=FAST
+    ) as client:
         sessions = [await client.new_session(cwd="/tmp") for _ in range(20)]
         turns: dict[str, Any] = {}
 
@@ -405,7 +427,7 @@ async def test_twenty_sessions_on_one_connection_lose_no_update() -> None:
 
 
 async def test_iteration_and_on_update_callbacks() -> None:
-    async with aio.connect(agent("streaming"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("streaming"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         trio_thread = threading.get_ident()
         seen: list[tuple[str, int]] = []
@@ -440,7 +462,9 @@ async def test_extension_notification_reaches_hooks_and_log() -> None:
 
     line = '{"jsonrpc":"2.0","method":"_acme/ping","params":{"n":1}}'
     script = {"turns": [{"steps": [{"type": "raw", "text": line}, {"type": "text", "text": "ok"}]}]}
-    async with aio.connect(scripted(script), limits=FAST, plugins=[Plugin()]) as client:
+    async with aio.connect_in_memory(
+        inproc_scripted(script), limits=FAST, plugins=[Plugin()]
+    ) as client:
         await (await client.new_session(cwd="/tmp")).run("x")
         assert got == [("_acme/ping", {"n": 1})]
         assert [e.method for e in client.events if e.kind == "extension_notification"] == [
@@ -470,7 +494,9 @@ async def test_eight_clients_at_once_lose_no_update() -> None:
     counts: list[int] = []
 
     async def one() -> None:
-        async with aio.connect(agent("flood", "--count", str(n_chunks)), limits=FAST) as client:
+        async with aio.connect_in_memory(
+            inproc("flood", "--count", str(n_chunks)), limits=FAST
+        ) as client:
             session = await client.new_session(cwd="/tmp")
             turn = await session.run("go")
             counts.append(sum(1 for e in turn.updates if e.tag == "agent_message_chunk"))
@@ -537,7 +563,7 @@ async def test_agent_closing_stdout_fails_waiters_within_a_second() -> None:
 async def test_failure_after_insertion_is_a_stop_reason_not_an_exception() -> None:
     from acp_lite.turn import TurnFailed
 
-    async with aio.connect(agent("failure"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("failure"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("x")
         assert turn.submission.status == "inserted"
@@ -549,7 +575,7 @@ async def test_failure_after_insertion_is_a_stop_reason_not_an_exception() -> No
 
 async def test_rejected_prompt_raises_prompt_rejected() -> None:
     script = {"turns": [{"steps": [{"type": "reject", "code": -32602, "message": "no images"}]}]}
-    async with aio.connect(scripted(script), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc_scripted(script), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         with pytest.raises(PromptRejected) as info:
             await session.run("x")
@@ -560,7 +586,7 @@ async def test_rejected_prompt_raises_prompt_rejected() -> None:
 
 
 async def test_custom_update_is_kept_in_the_event_log() -> None:
-    async with aio.connect(agent("custom_update"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("custom_update"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("x")
         (custom,) = [e for e in turn.updates if e.tag == "_acp_lite/progress"]
@@ -575,7 +601,9 @@ async def test_batches_and_unmatched_responses_from_a_real_agent() -> None:
     stray = '{"jsonrpc":"2.0","id":999,"result":{}}'
     steps = [{"type": "raw", "text": batch}, {"type": "raw", "text": stray}]
     steps.append({"type": "text", "text": "ok"})
-    async with aio.connect(scripted({"turns": [{"steps": steps}]}), limits=FAST) as client:
+    async with aio.connect_in_memory(
+        inproc_scripted({"turns": [{"steps": steps}]}), limits=FAST
+    ) as client:
         turn = await (await client.new_session(cwd="/tmp")).run("x")
         assert turn.text == "ok"
         answers = [m for d, m in wire(client) if d == "send" and isinstance(m, list)]
@@ -588,8 +616,8 @@ async def test_batches_and_unmatched_responses_from_a_real_agent() -> None:
 async def test_agent_withdrawing_its_request_is_answered_32800() -> None:
     release = threading.Event()
     try:
-        async with aio.connect(
-            agent("elicitation"), limits=FAST, on_elicitation=lambda r, s: release.wait(10)
+        async with aio.connect_in_memory(
+            inproc("elicitation"), limits=FAST, on_elicitation=lambda r, s: release.wait(10)
         ) as client:
             session = await client.new_session(cwd="/tmp")
             await session.prompt("x")
@@ -615,7 +643,7 @@ async def test_agent_withdrawing_its_request_is_answered_32800() -> None:
 
 async def test_raw_update_payloads_can_be_left_to_the_transcript() -> None:
     limits = FAST.__class__(keep_raw_updates=False)
-    async with aio.connect(agent("custom_update"), limits=limits) as client:
+    async with aio.connect_in_memory(inproc("custom_update"), limits=limits) as client:
         turn = await (await client.new_session(cwd="/tmp")).run("x")
         (custom,) = [e for e in turn.updates if e.tag == "_acp_lite/progress"]
         assert custom.raw == {
@@ -664,8 +692,8 @@ async def test_cancel_leaves_permission_requests_for_listed_background_work() ->
     ]
     release = threading.Event()
     try:
-        async with aio.connect(
-            scripted({"turns": [{"steps": steps}]}),
+        async with aio.connect_in_memory(
+            inproc_scripted({"turns": [{"steps": steps}]}),
             limits=FAST,
             on_permission=lambda r, s: release.wait(10) and permissions.allow_once(r, s),
         ) as client:
@@ -695,15 +723,15 @@ async def test_cancel_leaves_permission_requests_for_listed_background_work() ->
 
 async def test_transcript_and_client_event_log_retention_is_a_limit() -> None:
     limits = FAST.__class__(max_transcript_entries=50, max_events=1)
-    async with aio.connect(agent("flood", "--count", "500"), limits=limits) as client:
+    async with aio.connect_in_memory(inproc("flood", "--count", "500"), limits=limits) as client:
         await (await client.new_session(cwd="/tmp")).run("go")
         assert len(client.transcript) == 50 and client.transcript.dropped > 450
         assert client.transcript[-1].json()["params"]["update"]["state"] == "idle"
-    async with aio.connect(agent("broken_stdout_garbage"), limits=limits) as client:
+    async with aio.connect_in_memory(inproc("broken_stdout_garbage"), limits=limits) as client:
         await (await client.new_session(cwd="/tmp")).run("x")
         (event,) = client.events  # the newest of the two protocol errors
         assert event.kind == "protocol_error"
-    async with aio.connect(agent("flood", "--count", "500"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("flood", "--count", "500"), limits=FAST) as client:
         await (await client.new_session(cwd="/tmp")).run("go")
         assert client.transcript.dropped == 0 and len(client.transcript) > 500  # whole
 
@@ -722,7 +750,9 @@ async def test_session_updates_inside_a_batch_are_applied() -> None:
 
     steps = [{"type": "raw", "text": json.dumps([chunk("A"), chunk("B")])}]
     steps.append({"type": "text", "text": "C", "message_id": "m1"})
-    async with aio.connect(scripted({"turns": [{"steps": steps}]}), limits=FAST) as client:
+    async with aio.connect_in_memory(
+        inproc_scripted({"turns": [{"steps": steps}]}), limits=FAST
+    ) as client:
         turn = await (await client.new_session(cwd="/tmp")).run("x")
         assert turn.text == "ABC"  # JSON-RPC 2.0 section 6: each member as if sent alone
         assert not client.events

@@ -15,13 +15,13 @@ from acp_lite.model import SessionModel
 from acp_lite.protocol import structure_update
 from pytest_acp import normalize
 
-from .conftest import FAST, agent
+from .conftest import FAST, inproc
 
 
 @pytest.mark.trio
 async def test_permission_tool_call_event_is_marked_and_left_out_of_snapshots() -> None:
-    async with aio.connect(
-        agent("tool_call_permission"), limits=FAST, on_permission=permissions.allow_once
+    async with aio.connect_in_memory(
+        inproc("tool_call_permission"), limits=FAST, on_permission=permissions.allow_once
     ) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("go")

@@ -7,12 +7,12 @@ import pytest
 
 from acp_lite import aio
 
-from .conftest import FAST, agent
+from .conftest import FAST, inproc
 
 
 @pytest.mark.trio
 async def test_never_echoed_user_message_is_reported_when_the_connection_ends() -> None:
-    async with aio.connect(agent("broken_no_user_message_echo"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("broken_no_user_message_echo"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         await session.run("hello")
         assert "user-message-not-echoed" not in [v.rule for v in session.model.violations]
@@ -21,7 +21,7 @@ async def test_never_echoed_user_message_is_reported_when_the_connection_ends() 
 
 @pytest.mark.trio
 async def test_conforming_session_close_reports_nothing() -> None:
-    async with aio.connect(agent("echo"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("echo"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         await session.run("hello")
         await session.close()

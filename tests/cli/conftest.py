@@ -1,7 +1,14 @@
-"""Helpers: run the ``acp-lite`` command as a real subprocess."""
+"""Helpers: run the ``acp-lite`` command, in this process or as a real subprocess.
+
+``run_cli`` calls ``acp_lite.cli.main`` here (stdout/stderr captured, stdin not a
+TTY): no interpreter start-up and no client import per test; the agent is still
+the process the command line names. ``run_cli_process`` runs ``python -m
+acp_lite.cli`` for what only a real process shows (end to end).
+"""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -31,7 +38,37 @@ def fake_agent(name: str, *args: str) -> str:
 
 
 @pytest.fixture
-def run_cli(tmp_path: Path) -> RunCli:
+def run_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> RunCli:
+    """Run ``acp_lite.cli.main(ARGS)`` in this process, in a temporary directory.
+
+    Same interface and result as :func:`run_cli_process`: ``input=`` is the text on
+    stdin (never a TTY), ``cwd=`` the working directory.
+    """
+    from acp_lite.cli import main
+
+    def run(
+        *args: str,
+        timeout: float = 60,
+        input: str | None = None,
+        cwd: Path | str | None = None,
+        stdin: Any = None,
+    ) -> subprocess.CompletedProcess[str]:
+        with monkeypatch.context() as patch:
+            patch.chdir(cwd if cwd is not None else tmp_path)
+            patch.delenv("NO_COLOR", raising=False)
+            patch.setattr(sys, "stdin", io.StringIO(input or ""))
+            capsys.readouterr()
+            code = main(list(args))
+            out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["acp-lite", *args], code, out, err)
+
+    return run
+
+
+@pytest.fixture
+def run_cli_process(tmp_path: Path) -> RunCli:
     """Run ``python -m acp_lite.cli ARGS`` (stdin not a TTY) in a temporary directory."""
 
     def run(*args: str, timeout: float = 60, **kwargs: Any) -> subprocess.CompletedProcess[str]:

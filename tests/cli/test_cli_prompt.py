@@ -17,8 +17,8 @@ from acp_lite.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED
 from .conftest import RunCli, cli_env
 
 
-def test_echo_by_default(run_cli: RunCli) -> None:
-    proc = run_cli("prompt", "hello", "world")
+def test_echo_by_default(run_cli_process: RunCli) -> None:
+    proc = run_cli_process("prompt", "hello", "world")
     assert proc.returncode == EXIT_OK, proc.stderr
     # stdout carries only the agent's text; status lines go to stderr.
     assert "hello world" in proc.stdout
@@ -27,8 +27,8 @@ def test_echo_by_default(run_cli: RunCli) -> None:
     assert proc.stdout.endswith("\n")
 
 
-def test_prompt_from_stdin(run_cli: RunCli) -> None:
-    proc = run_cli("prompt", "-", input="from stdin", stdin=None)
+def test_prompt_from_stdin(run_cli_process: RunCli) -> None:
+    proc = run_cli_process("prompt", "-", input="from stdin", stdin=None)
     assert proc.returncode == EXIT_OK, proc.stderr
     assert "from stdin" in proc.stdout
 

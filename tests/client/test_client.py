@@ -1,4 +1,5 @@
-"""The blocking Client / Session against real reference-agent subprocesses."""
+"""The blocking Client / Session against the reference agent: in this process, or a real
+subprocess where the test is about the process (pid, exit, stderr, env, cwd)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ import pytest
 import trio
 
 import acp_lite.client as blocking
+from acp_lite import connect_in_memory
 from acp_lite._mirror import mirrored_async
 from acp_lite._portal import ClientClosed
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.errors import AgentExited, AgentStartFailed, Timeout, UnsupportedProtocolVersion
 from acp_lite.hookspec import hookimpl
-from acp_lite.testing import agent_command
+from acp_lite.testing import InProcessAgent, agent_command
 from acp_lite.turn import Turn
 
 from .conftest import FAST, portal_threads, process_gone, wait_for
@@ -154,7 +156,7 @@ def test_echo_round_trip_and_reads() -> None:
 
 
 def test_prompt_then_wait_idle_and_submit() -> None:
-    with blocking.connect(agent_command("streaming"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("streaming"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         submission = session.prompt("one two three")
         assert submission.status == "inserted" and submission.message_id
@@ -168,7 +170,7 @@ def test_prompt_then_wait_idle_and_submit() -> None:
 
 
 def test_list_resume_delete_sessions() -> None:
-    with blocking.connect(agent_command("many_sessions", count=7), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("many_sessions", count=7), limits=FAST) as client:
         infos = client.list_sessions()
         assert sorted(i.session_id for i in infos) == sorted(f"stored-{i}" for i in range(1, 8))
         session = client.resume_session("stored-3", "/tmp", replay=True)
@@ -180,14 +182,14 @@ def test_list_resume_delete_sessions() -> None:
 
 
 def test_login_when_auth_required() -> None:
-    with blocking.connect(agent_command("auth_required"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("auth_required"), limits=FAST) as client:
         assert client.auth_methods
         client.login(client.auth_methods[0].method_id)
         assert client.new_session(cwd="/tmp").id
 
 
 def test_failure_after_insertion_is_on_the_turn() -> None:
-    with blocking.connect(agent_command("failure"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("failure"), limits=FAST) as client:
         turn = client.new_session(cwd="/tmp").run("go")
         assert turn.stop_reason == "error"
         assert turn.error is not None
@@ -219,7 +221,7 @@ def test_unresponsive_agent_times_out_at_connect_and_leaves_nothing() -> None:
 
 def test_unsupported_protocol_version() -> None:
     with pytest.raises(UnsupportedProtocolVersion) as info:
-        blocking.connect(agent_command("wrong_protocol_version"), limits=FAST)
+        connect_in_memory(InProcessAgent("wrong_protocol_version"), limits=FAST)
     assert info.value.version == 1
     assert wait_for(lambda: not portal_threads())
 
@@ -245,7 +247,7 @@ def test_crash_mid_turn_fails_the_waiter_quickly() -> None:
 
 
 def test_cancel_with_wait_confirms() -> None:
-    with blocking.connect(agent_command("slow_cancel"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("slow_cancel"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         submission = session.prompt("work")
         session.cancel(wait=True, timeout=5)
@@ -254,7 +256,7 @@ def test_cancel_with_wait_confirms() -> None:
 
 
 def test_cancel_wait_says_so_when_never_confirmed() -> None:
-    with blocking.connect(agent_command("broken_no_idle"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("broken_no_idle"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         session.prompt("work")
         with pytest.raises(Timeout, match="confirms cancellation"):
@@ -274,7 +276,7 @@ def test_hook_calling_the_blocking_api_on_the_trio_thread_gets_a_clear_error() -
                 except RuntimeError as exc:
                     errors.append(exc)
 
-    with blocking.connect(agent_command("echo"), limits=FAST, plugins=[Reentrant()]) as client:
+    with connect_in_memory(InProcessAgent("echo"), limits=FAST, plugins=[Reentrant()]) as client:
         client.new_session(cwd="/tmp").run("hi")
     assert len(errors) == 1 and "own trio thread" in str(errors[0])
 
@@ -297,7 +299,7 @@ def test_connection_hooks_see_the_blocking_client() -> None:
         def acp_extension_notification(self, client: object, method: str, params: object) -> None:
             seen.append((method, client))
 
-    with blocking.connect(agent_command("echo"), limits=FAST, plugins=[Watcher()]) as client:
+    with connect_in_memory(InProcessAgent("echo"), limits=FAST, plugins=[Watcher()]) as client:
         client.new_session(cwd="/tmp")
     assert seen == [
         ("opened", client),
@@ -307,7 +309,7 @@ def test_connection_hooks_see_the_blocking_client() -> None:
 
 
 def test_iter_updates_batches_until_close() -> None:
-    with blocking.connect(agent_command("streaming"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("streaming"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         session.submit("a b c d e f")
         tags = []
@@ -320,7 +322,7 @@ def test_iter_updates_batches_until_close() -> None:
 
 
 def test_iter_updates_ends_when_the_agent_exits() -> None:
-    with blocking.connect(agent_command("crash"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("crash"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         session.submit("go")
         # Ends (instead of waiting for more) once the connection is gone.
@@ -332,7 +334,7 @@ def test_iter_updates_ends_when_the_agent_exits() -> None:
 def test_on_update_runs_off_the_trio_thread_in_order() -> None:
     seen: list[int] = []
     threads: set[str] = set()
-    with blocking.connect(agent_command("flood", count=3000), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("flood", count=3000), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         done = threading.Event()
 
@@ -389,7 +391,7 @@ def test_connect_streams_with_an_async_factory_failing() -> None:
 def test_prompt_content_is_a_str_a_block_or_a_list() -> None:
     from acp_lite.protocol import TextContent
 
-    with blocking.connect(agent_command("echo"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("echo"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         assert session.run(TextContent(text="typed block")).text == "typed block"
         assert session.run([{"type": "text", "text": "wire"}, "and str"]).text == "wire and str"
@@ -436,7 +438,7 @@ def test_list_sessions_is_bounded_as_a_whole() -> None:
 
 
 def test_wait_quiet_waits_for_background_work_and_the_grace() -> None:
-    with blocking.connect(agent_command("background"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("background"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         turn = session.run("index")
         assert turn.stop_reason == "end_turn" and session.state == "idle"
@@ -450,7 +452,8 @@ def test_wait_quiet_waits_for_background_work_and_the_grace() -> None:
         last = session.updates[-1].time
         assert time.monotonic() - last >= 0.2
         with pytest.raises(Timeout, match="quiet"):
-            session.submit("again")
+            # Once inserted, the new work is known to run: it cannot look quiet yet.
+            session.wait_inserted(session.submit("again"))
             session.wait_quiet(timeout=0.05, grace=0.01)
 
 

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 import acp_lite.client as blocking
+from acp_lite import connect_in_memory
 from acp_lite._sync_session import INTERRUPT_CANCEL_WAIT
-from acp_lite.testing import agent_command
+from acp_lite.testing import InProcessAgent, agent_command
 
 from .conftest import FAST, child_processes, portal_threads, process_gone, wait_for
 
@@ -44,7 +45,7 @@ def test_eight_clients_at_once_lose_no_update() -> None:
 
     def worker(k: int) -> None:
         try:
-            with blocking.connect(agent_command("flood", count=N), limits=FAST) as client:
+            with connect_in_memory(InProcessAgent("flood", count=N), limits=FAST) as client:
                 session = client.new_session(cwd="/tmp")
                 turn = session.run("go")
                 results[k] = (_chunks(turn), len(session.updates), len(turn.text))
@@ -66,7 +67,7 @@ def test_eight_clients_at_once_lose_no_update() -> None:
 
 
 def test_one_client_shared_by_threads_with_a_session_each() -> None:
-    with blocking.connect(agent_command("flood", count=N), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("flood", count=N), limits=FAST) as client:
         counts: list[int] = []
         lock = threading.Lock()
 
@@ -86,7 +87,7 @@ def test_one_client_shared_by_threads_with_a_session_each() -> None:
 
 
 def test_twenty_sessions_on_one_connection() -> None:
-    with blocking.connect(agent_command("echo"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("echo"), limits=FAST) as client:
         sessions = [client.new_session(cwd="/tmp") for _ in range(20)]
         submissions = [s.prompt(f"message {i}") for i, s in enumerate(sessions)]
         for s in sessions:
@@ -96,7 +97,7 @@ def test_twenty_sessions_on_one_connection() -> None:
 
 
 def test_keyboard_interrupt_during_run_cancels_the_turn_and_reraises() -> None:
-    with blocking.connect(agent_command("slow_cancel"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("slow_cancel"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
 
         interrupted: list[float] = []
@@ -125,12 +126,10 @@ def test_keyboard_interrupt_during_run_cancels_the_turn_and_reraises() -> None:
 
 
 def test_keyboard_interrupt_during_a_held_run_withdraws_only_that_prompt() -> None:
-    import sys
 
     long_turn = {"steps": [{"type": "text", "text": "first"}, {"type": "sleep", "seconds": 30}]}
     script = {"while_busy": "hold", "turns": [long_turn]}
-    argv = [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
-    with blocking.connect(argv, limits=FAST) as client:
+    with connect_in_memory(InProcessAgent(script=script), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         first = session.prompt("first")  # inserted; its work runs for 30 s
 
@@ -170,20 +169,14 @@ def test_keyboard_interrupt_during_a_held_run_withdraws_only_that_prompt() -> No
 def test_keyboard_interrupt_waits_a_bounded_time_for_an_unresponsive_agent(
     steps: list[dict[str, Any]], stop_message: str
 ) -> None:
-    argv = [
-        sys.executable,
-        "-m",
-        "acp_lite.testing.agent",
-        "--script-json",
-        json.dumps({"turns": [{"steps": steps}]}),
-    ]
-    with blocking.connect(argv, limits=FAST) as client:
+    agent = InProcessAgent(script={"turns": [{"steps": steps}]})
+    with connect_in_memory(agent, limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
 
         interrupted: list[float] = []
 
         def interrupt_when_hanging() -> None:
-            if wait_for(lambda: any("hanging forever" in x for x in client.stderr_tail()), 15):
+            if wait_for(lambda: any("hanging forever" in x for x in agent.stderr_tail()), 15):
                 interrupted.append(time.monotonic())
             _thread.interrupt_main()
 
@@ -321,7 +314,7 @@ def test_exit_while_a_close_runs_in_a_daemon_thread_still_stops_the_agent() -> N
 
 
 def test_one_thread_hop_per_call_not_per_notification() -> None:
-    with blocking.connect(agent_command("flood", count=N), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("flood", count=N), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         portal = client._portal
         posts: list[object] = []

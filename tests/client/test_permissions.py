@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 import acp_lite.client as blocking
-from acp_lite import permissions
+from acp_lite import connect_in_memory, permissions
 from acp_lite.hookspec import hookimpl
 from acp_lite.protocol import (
     CreateElicitationResponse,
     RequestPermissionRequest,
     converter,
 )
-from acp_lite.testing import agent_command
+from acp_lite.testing import InProcessAgent
 
 from .conftest import FAST
 
@@ -112,7 +112,7 @@ REJECTED = "Okay, I did not write the file."
 
 
 def _tool_call_turn(**kwargs: Any) -> Any:
-    with blocking.connect(agent_command("tool_call_permission"), limits=FAST, **kwargs) as client:
+    with connect_in_memory(InProcessAgent("tool_call_permission"), limits=FAST, **kwargs) as client:
         session = client.new_session(cwd="/tmp")
         turn = session.run("write the notes")
         return turn, session
@@ -198,8 +198,8 @@ def test_cancel_answers_a_pending_permission_cancelled() -> None:
         release.wait(5)
         return permissions.allow_once(req, session)
 
-    with blocking.connect(
-        agent_command("tool_call_permission"), limits=FAST, on_permission=slow_human
+    with connect_in_memory(
+        InProcessAgent("tool_call_permission"), limits=FAST, on_permission=slow_human
     ) as client:
         session = client.new_session(cwd="/tmp")
         submission = session.prompt("write the notes")
@@ -232,8 +232,8 @@ def test_cancel_answers_a_pending_permission_cancelled() -> None:
     ],
 )
 def test_elicitation_policies_answer_the_agent(policy: Any, text: str) -> None:
-    with blocking.connect(
-        agent_command("elicitation"), limits=FAST, on_elicitation=policy
+    with connect_in_memory(
+        InProcessAgent("elicitation"), limits=FAST, on_elicitation=policy
     ) as client:
         turn = client.new_session(cwd="/tmp").run("form please")
         assert text in turn.text

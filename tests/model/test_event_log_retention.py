@@ -52,10 +52,10 @@ def test_max_events_must_be_positive() -> None:
 
 @pytest.mark.trio
 async def test_limits_bound_a_live_session() -> None:
-    from acp_lite.testing import agent_command
+    from acp_lite.testing import InProcessAgent
 
     limits = Limits(max_session_events=50)
-    async with aio.connect(agent_command("flood", count=2000), limits=limits) as client:
+    async with aio.connect_in_memory(InProcessAgent("flood", count=2000), limits=limits) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("go")
         assert turn.stop_reason == "end_turn"

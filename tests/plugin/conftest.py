@@ -1,7 +1,8 @@
 """pytest_acp is tested the way users meet it: pytester runs of small test suites.
 
-Runs that start agents use ``runpytest_subprocess`` (threads and child processes
-stay out of this process); the plugin loads through its ``pytest11`` entry point.
+Runs are in-process (``runpytest``: no interpreter start-up per run; the agents
+they start are closed by the inner session); only the xdist run and the sample
+suite use a subprocess. The plugin loads through its ``pytest11`` entry point.
 """
 
 from __future__ import annotations

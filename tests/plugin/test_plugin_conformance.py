@@ -96,7 +96,7 @@ def test_every_broken_scenario_is_listed() -> None:
 
 def test_strict_conformance_fails_each_broken_scenario(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_scenarios=SUITE)
-    result = pytester.runpytest_subprocess(*LEAN, "--acp-conformance=strict", "-rf", timeout=180)
+    result = pytester.runpytest(*LEAN, "--acp-conformance=strict", "-rf")
     result.assert_outcomes(passed=len(CONFORMING) + 1, failed=len(BROKEN))
     lines = result.stdout.lines
     for scenario, rule in BROKEN.items():

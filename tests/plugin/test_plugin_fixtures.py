@@ -1,4 +1,4 @@
-"""Fixtures against real agent processes, in one pytester subprocess run: clients,
+"""Fixtures against real agent processes, in one pytester run: clients,
 sessions, the transcript fixture, policies, env/cwd, timeouts, scopes, async
 fixtures with pytest-trio, report sections and saved transcripts."""
 
@@ -186,7 +186,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
     script = {"turns": [{"steps": [{"type": "echo"}], "stop_reason": None}]}
     (pytester.path / "no_stop_reason.json").write_text(json.dumps(script))
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "-p",
         "no:cacheprovider",
         "--acp-env=BAR=from-cli",
@@ -194,7 +194,6 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
         "-rP",
         "-W",
         "default::pytest_acp.plugin.AcpConformanceWarning",
-        timeout=120,
     )
     out = result.stdout.str()
     result.assert_outcomes(passed=18, failed=2)
@@ -300,13 +299,12 @@ def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
             PIDS.append(acp_client.pid)  # the broken agent again, nothing sent this time
         """,
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         *LEAN,
         "--acp-scope=session",
         f"--acp-agent={shlex.join([*REFERENCE_AGENT, '--scenario', 'thinking'])}",
         "--acp-permission=allow_once",
         "--acp-elicitation=cancel",
-        timeout=120,
     )
     result.assert_outcomes(passed=6, failed=1)
     result.stdout.fnmatch_lines(

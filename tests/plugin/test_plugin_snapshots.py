@@ -32,7 +32,7 @@ def script(chunks: list[str]) -> str:
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(*LEAN, *args, timeout=120)
+    return pytester.runpytest(*LEAN, *args)
 
 
 def test_snapshot_lifecycle(pytester: pytest.Pytester) -> None:

@@ -32,8 +32,8 @@ def test_two_workers(pytester: pytest.Pytester) -> None:
     agent = " ".join(RANDOM_IDS_AGENT)
     pytester.makeini(f"[pytest]\nacp_agent = {agent}\nacp_conformance = strict\n")
     pytester.makepyfile(test_suite=SUITE)
-    # Written by one process, checked by two workers (with other random ids).
-    first = pytester.runpytest_subprocess(*LEAN, "--snapshot-update", "-n", "0", timeout=120)
+    # Written by one process (this one), checked by two workers (with other random ids).
+    first = pytester.runpytest(*LEAN, "--snapshot-update", "-n", "0")
     first.assert_outcomes(passed=6)
     first.stdout.fnmatch_lines(["*6 snapshots generated*"])
     second = pytester.runpytest_subprocess(*LEAN, "-n", "2", timeout=120)

@@ -7,23 +7,30 @@ from typing import Any
 
 import pytest
 
-from acp_lite.testing import agent_command
+from acp_lite.testing import InProcessAgent, agent_command
 
-from ._agentproc import AgentProcess
+from ._agentproc import AgentProcess, InProcessPipes, RawAgent
 from ._schema import schema_errors
 
 
 @pytest.fixture
-def spawn() -> Iterator[Callable[..., AgentProcess]]:
-    """``spawn("scenario", script=..., count=..., args=...)`` -> a running agent.
+def spawn() -> Iterator[Callable[..., RawAgent]]:
+    """``spawn("scenario", script=..., count=...)`` -> a running agent.
+
+    In this process (:class:`InProcessPipes`) unless ``process=True`` (then
+    ``args=...`` are extra command-line options of the subprocess).
 
     At teardown every message the agent wrote is validated against the v2
     schema, except for ``broken_*`` scenarios and very long transcripts.
     """
-    started: list[tuple[str | None, AgentProcess]] = []
+    started: list[tuple[str | None, RawAgent]] = []
 
-    def start(scenario: str | None = None, **kwargs: Any) -> AgentProcess:
-        agent = AgentProcess(agent_command(scenario, **kwargs))
+    def start(scenario: str | None = None, *, process: bool = False, **kwargs: Any) -> RawAgent:
+        agent: RawAgent
+        if process:
+            agent = AgentProcess(agent_command(scenario, **kwargs))
+        else:
+            agent = InProcessPipes(InProcessAgent(scenario, stderr_lines=10_000, **kwargs))
         started.append((scenario, agent))
         return agent
 

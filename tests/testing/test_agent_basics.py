@@ -8,9 +8,9 @@ from typing import Any
 
 from acp_lite.testing import Echo, Insert, Permission, Script, Sleep, Turn
 
-from ._agentproc import AgentProcess
+from ._agentproc import RawAgent
 
-Spawn = Callable[..., AgentProcess]
+Spawn = Callable[..., RawAgent]
 
 
 def kinds(updates: list[dict[str, Any]]) -> list[str]:
@@ -80,9 +80,7 @@ def test_error_answers_for_bad_requests(spawn: Spawn) -> None:
     agent.send({"jsonrpc": "2.0", "id": 77, "method": 5})
     assert agent.wait_for(lambda m: m.get("id") == 77)["error"]["code"] == -32600
     agent.send([])  # an empty batch is an invalid request too
-    assert agent.proc.stdin is not None
-    agent.proc.stdin.write(b"{not json\n")
-    agent.proc.stdin.flush()
+    agent.send_raw(b"{not json\n")
     assert agent.wait_for(lambda m: m.get("error", {}).get("code") == -32700)
     # Rejected prompts were never inserted: no user message was reported.
     assert "user_message" not in kinds(agent.updates(sid))
@@ -246,7 +244,7 @@ def test_garbage_on_stdout_then_normal_messages(spawn: Spawn) -> None:
 
 
 def test_crash_exits_with_its_code_and_says_why_on_stderr(spawn: Spawn) -> None:
-    agent = spawn("crash")
+    agent = spawn("crash", process=True)
     sid = agent.start_session()
     rid = agent.prompt(sid, "go")
     assert agent.wait_exit() == 3
@@ -256,29 +254,27 @@ def test_crash_exits_with_its_code_and_says_why_on_stderr(spawn: Spawn) -> None:
 
 
 def test_exits_cleanly_when_stdin_closes(spawn: Spawn) -> None:
-    agent = spawn("slow_cancel")
+    agent = spawn("slow_cancel", process=True)
     sid = agent.start_session()
     agent.prompt(sid, "busy")
-    assert agent.proc.stdin is not None
-    agent.proc.stdin.close()
+    agent.close_stdin()
     assert agent.wait_exit() == 0
 
 
 def test_ignore_sigterm_survives_sigterm(spawn: Spawn) -> None:
-    agent = spawn("ignore_sigterm")
+    agent = spawn("ignore_sigterm", process=True)
     agent.call("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
     agent.proc.send_signal(signal.SIGTERM)
     agent.wait_stderr("ignoring SIGTERM")
     assert agent.call("_acp_lite/ping") == {"echo": {}}  # answered after the SIGTERM
-    assert agent.proc.stdin is not None
-    agent.proc.stdin.close()  # lingers after EOF too
-    assert agent.proc.poll() is None
+    agent.close_stdin()  # lingers after EOF too
+    assert agent.poll() is None
     agent.proc.kill()
     assert agent.wait_exit() == -signal.SIGKILL
 
 
 def test_sigterm_kills_a_normal_agent(spawn: Spawn) -> None:
-    agent = spawn()
+    agent = spawn(process=True)
     agent.call("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
     agent.proc.send_signal(signal.SIGTERM)
     assert agent.wait_exit() == -signal.SIGTERM

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._agentproc import AgentProcess
+from ._agentproc import RawAgent
 
-Spawn = Callable[..., AgentProcess]
+Spawn = Callable[..., RawAgent]
 INIT = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}}
 
 

@@ -28,10 +28,10 @@ from acp_lite.testing import SCENARIOS, Raw
 from acp_lite.testing.scenarios import BROKEN_RULES, FAULTS, get, kind
 from pytest_acp.conformance import Violation, check_transcript, format_violations, rule_info
 
-from ._agentproc import AgentProcess, drive_turn
+from ._agentproc import RawAgent, drive_turn
 from .test_scenarios import run_one_turn
 
-Spawn = Callable[..., AgentProcess]
+Spawn = Callable[..., RawAgent]
 INIT = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}}
 
 #: Sizes that keep the sized scenarios quick (flood: "keep it small").
@@ -43,7 +43,7 @@ def rules(found: list[Violation]) -> list[str]:
     return [v.rule for v in found]
 
 
-def strict(agent: AgentProcess, **kwargs: Any) -> list[Violation]:
+def strict(agent: RawAgent, **kwargs: Any) -> list[Violation]:
     """All violations, the traffic being over (``work-not-ended`` counts)."""
     return check_transcript(agent.wire, ended=True, **kwargs)
 
@@ -55,14 +55,14 @@ def is_final_idle(message: Any) -> bool:
     return bool(update.get("state") == "idle" and "stopReason" in update)
 
 
-def two_prompts(agent: AgentProcess, sid: str) -> None:
+def two_prompts(agent: RawAgent, sid: str) -> None:
     """A second prompt while the first one's work runs; until the work of both ended."""
     agent.response(agent.prompt(sid, "first"))
     second = agent.response(agent.prompt(sid, "second"))
     agent.wait_for(is_final_idle, since=agent.messages.index(second))
 
 
-def resume_and_prompt(agent: AgentProcess) -> None:
+def resume_and_prompt(agent: RawAgent) -> None:
     agent.call("initialize", INIT)
     listed = agent.call("session/list", {})["sessions"]
     sid = listed[0]["sessionId"]
@@ -70,7 +70,7 @@ def resume_and_prompt(agent: AgentProcess) -> None:
     drive_turn(agent, sid, "hello again")
 
 
-def drive(agent: AgentProcess, name: str) -> None:
+def drive(agent: RawAgent, name: str) -> None:
     """Run the scenario's work to its end, the way a client would use it."""
     if name == "many_sessions":
         resume_and_prompt(agent)
@@ -103,7 +103,7 @@ def test_conforming_scenario_has_no_violation(spawn: Spawn, name: str) -> None:
     assert agent.call("_acp_lite/sync") == {"echo": {}}  # everything it sent has arrived
     found = strict(agent)
     assert found == [], format_violations(found)
-    assert agent.proc.poll() is None
+    assert agent.poll() is None
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN_RULES))
@@ -144,7 +144,7 @@ def check_unresponsive(spawn: Spawn) -> None:
     rid = agent.request("initialize", INIT)
     time.sleep(0.3)
     assert not any(m.get("id") == rid for m in agent.messages)
-    assert agent.proc.poll() is None
+    assert agent.poll() is None
     assert strict(agent) == []
 
 
@@ -166,13 +166,13 @@ def check_oversize_line(spawn: Spawn) -> None:
 
 
 def check_ignore_sigterm(spawn: Spawn) -> None:
-    agent = spawn("ignore_sigterm")
+    agent = spawn("ignore_sigterm", process=True)
     drive_turn(agent, agent.start_session(), "hi")
     assert agent.call("_acp_lite/sync") == {"echo": {}}
     assert strict(agent) == []
     agent.proc.send_signal(signal.SIGTERM)
     agent.wait_stderr("ignoring SIGTERM")
-    assert agent.proc.poll() is None  # the fixture's teardown kills it
+    assert agent.poll() is None  # the fixture's teardown kills it
 
 
 FAULT_CHECKS: dict[str, Callable[[Spawn], None]] = {

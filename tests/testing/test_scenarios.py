@@ -15,10 +15,10 @@ import pytest
 
 from acp_lite.testing import SCENARIOS, Background, Script, Text, Turn, scenario
 
-from ._agentproc import AgentProcess, drive_turn
+from ._agentproc import RawAgent, drive_turn
 from ._schema import schema_errors
 
-Spawn = Callable[..., AgentProcess]
+Spawn = Callable[..., RawAgent]
 KNOWN_STOP_REASONS = {
     "end_turn",
     "max_tokens",
@@ -35,7 +35,7 @@ NOT_A_TURN = {"crash", "hang", "unresponsive", "wrong_protocol_version", "flood"
 CANCEL_TO_END = {"slow_cancel", "broken_cancel_not_confirmed"}
 
 
-def violations(agent: AgentProcess, session_id: str, prompt_id: int) -> set[str]:
+def violations(agent: RawAgent, session_id: str, prompt_id: int) -> set[str]:
     """Rule ids this one-turn transcript breaks."""
     found: set[str] = set()
     for line in agent.lines:
@@ -95,7 +95,7 @@ def violations(agent: AgentProcess, session_id: str, prompt_id: int) -> set[str]
     return found
 
 
-def run_one_turn(spawn: Spawn, name: str) -> tuple[AgentProcess, str, int]:
+def run_one_turn(spawn: Spawn, name: str) -> tuple[RawAgent, str, int]:
     agent = spawn(name)
     if name == "auth_required":
         agent.call("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
@@ -147,7 +147,7 @@ BROKEN = {
 def test_regular_scenarios_follow_the_lifecycle(spawn: Spawn, name: str) -> None:
     agent, sid, rid = run_one_turn(spawn, name)
     assert violations(agent, sid, rid) == set()
-    assert agent.proc.poll() is None
+    assert agent.poll() is None
 
 
 def test_every_broken_scenario_is_listed() -> None:

@@ -33,9 +33,9 @@ from acp_lite.testing import (
 )
 from acp_lite.testing.scenarios import SCENARIOS, kind
 
-from ._agentproc import AgentProcess, drive_turn
+from ._agentproc import RawAgent, drive_turn
 
-Spawn = Callable[..., AgentProcess]
+Spawn = Callable[..., RawAgent]
 
 TOML_SCRIPT = """
 name = "toml-demo"
@@ -219,7 +219,9 @@ def test_wait_for_cancel_times_out_or_ends_cancelled(spawn: Spawn) -> None:
 
 
 def test_ignore_sigterm_step(spawn: Spawn) -> None:
-    agent = spawn(script=Script(turns=[Turn(steps=[IgnoreSigterm(), Text(text="armored")])]))
+    agent = spawn(
+        script=Script(turns=[Turn(steps=[IgnoreSigterm(), Text(text="armored")])]), process=True
+    )
     sid = agent.start_session()
     drive_turn(agent, sid, "x")
     agent.proc.send_signal(signal.SIGTERM)
