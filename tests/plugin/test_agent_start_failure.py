@@ -2,41 +2,37 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 
 import pytest
 
 from .conftest import LEAN
 
-SUITE = """
+CODE = "import sys; sys.stderr.write('boom' + '-marker' + chr(10)); sys.exit(3)"
+EXITING = [sys.executable, "-c", CODE]
+
+SUITE = f"""
 import pytest
 
+@pytest.mark.acp_agent(["nope-agent-xyz"])
 @pytest.mark.parametrize("n", range(6))
-def test_uses_the_agent(acp_session, n):
+def test_uses_a_missing_agent(acp_session, n):
+    acp_session.run("hi")
+
+@pytest.mark.acp_agent({EXITING!r})
+def test_uses_an_agent_that_exits(acp_session):
     acp_session.run("hi")
 """
 
 
-def test_unstartable_agent_reports_one_line_per_test(pytester: pytest.Pytester) -> None:
+def test_unstartable_agents_report_one_line_per_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest_subprocess(*LEAN, "--acp-agent", "nope-agent-xyz", timeout=120)
+    result = pytester.runpytest_subprocess(*LEAN, timeout=120)
     out = result.stdout.str()
     assert result.ret == 1
-    assert result.parseoutcomes().get("errors", 0) + result.parseoutcomes().get("failed", 0) == 6
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors", 0) + outcomes.get("failed", 0) == 7, outcomes
     assert "Traceback" not in out and "trio" not in out and "_portal" not in out, out
     assert out.count("could not start the agent nope-agent-xyz") >= 6, out
-    assert len(out.splitlines()) < 80, len(out.splitlines())
-
-
-def test_agent_that_exits_during_initialize_shows_its_stderr_once(
-    pytester: pytest.Pytester,
-) -> None:
-    pytester.makepyfile(test_suite=SUITE.replace("range(6)", "range(1)"))
-    code = "import sys; sys.stderr.write('boom' + '-marker' + chr(10)); sys.exit(3)"
-    agent = shlex.join([sys.executable, "-c", code])
-    result = pytester.runpytest_subprocess(*LEAN, "--acp-agent", agent, timeout=120)
-    out = result.stdout.str()
-    assert result.ret == 1
-    assert "Traceback" not in out, out
-    assert out.count("boom-marker") == 1, out
+    assert out.count("boom-marker") == 1, out  # the agent's stderr, once
+    assert len(out.splitlines()) < 90, len(out.splitlines())

@@ -4,7 +4,6 @@ run goes on: no INTERNALERROR, no RecursionError or TypeError in place of a resu
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 
 import pytest
@@ -47,50 +46,53 @@ HOSTILE_STEPS = {
 }
 
 
-def _agent(steps: list[dict[str, object]]) -> str:
+def _argv(steps: list[dict[str, object]]) -> list[str]:
     script = {"turns": [{"steps": steps, "stop_reason": "end_turn"}]}
-    argv = [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
-    return shlex.join(argv)
+    return [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
 
 
-SUITE = """
-import pytest
-from pytest_acp import normalize
+CASE = """
 
-
-def test_turn(acp_session, acp_snapshot):
+@pytest.mark.acp_agent({argv!r})
+def test_{name}(acp_session, acp_snapshot):
     turn = acp_session.run("go")
     normalize(turn.updates)  # tag-less and odd updates included
     normalize(turn.updates, view="final")
     assert turn.stop_reason == "end_turn"
+"""
 
-
-def test_after():
-    pass
+HEADER = """
+import pytest
+from pytest_acp import normalize
 """
 
 
-@pytest.mark.parametrize("case", sorted(HOSTILE_STEPS))
-def test_hostile_output_is_a_finding_not_a_crash(pytester: pytest.Pytester, case: str) -> None:
-    pytester.makepyfile(test_suite=SUITE)
+def test_hostile_output_is_a_finding_not_a_crash(pytester: pytest.Pytester) -> None:
+    # One inner run, one test per hostile case (each with its own agent), and a test
+    # after them that must still run.
+    cases = sorted(HOSTILE_STEPS)
+    suite = HEADER + "".join(
+        CASE.format(argv=_argv(HOSTILE_STEPS[name]), name=name) for name in cases
+    )
+    pytester.makepyfile(test_suite=suite + "\n\ndef test_after():\n    pass\n")
     transcripts = pytester.path / "transcripts"
     result = pytester.runpytest_subprocess(
         *LEAN,
-        "--acp-agent",
-        _agent(HOSTILE_STEPS[case]),
         "--acp-conformance=strict",
         f"--acp-transcripts={transcripts}",
-        "-rf",
-        timeout=120,
+        "-rA",
+        timeout=180,
     )
     out = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in out, out
     assert "RecursionError" not in out and "TypeError" not in out, out
     assert result.ret in (0, 1), out  # passed, or failed on a finding: never 2, 3, 4
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2, outcomes
-    assert "test_after PASSED" in out or outcomes.get("passed", 0) >= 1
-    for path in transcripts.glob("*.ndjson"):
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == len(cases) + 1, outcomes
+    assert "PASSED test_suite.py::test_after" in out, out
+    saved = list(transcripts.glob("*.ndjson"))
+    assert len(saved) >= len(cases)
+    for path in saved:
         for line in path.read_text(encoding="utf-8").splitlines():
             json.loads(line, parse_constant=_no_constant)
 
