@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 import trio
 
-from acp_lite.aio._client import AsyncClient, connect_streams
+from acp_lite.aio._client import AsyncClient, _unwrap_group, connect_streams
 from acp_lite.limits import Limits
 
 __all__ = [
@@ -133,17 +133,10 @@ async def connect_in_memory(
                     await client_stream.receive_stream.aclose()
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
-        inner = _single(group)
+        inner = _unwrap_group(group)
         if inner is group:
             raise
         raise inner from inner.__cause__
-
-
-def _single(exc: BaseException) -> BaseException:
-    """The one exception inside (nested) one-exception groups, else ``exc``."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
 
 
 @asynccontextmanager

@@ -165,7 +165,7 @@ class ClientConnection:
                     self._dispatch(msg)
             except Exception as exc:  # never let one line kill the connection
                 logger.exception("error while handling a line from the agent")
-                self._log("protocol_error", data=line, error=exc)
+                self.log_event("protocol_error", data=line, error=exc)
 
     def data_to_send(self) -> bytes:
         """Take the bytes to write to the agent (recorded in the transcript)."""
@@ -347,18 +347,6 @@ class ClientConnection:
             self._touch(state)
         return failed
 
-    def log_event(
-        self,
-        kind: ConnectionEventKind,
-        *,
-        data: Any = None,
-        error: BaseException | None = None,
-        session_id: str | None = None,
-        method: str | None = None,
-    ) -> None:
-        """Append an entry to the client event log."""
-        self._log(kind, data=data, error=error, session_id=session_id, method=method)
-
     # ------------------------------------------------------------------ receiving
 
     def _receive_lines(self, lines: list[bytes | OversizeLine]) -> None:
@@ -379,7 +367,7 @@ class ClientConnection:
                     self._dispatch(msg)
             except Exception as exc:  # never let one line kill the connection
                 logger.exception("error while handling a line from the agent")
-                self._log("protocol_error", data=data, error=exc)
+                self.log_event("protocol_error", data=data, error=exc)
 
     def _on_oversize(self, line: OversizeLine) -> None:
         # Recorded in the transcript as what we saw: the head, marked as truncated.
@@ -389,7 +377,7 @@ class ClientConnection:
             f"{self.limits.max_line_bytes}; skipped",
             stderr_tail=self.stderr_tail(),
         )
-        self._log("oversize_line", data=line, error=err)
+        self.log_event("oversize_line", data=line, error=err)
 
     def _on_update(self, msg: Notification, line: bytes | None = None) -> None:
         params = msg.params
@@ -419,7 +407,7 @@ class ClientConnection:
             # and synchronization": updates may arrive before the response).
             self._early.setdefault(sid, []).append((update, raw_update))
         else:
-            self._log("unknown_session_update", data=msg, session_id=sid)
+            self.log_event("unknown_session_update", data=msg, session_id=sid)
 
     def _apply(self, state: SessionState, update: Any, raw: Any, source: str | None = None) -> None:
         if self.update_events:
@@ -453,14 +441,16 @@ class ClientConnection:
                 req = self.agent_requests.pop(pc.id, None)
                 if req is not None:
                     self._events.append(AgentRequestWithdrawn(req))
-                self._log("agent_cancelled_request", data=pc)
+                self.log_event("agent_cancelled_request", data=pc)
             elif cls is UnhandledRequest:
-                self._log("unhandled_request", data=ev, method=cast("UnhandledRequest", ev).method)
+                self.log_event(
+                    "unhandled_request", data=ev, method=cast("UnhandledRequest", ev).method
+                )
             elif cls is UnmatchedResponse:
-                self._log("unmatched_response", data=cast("UnmatchedResponse", ev).message)
+                self.log_event("unmatched_response", data=cast("UnmatchedResponse", ev).message)
             elif cls is InvalidReceived:
                 inv = cast("InvalidReceived", ev)
-                self._log("protocol_error", data=inv.message, error=inv.error)
+                self.log_event("protocol_error", data=inv.message, error=inv.error)
 
     def _on_notification(self, msg: Notification) -> None:
         method = msg.method
@@ -469,10 +459,10 @@ class ClientConnection:
             # 6, each member is handled as if it had been sent alone.
             self._on_update(msg)
         elif method.startswith("_"):
-            self._log("extension_notification", data=msg.params, method=method)
+            self.log_event("extension_notification", data=msg.params, method=method)
             self._events.append(ExtensionNotificationReceived(method, msg.params))
         else:
-            self._log("notification", data=msg, method=method)
+            self.log_event("notification", data=msg, method=method)
 
     def _on_request(self, ev: RequestReceived) -> None:
         params = ev.params
@@ -513,7 +503,7 @@ class ClientConnection:
             for update, raw in items:
                 if raw.__class__ is bytes:
                     raw = loads_json(raw)["params"]["update"]
-                self._log("unknown_session_update", data=raw or update, session_id=sid)
+                self.log_event("unknown_session_update", data=raw or update, session_id=sid)
         self._early.clear()
 
     # ------------------------------------------------------------------ helpers
@@ -530,7 +520,7 @@ class ClientConnection:
             raise KeyError(f"session {session_id!r} is not open on this connection")
         return state
 
-    def _log(
+    def log_event(
         self,
         kind: ConnectionEventKind,
         *,
@@ -539,6 +529,7 @@ class ClientConnection:
         session_id: str | None = None,
         method: str | None = None,
     ) -> None:
+        """Append an entry to the client event log (counted; sampled past the bound)."""
         counts = self.log_counts
         n = counts.get(kind, 0) + 1
         counts[kind] = n

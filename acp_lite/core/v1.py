@@ -346,7 +346,7 @@ class V1Translator:
             # Translated once the session/new response names the session (and its modes).
             conn._early.setdefault(sid, []).append((None, update))
         else:
-            conn._log("unknown_session_update", data=msg, session_id=sid)
+            conn.log_event("unknown_session_update", data=msg, session_id=sid)
 
     def apply_update(self, state: SessionState, raw: dict[str, Any]) -> None:
         """Translate one v1 update of ``state``'s session and apply it (never raises)."""
@@ -497,7 +497,7 @@ class V1Translator:
                 reported = True
             stop = result.get("stopReason")
             if not isinstance(stop, str):
-                conn._log(
+                conn.log_event(
                     "protocol_error",
                     data=ev.result,
                     method=_PROMPT,
