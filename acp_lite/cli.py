@@ -122,7 +122,8 @@ def _build_parser() -> argparse.ArgumentParser:
             "--scenario",
             metavar="NAME",
             help="run the embedded reference agent with this built-in scenario "
-            "(e.g. streaming, thinking, tool_call_permission, plan, failure)",
+            "(e.g. streaming, thinking, tool_call_permission, plan, failure; "
+            "`acp-lite-agent --list-scenarios` lists all of them)",
         )
         p.add_argument(
             "--timeout",
@@ -218,7 +219,9 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
-def _explain(exc: AcpError, argv: Sequence[str], timeout: float | None) -> CliError:
+def _explain(
+    exc: AcpError, argv: Sequence[str], timeout: float | None, scenario: str | None = None
+) -> CliError:
     """Turn a library error into one clear line (plus the agent's stderr tail)."""
     command = shlex.join(argv)
     tail = [line for line in exc.stderr_tail if line.strip()][-_STDERR_TAIL_SHOWN:]
@@ -233,11 +236,19 @@ def _explain(exc: AcpError, argv: Sequence[str], timeout: float | None) -> CliEr
             return CliError(f"agent command is not executable: {program}", EXIT_START_FAILED)
         return CliError(f"cannot start the agent `{command}`: {reason}", EXIT_START_FAILED)
     if isinstance(exc, AgentExited):
+        if scenario is not None and exc.returncode == 2 and exc.method == "initialize":
+            # The reference agent refused its arguments (exit 2): a usage error.
+            return CliError(
+                f"unknown --scenario {scenario!r} (acp-lite-agent --list-scenarios lists them)",
+                EXIT_USAGE,
+                details,
+            )
         during = f" during {exc.method}" if exc.method else ""
         return CliError(f"{reason}{during}", EXIT_AGENT_EXITED, details)
     if isinstance(exc, UnsupportedProtocolVersion):
         return CliError(
-            f"the agent speaks ACP protocol version {exc.version!r}; acp-lite speaks version 2",
+            f"the agent speaks ACP protocol version {exc.version!r}; "
+            "acp-lite speaks versions 2 and 1",
             EXIT_PROTOCOL,
             details,
         )
@@ -464,7 +475,7 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if args.transcript:
                     client.transcript.save(args.transcript)
     except AcpError as exc:
-        raise _explain(exc, argv, timeout) from None
+        raise _explain(exc, argv, timeout, args.scenario) from None
     stop = turn.stop_reason
     if stop == END_TURN:
         return EXIT_OK
@@ -506,7 +517,7 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             # The initialize result as received: nothing lost, custom keys included.
             result = dict(client.initialize_result)
     except AcpError as exc:
-        raise _explain(exc, argv, args.timeout) from None
+        raise _explain(exc, argv, args.timeout, args.scenario) from None
     if args.json:
         out.write(json_line(result))
         return EXIT_OK

@@ -65,7 +65,7 @@ def test_command_not_executable(run_cli: RunCli, tmp_path: Path) -> None:
 
 def test_protocol_version_mismatch(run_cli: RunCli) -> None:
     proc = run_cli("prompt", "--agent", fake_agent("future_agent.py"), "hi")
-    assert_clean_error(proc, EXIT_PROTOCOL, "protocol version 3; acp-lite speaks version 2")
+    assert_clean_error(proc, EXIT_PROTOCOL, "protocol version 3; acp-lite speaks versions 2 and 1")
 
 
 def test_a_v1_agent_is_translated(run_cli: RunCli) -> None:
@@ -132,6 +132,13 @@ def test_missing_cwd_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_pa
     code, _, err = _main(capsys, "prompt", "--cwd", str(tmp_path / "nope"), "hi")
     assert code == EXIT_USAGE
     assert err.startswith("acp-lite: error: --cwd ") and err.endswith(" is not a directory\n")
+
+
+def test_unknown_scenario_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _main(capsys, "prompt", "--scenario", "no_such_scenario", "hi")
+    assert code == EXIT_USAGE
+    assert err.startswith("acp-lite: error: unknown --scenario 'no_such_scenario'")
+    assert "--list-scenarios" in err
 
 
 def test_bad_timeout_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:
