@@ -198,16 +198,37 @@ def extract_updates(data: Any) -> list[dict[str, Any]]:
     """
     out: list[dict[str, Any]] = []
     for item in _items_of(data):
-        out.extend(_copy(p) for p in _payloads_of(item))
+        # A copy, clipped: the helpers below recurse, and agent values may nest deeply.
+        out.extend(clip_depth(p) for p in _payloads_of(item))
     return out
 
 
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_copy(v) for v in value]
-    return value
+MAX_DEPTH = 64
+"""Deeper JSON values are replaced by :data:`TOO_DEEP` in normalised updates."""
+
+TOO_DEEP = f"<nested deeper than {MAX_DEPTH} levels>"
+
+
+def clip_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
+    """A copy of a JSON value whose containers nested deeper than ``limit`` are
+    replaced by :data:`TOO_DEEP` (without recursion: any depth the agent sends)."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 1)]
+    while stack:
+        src, dst, key, depth = stack.pop()
+        if isinstance(src, dict | list | tuple) and depth > limit:
+            dst[key] = TOO_DEEP
+        elif isinstance(src, dict):
+            new: Any = dict.fromkeys(src)  # keeps the key order
+            dst[key] = new
+            stack.extend((v, new, k, depth + 1) for k, v in src.items())
+        elif isinstance(src, list | tuple):
+            new = [None] * len(src)
+            dst[key] = new
+            stack.extend((v, new, i, depth + 1) for i, v in enumerate(src))
+        else:
+            dst[key] = src
+    return root[0]
 
 
 # --- value redaction ---------------------------------------------------------------

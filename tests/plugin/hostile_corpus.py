@@ -55,6 +55,7 @@ _ODD: list[Any] = [
     1.5,
     "x" * 500,
     ["[" * 300 + "]" * 300],
+    json.loads("[" * 600 + "]" * 600),  # decodes, but deeper than recursive code goes
     {"_meta": {"a": [1, {"b": None}]}},
 ]
 

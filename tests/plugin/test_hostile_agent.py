@@ -36,6 +36,16 @@ HOSTILE_STEPS = {
         }
     ],
     "surrogate": [{"type": "text", "text": "a\ud800b"}],
+    "deep_meta": [
+        _update(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m9",
+                "content": {"type": "text", "text": "x"},
+                "_meta": {"deep": json.loads("[" * 600 + "]" * 600)},
+            }
+        )
+    ],
     "tag_dict": [_update({"sessionUpdate": {}})],
     "tag_list": [_update({"sessionUpdate": []})],
     "tagless": [_update({"content": {"type": "text", "text": "x"}})],
