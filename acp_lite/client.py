@@ -52,6 +52,7 @@ from acp_lite.aio import connect as aio_connect
 from acp_lite.aio import connect_streams as aio_connect_streams
 from acp_lite.aio._client import command_argv, effective_limits
 from acp_lite.limits import Limits
+from acp_lite.model.rules import Violation
 
 if TYPE_CHECKING:
     from acp_lite.aio import ConnectionEvent
@@ -76,6 +77,7 @@ def connect(
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
+    conformance: bool = False,
 ) -> Client:
     """Start the agent ``command`` (argv list, no shell), run ``initialize``, return a Client.
 
@@ -87,7 +89,9 @@ def connect(
     ``on_permission(request, session)`` returns an option id or ``None``
     (cancelled); see :mod:`acp_lite.permissions`. Raises ``AgentStartFailed``,
     ``AgentExited``, ``Timeout`` or ``UnsupportedProtocolVersion``; no process or
-    thread is left behind when it does.
+    thread is left behind when it does. ``conformance=True`` locates every
+    conformance violation the session models observe in the transcript, sessions
+    not opened here included (:meth:`Client.violations`; a few bytes per update).
     """
     argv = command_argv(command)  # TypeError for a string: no shell splits it
     limits = effective_limits(limits, timeout)
@@ -107,6 +111,7 @@ def connect(
         plugins=plugins,
         limits=limits,
         protocol_version=protocol_version,
+        conformance=conformance,
         _session_view=client._weak_session_view,
         # Hooks receive the blocking client (held strongly only when there are hooks).
         _hook_client=client._attach if plugins else None,
@@ -130,6 +135,7 @@ def connect_streams(
     limits: Limits | None = None,
     name: str = "streams",
     protocol_version: int | Literal["auto"] = "auto",
+    conformance: bool = False,
 ) -> Client:
     """Connect over byte streams you provide (tests, custom transports); return a Client.
 
@@ -161,6 +167,7 @@ def connect_streams(
             plugins=plugins,
             limits=limits,
             protocol_version=protocol_version,
+            conformance=conformance,
             _session_view=session_view,
             _hook_client=hook_client,
         ) as aclient:
@@ -317,6 +324,13 @@ class Client(Facade):
     def events(self) -> list[ConnectionEvent]:
         """The client event log: protocol errors, updates for unknown sessions, ..."""
         result: list[ConnectionEvent] = self._read(lambda: self._async.events)
+        return result
+
+    def violations(self, *, since: int = 0) -> list[Violation]:
+        """The session models' conformance violations so far, plus what ending the
+        traffic now would add; located in :attr:`transcript` when connected with
+        ``conformance=True`` (see ``ClientConnection.violations``)."""
+        result: list[Violation] = self._read(lambda: self._async.violations(since=since))
         return result
 
     @property

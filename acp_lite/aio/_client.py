@@ -18,6 +18,7 @@ from acp_lite.aio._session import AsyncSession
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
 from acp_lite.hookspec import plugin_manager
 from acp_lite.limits import Limits
+from acp_lite.model.rules import Violation
 from acp_lite.protocol import InitializeResponse, converter
 from acp_lite.transcript import Transcript
 
@@ -126,6 +127,12 @@ class AsyncClient(ClientMethods):
     def events(self) -> list[ConnectionEvent]:
         """The client event log: protocol errors, updates for unknown sessions, ..."""
         return list(self._conn.core.log)
+
+    def violations(self, *, since: int = 0) -> list[Violation]:
+        """The session models' conformance violations so far, plus what ending the
+        traffic now would add; located in :attr:`transcript` when connected with
+        ``conformance=True`` (see ``ClientConnection.violations``)."""
+        return self._conn.core.violations(since=since)
 
     @property
     def event_counts(self) -> dict[str, int]:
@@ -274,6 +281,7 @@ async def connect_streams(
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
+    conformance: bool = False,
     _process: AgentProcess | None = None,
     _session_view: Callable[[AsyncSession], Any] | None = None,
     _hook_client: Callable[[AsyncClient], Any] | None = None,
@@ -284,6 +292,8 @@ async def connect_streams(
     ``timeout`` sets the default timeout of every call (``Limits.default_timeout``).
     ``protocol_version``: ``"auto"`` asks for v2 and continues in v1 when the agent
     answers v1 (by version, or by the shape of its answer); ``2`` or ``1`` insist.
+    ``conformance=True`` locates the session models' violations in the transcript
+    (:meth:`AsyncClient.violations`).
     """
     limits = effective_limits(limits, timeout)
     conn = Connection(
@@ -296,6 +306,7 @@ async def connect_streams(
         on_elicitation=on_elicitation,
         session_view=_session_view,
         protocol_version=protocol_version,
+        conformance=conformance,
     )
     client = AsyncClient(conn, _hook_client)
     try:
@@ -331,6 +342,7 @@ async def connect(
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
+    conformance: bool = False,
     _session_view: Callable[[AsyncSession], Any] | None = None,
     _hook_client: Callable[[AsyncClient], Any] | None = None,
 ) -> AsyncIterator[AsyncClient]:
@@ -339,7 +351,7 @@ async def connect(
     ``env`` is merged onto this process's environment, or replaces it with
     ``inherit_env=False``. Leaving the block closes the agent: close stdin, wait,
     SIGTERM, wait, SIGKILL (bounded by ``limits.shutdown_timeout``).
-    ``protocol_version`` as for :func:`connect_streams`.
+    ``protocol_version`` and ``conformance`` as for :func:`connect_streams`.
     """
     argv = command_argv(command)
     limits = effective_limits(limits, timeout)
@@ -358,6 +370,7 @@ async def connect(
             plugins=plugins,
             limits=limits,
             protocol_version=protocol_version,
+            conformance=conformance,
             _process=process,
             _session_view=_session_view,
             _hook_client=_hook_client,

@@ -61,6 +61,7 @@ class Connection:
         on_elicitation: Callable[[Any, Any], Any] | None = None,
         session_view: Callable[[AsyncSession], Any] | None = None,
         protocol_version: int | Literal["auto"] = "auto",
+        conformance: bool = False,
     ) -> None:
         self.limits = limits
         self.process = process
@@ -76,6 +77,7 @@ class Connection:
             stderr_tail=self.stderr_tail,
             update_events=self._update_hook is not None,
             protocol_version=protocol_version,
+            locate_findings=conformance,
         )
         self.session_view = session_view
         self._decider = AgentRequestDecider(plugin_manager, on_permission, on_elicitation)

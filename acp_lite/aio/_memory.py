@@ -56,6 +56,7 @@ class ConnectOptions(TypedDict, total=False):
     plugins: Iterable[object]
     limits: Limits | None
     protocol_version: int | Literal["auto"]
+    conformance: bool
 
 
 log = logging.getLogger(__name__)

@@ -110,10 +110,14 @@ def _apply_response(conn: ClientConnection, entry: PendingRequest, ev: ResponseR
     if method == _PROMPT:
         state = conn.sessions.get(entry.session_id or "")
         if state is not None:
-            if entry.error is not None:
-                state.model.prompt_rejected(entry.id, ev.error or entry.error)
+            if ev.error is not None:
+                state.model.prompt_rejected(entry.id, ev.error)
             else:
+                # A success response, even one whose result does not structure
+                # (the caller gets a ProtocolError): the prompt was inserted.
                 mid = getattr(result, "message_id", None)
+                if result is None and isinstance(ev.result, dict):
+                    mid = ev.result.get("messageId")
                 state.model.prompt_accepted(entry.id, mid)
             conn._touch(state)
     elif method in CREATING:
@@ -161,11 +165,17 @@ def _session_opened(conn: ClientConnection, entry: PendingRequest) -> None:
     state = conn._new_state(sid)
     state.model.setup_response(result)
     conn.sessions[sid] = state
-    for update, raw in conn._early.pop(sid, ()):
+    findings = conn.findings
+    now = findings.at if findings is not None else None
+    for update, raw, at in conn._early.pop(sid, ()):
+        if findings is not None:
+            findings.at = at  # each update is located at its own line
         if conn._v1 is not None:  # v1 hook: translated now the session is known
             conn._v1.apply_update(state, raw)
         else:
             conn._apply(state, update, raw)
+    if findings is not None:
+        findings.at = now
     conn._touch(state)
     conn._events.append(SessionOpened(state))
 

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from time import monotonic
 from typing import Any, Literal, cast
 
+import attrs
+
 from acp_lite.core._responses import CREATING, PROTOCOL_VERSION, on_response
 from acp_lite.core.events import (
     AgentRequestReceived,
@@ -28,6 +30,7 @@ from acp_lite.core.events import (
     ExtensionNotificationReceived,
     UpdateApplied,
 )
+from acp_lite.core.findings import FindingsLog
 from acp_lite.core.framing import LineFramer, OversizeLine
 from acp_lite.core.records import AgentRequest, PendingRequest, RequestId, SessionState
 from acp_lite.core.rpc import (
@@ -49,6 +52,7 @@ from acp_lite.errors import (
 )
 from acp_lite.limits import Limits
 from acp_lite.model import SessionModel
+from acp_lite.model.rules import Violation
 from acp_lite.model.state import background_key
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import (
@@ -69,6 +73,7 @@ logger = logging.getLogger("acp_lite.connection")
 _UPDATE = "session/update"
 _PROMPT = "session/prompt"
 _PERMISSION = "session/request_permission"
+_RESUME = "session/resume"
 
 
 class ClientConnection:
@@ -81,6 +86,9 @@ class ClientConnection:
     ``protocol_version``: ``"auto"`` (default) offers v2 and switches to the v1
     translator (:mod:`acp_lite.core.v1`) when the agent answers in v1; ``1``
     speaks v1 from ``initialize`` on; ``2`` refuses a v1 answer.
+    ``locate_findings`` keeps :attr:`findings`: every session model's violations
+    located in the transcript, sessions not opened here included (what a
+    conformance report needs; it costs a few bytes per update).
     """
 
     def __init__(
@@ -90,6 +98,7 @@ class ClientConnection:
         protocol_version: int | Literal["auto"] = "auto",
         stderr_tail: Callable[[], Sequence[str]] | None = None,
         update_events: bool = False,
+        locate_findings: bool = False,
     ) -> None:
         if protocol_version not in (1, 2, "auto"):
             raise ValueError(f"protocol_version must be 1, 2 or 'auto', not {protocol_version!r}")
@@ -119,11 +128,15 @@ class ClientConnection:
         self._keep_raw = limits.keep_raw_updates
         self._events: list[CoreEvent] = []
         self._changed: list[SessionState] = []
-        # Updates kept until their session is known: sid -> [(update, raw)].
-        self._early: dict[str, list[tuple[Any, Any]]] = {}
+        # Updates kept until their session is known: sid -> [(update, raw, line index)].
+        self._early: dict[str, list[tuple[Any, Any, int | None]]] = {}
         # Ids of our session-creating requests still awaiting an answer.
         self._creating: set[int] = set()
         self.agent_requests: dict[RequestId, AgentRequest] = {}
+        #: Located conformance findings (``None`` unless ``locate_findings``).
+        self.findings: FindingsLog | None = (
+            FindingsLog(limits.max_session_events) if locate_findings else None
+        )
 
     def __repr__(self) -> str:
         return (
@@ -152,10 +165,16 @@ class ClientConnection:
             return
         # Hot path: only plain, non-empty lines; one transcript call for all of them.
         plain = cast("list[bytes]", lines)
-        self.transcript.record_many("recv", plain)
+        transcript = self.transcript
+        transcript.record_many("recv", plain)
         decode = decode_line if self._v1 is None else self._v1.decode  # v1 hook
         route = self._route_update
+        findings = self.findings
+        at = transcript.dropped + len(transcript) - len(plain)  # the first line's index
         for line in plain:
+            if findings is not None:
+                findings.at = at
+                at += 1
             try:
                 msg = decode(line)
                 if msg.__class__ is Notification and msg.method == _UPDATE:
@@ -193,6 +212,27 @@ class ClientConnection:
             state.changed = False
         return changed
 
+    def violations(self, *, since: int = 0) -> list[Violation]:
+        """The session models' conformance violations so far, plus what ending the
+        traffic now would add (nothing is recorded; the models keep running).
+
+        With ``locate_findings``, each carries ``entry_index`` (its line's position
+        in :attr:`transcript`, counting lines a retention bound dropped) and the
+        sessions not opened here are judged too; only sessions used at or after
+        transcript index ``since`` add end findings. Without it, the open
+        sessions' violations, unlocated.
+        """
+        if self.findings is not None:
+            models = [(sid, state.model) for sid, state in self.sessions.items()]
+            models += list(self.findings.observed.items())
+            return self.findings.snapshot(models, since=since)
+        out: list[Violation] = []
+        for sid, state in self.sessions.items():
+            model = state.model
+            for v in (*model.violations, *model.end_findings()):
+                out.append(attrs.evolve(v, session_id=sid, source="model"))
+        return out
+
     def stderr_tail(self) -> list[str]:
         """The agent's last stderr lines, as the IO layer reports them."""
         return list(self._stderr_tail()) if self._stderr_tail is not None else []
@@ -223,7 +263,21 @@ class ClientConnection:
     def send_request(
         self, method: str, params: Any, *, session_id: str | None = None
     ) -> PendingRequest:
-        """Queue a request; its :class:`PendingRequest` gets the typed result."""
+        """Queue a request; its :class:`PendingRequest` gets the typed result.
+
+        A ``session/prompt`` or ``session/resume`` sent this way (a raw request)
+        gets the same bookkeeping as :meth:`prompt` and :meth:`resume`: the model
+        must know what was asked to judge what the agent answers.
+        """
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        if method == _PROMPT and isinstance(sid, str) and sid in self.sessions:
+            return self.prompt(sid, params.get("prompt"), params=params)[0]
+        if method == _RESUME and isinstance(sid, str) and self._v1 is None:
+            replay = isinstance(params, dict) and params.get("replayFrom") is not None
+            return self.resume(sid, params, replay=replay)
+        return self._send(method, params, session_id)
+
+    def _send(self, method: str, params: Any, session_id: str | None) -> PendingRequest:
         self.check(method=method, session_id=session_id)
         if self._v1 is not None:  # v1 hook: the translator sends the v1 request
             entry = self._v1.send_request(method, params, session_id)
@@ -231,10 +285,17 @@ class ClientConnection:
             entry = self.rpc.request(method, params, session_id=session_id)
         if method in CREATING:
             self._creating.add(entry.id)
+        if session_id is not None and self.findings is not None:
+            # Where its line will be: at or after the transcript's current end.
+            self.findings.touch(session_id, self.transcript.dropped + len(self.transcript))
         return entry
 
     def send_notification(self, method: str, params: Any) -> None:
-        """Queue a notification."""
+        """Queue a notification (a raw ``session/cancel`` is :meth:`cancel`)."""
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        if method == "session/cancel" and isinstance(sid, str) and sid in self.sessions:
+            self.cancel(sid)
+            return
         self.check(method=method)
         self.rpc.notify(method, params)
 
@@ -242,14 +303,17 @@ class ClientConnection:
         """Queue ``initialize``; its response sets :attr:`initialize_response`."""
         return self.send_request("initialize", params)
 
-    def prompt(self, session_id: str, blocks: list[Any]) -> tuple[PendingRequest, Submission]:
-        """Queue ``session/prompt`` and record its pending :class:`Submission`."""
+    def prompt(
+        self, session_id: str, blocks: Any, *, params: dict[str, Any] | None = None
+    ) -> tuple[PendingRequest, Submission]:
+        """Queue ``session/prompt`` and record its pending :class:`Submission`
+        (``params``: the whole request's, when it has more than the prompt)."""
         state = self._session(session_id, _PROMPT)
         if self._v1 is not None:  # v1 hook: one prompt at a time
             self._v1.check_prompt(session_id)
-        entry = self.send_request(
-            _PROMPT, {"sessionId": session_id, "prompt": blocks}, session_id=session_id
-        )
+        if params is None:
+            params = {"sessionId": session_id, "prompt": blocks}
+        entry = self._send(_PROMPT, params, session_id)
         submission = state.model.submit(entry.id, blocks)
         if self._v1 is not None:  # v1 hook: the turn the translator synthesizes
             self._v1.prompt_sent(entry, blocks)
@@ -257,7 +321,7 @@ class ClientConnection:
 
     def resume(self, session_id: str, params: Any, *, replay: bool) -> PendingRequest:
         """Queue ``session/resume`` (a new session state unless it is open here)."""
-        self.check(method="session/resume", session_id=session_id)
+        self.check(method=_RESUME, session_id=session_id)
         if self._v1 is not None:  # v1 hook: session/load or v1 resume, if advertised
             self._v1.check_resume(session_id, replay=replay)
         state = self.sessions.get(session_id)
@@ -267,7 +331,7 @@ class ClientConnection:
         state.replaying = replay
         state.model.resume_requested()
         self.sessions[session_id] = state
-        return self.send_request("session/resume", params, session_id=session_id)
+        return self._send(_RESUME, params, session_id)
 
     def cancel(self, session_id: str) -> list[AgentRequest]:
         """Send ``session/cancel``, set the model's cancel hint, and answer the
@@ -280,7 +344,8 @@ class ClientConnection:
         """
         state = self._session(session_id, "session/cancel")
         state.model.cancel_sent()
-        self.send_notification("session/cancel", {"sessionId": session_id})
+        self.check(method="session/cancel")
+        self.rpc.notify("session/cancel", {"sessionId": session_id})
         listed = {background_key(item) for item in state.model.background or ()}
         answered: list[AgentRequest] = []
         for rid, req in list(self.agent_requests.items()):
@@ -342,6 +407,8 @@ class ClientConnection:
         for req in self.agent_requests.values():
             self._events.append(AgentRequestWithdrawn(req))
         self.agent_requests.clear()
+        if self.findings is not None:
+            self.findings.at = None  # what is missing at the end is located nowhere
         for state in self.sessions.values():
             state.model.finish()  # end-of-session checks (idempotent)
             self._touch(state)
@@ -358,7 +425,7 @@ class ClientConnection:
             data = cast("bytes", line)
             if not data or data == b"\r":
                 continue
-            self.transcript.record("recv", data)
+            self._record_received(data)
             try:
                 msg = decode_line(data) if self._v1 is None else self._v1.decode(data)  # v1 hook
                 if msg.__class__ is Notification and msg.method == _UPDATE:
@@ -371,13 +438,19 @@ class ClientConnection:
 
     def _on_oversize(self, line: OversizeLine) -> None:
         # Recorded in the transcript as what we saw: the head, marked as truncated.
-        self.transcript.record("recv", line.head + b"...<truncated>")
+        self._record_received(line.head + b"...<truncated>")
         err = ProtocolError(
             f"line of {line.size} bytes exceeds Limits.max_line_bytes="
             f"{self.limits.max_line_bytes}; skipped",
             stderr_tail=self.stderr_tail(),
         )
         self.log_event("oversize_line", data=line, error=err)
+
+    def _record_received(self, line: bytes) -> None:
+        transcript = self.transcript
+        transcript.record("recv", line)
+        if self.findings is not None:
+            self.findings.at = transcript.dropped + len(transcript) - 1
 
     def _on_update(self, msg: Notification, line: bytes | None = None) -> None:
         params = msg.params
@@ -405,11 +478,16 @@ class ClientConnection:
             # Maybe for the session a pending session/new is creating: keep it and
             # apply it once the response names the session (spec: "Initial state
             # and synchronization": updates may arrive before the response).
-            self._early.setdefault(sid, []).append((update, raw_update))
+            at = self.findings.at if self.findings is not None else None
+            self._early.setdefault(sid, []).append((update, raw_update, at))
         else:
             self.log_event("unknown_session_update", data=msg, session_id=sid)
+            if self.findings is not None:
+                self._observe(sid, update, raw_update)
 
     def _apply(self, state: SessionState, update: Any, raw: Any, source: str | None = None) -> None:
+        if self.findings is not None:
+            self.findings.event(state.id, self.findings.at)
         if self.update_events:
             event = state.model.apply(
                 update, raw=raw, session_id=state.id, replayed=state.replaying, source=source
@@ -499,19 +577,34 @@ class ClientConnection:
     def _flush_early(self) -> None:
         # No session-creating request is in flight any more: these belonged to no
         # session opened on this connection.
+        findings = self.findings
         for sid, items in self._early.items():
-            for update, raw in items:
+            for update, raw, at in items:
+                if findings is not None and update is not None:
+                    now, findings.at = findings.at, at
+                    self._observe(sid, update, raw)
+                    findings.at = now
                 if raw.__class__ is bytes:
                     raw = loads_json(raw)["params"]["update"]
                 self.log_event("unknown_session_update", data=raw or update, session_id=sid)
         self._early.clear()
 
+    def _observe(self, sid: str, update: Any, raw: Any) -> None:
+        # A session not opened here (a subagent's child, say): judged by a model of
+        # its own in the findings log, never a client session.
+        findings = self.findings
+        assert findings is not None
+        model = findings.observe(sid)
+        findings.event(sid, findings.at)
+        model.feed(update, raw, sid, False, None)
+
     # ------------------------------------------------------------------ helpers
 
     def _new_state(self, session_id: str) -> SessionState:
-        return SessionState(
-            session_id, SessionModel(session_id, max_events=self.limits.max_session_events)
-        )
+        model = SessionModel(session_id, max_events=self.limits.max_session_events)
+        if self.findings is not None:
+            self.findings.watch(session_id, model)
+        return SessionState(session_id, model)
 
     def _session(self, session_id: str, method: str) -> SessionState:
         self.check(method=method, session_id=session_id)

@@ -344,7 +344,8 @@ class V1Translator:
             self.apply_update(state, update)
         elif conn._creating:
             # Translated once the session/new response names the session (and its modes).
-            conn._early.setdefault(sid, []).append((None, update))
+            at = conn.findings.at if conn.findings is not None else None
+            conn._early.setdefault(sid, []).append((None, update, at))
         else:
             conn.log_event("unknown_session_update", data=msg, session_id=sid)
 

@@ -100,6 +100,9 @@ class SessionModel:
         # whole whatever it is (events.py).
         self._log = EventLog(max_events)
         self._violations: list[Violation] = []
+        #: Called with each violation as it is recorded (the connection uses it to
+        #: locate findings in its transcript); ``None``: no call.
+        self.on_violation: Callable[[Violation], None] | None = None
         self._notices: list[int] = []
         self._subs = SubmissionTracker()
         self._store = store = EntityStore(self._violate, self._subs.on_user_message)
@@ -220,7 +223,7 @@ class SessionModel:
         sub, found = self._subs.accepted(
             request_id, message_id, len(self._log), self._kinds["user_message"]
         )
-        self._violations.extend(found)
+        self._record(found)
         return sub
 
     def prompt_rejected(self, request_id: RequestId, error: Any) -> Submission:
@@ -290,10 +293,18 @@ class SessionModel:
         """
         if self._finished:
             return []
+        found = self.end_findings()
         self._finished = True
+        self._record(found)
+        return found
+
+    def end_findings(self) -> list[Violation]:
+        """The violations :meth:`finish` would record if the session ended now, without
+        recording them (empty once finished): for a report while traffic goes on."""
+        if self._finished:
+            return []
         found: list[Violation] = self._subs.never_echoed()
         if self._subs.pending_count():
-            self._violations.extend(found)
             return found
         message: MessageEntity
         for message in self._kinds["user_message"].values():
@@ -306,7 +317,6 @@ class SessionModel:
                     message.first_event_index,
                 )
             )
-        self._violations.extend(found)
         return found
 
     # ------------------------------------------------------------------ reading
@@ -515,7 +525,16 @@ class SessionModel:
     # ------------------------------------------------------------------ helpers
 
     def _violate(self, rule: str, message: str, event_index: int | None) -> None:
-        self._violations.append(violation(rule, message, event_index))
+        found = violation(rule, message, event_index)
+        self._violations.append(found)
+        if self.on_violation is not None:
+            self.on_violation(found)
+
+    def _record(self, found: list[Violation]) -> None:
+        self._violations.extend(found)
+        if self.on_violation is not None:
+            for v in found:
+                self.on_violation(v)
 
     # ------------------------------------------------------------------ current values
 
