@@ -67,6 +67,9 @@ def connect(command: AgentCommand, timeout: float, policies: Policies) -> Any:
             limits=limits_for(timeout),
             on_permission=policies.permission,
             on_elicitation=policies.elicitation,
+            # The session rules are judged by the client's own models, located
+            # in its transcript (no replay of the traffic).
+            conformance=True,
         )
     except AcpError as exc:
         message = f"could not start the agent {shlex.join(command.argv)}: {exc}"

@@ -2,12 +2,11 @@
 
 With ``--acp-scope=module|session`` one connection serves many tests, and each test's
 check needs the state built by all earlier traffic. Replaying the whole transcript
-for every test (what :func:`~pytest_acp.conformance.check_transcript` does) made a
-suite quadratic in its traffic. Here each line is fed once, to a
-:class:`~pytest_acp.conformance.ConnectionChecker` and a session-model replay that
-live as long as the connection; a test's report finishes *copies* of them, so the
-originals can keep going. The results are those of ``check_transcript(entries,
-start=start, ...)`` over the same traffic (tests/plugin/test_incremental.py).
+for every test made a suite quadratic in its traffic. Here each line is fed once,
+to a :class:`~pytest_acp.conformance.ConnectionChecker` that lives as long as the
+connection; a test's report finishes a *copy* of it, so the original can keep
+going. The session model's rules come from the client's live models
+(:func:`live_violations`), not from a replay.
 """
 
 from __future__ import annotations
@@ -18,20 +17,18 @@ from typing import Any
 
 import attrs
 
-from pytest_acp._model_replay import Replay, drop_duplicates, feed_replay, new_replay
-from pytest_acp.conformance import NOT_JSON, RULES, ConnectionChecker, Violation
+from pytest_acp._model_replay import drop_duplicates
+from pytest_acp.conformance import RULES, ConnectionChecker, Violation
 
-__all__ = ["IncrementalCheck", "shifted"]
+__all__ = ["IncrementalCheck", "live_violations", "shifted"]
 
 
 class IncrementalCheck:
-    """Conformance state of one connection; entry indices are absolute (counting
+    """Connection-rule state of one connection; entry indices are absolute (counting
     entries the transcript's retention bound dropped)."""
 
     def __init__(self) -> None:
         self._checker = ConnectionChecker()
-        # None when acp_lite.model is unavailable: connection rules only.
-        self._replay: Replay | None = new_replay()
         self.fed = 0  # absolute index of the next entry to feed
 
     def feed(self, entries: Sequence[Any], first: int) -> None:
@@ -39,11 +36,7 @@ class IncrementalCheck:
         first has absolute index ``first``)."""
         skip = max(0, self.fed - first)
         for offset, entry in enumerate(entries[skip:]):
-            index = first + skip + offset
-            # Parsed once: the checker's decoded value feeds the replay too.
-            value = self._checker.feed(entry.direction, entry.line, index)
-            if self._replay is not None and value is not NOT_JSON:
-                feed_replay(self._replay, entry.direction, value, True, index)
+            self._checker.feed(entry.direction, entry.line, first + skip + offset)
         self.fed = max(self.fed, first + len(entries))
 
     def feed_from(self, transcript: Any) -> int:
@@ -65,8 +58,8 @@ class IncrementalCheck:
     def violations(
         self, *, start: int, ended: bool = False, agent_exited: bool = False
     ) -> list[Violation]:
-        """Violations located at or after absolute index ``start`` (or nowhere), as if
-        the traffic stopped now; the state is left as it was."""
+        """Connection-rule violations located at or after absolute index ``start`` (or
+        nowhere), as if the traffic stopped now; the state is left as it was."""
         # finish() records end-of-traffic findings: run it on a copy. finish() only
         # appends to `violations` (and sets its done flag) and reads the rest, so a
         # shallow copy with its own list is enough; a deep copy would cost O(every
@@ -75,10 +68,21 @@ class IncrementalCheck:
         checker = copy.copy(self._checker)
         checker.violations = list(self._checker.violations)
         found = list(checker.finish(ended=ended, agent_exited=agent_exited))
-        if self._replay is not None:
-            found += [v for v in self._replay.snapshot_finish(since=start) if v.rule not in RULES]
-            found = drop_duplicates(found)
         return [v for v in found if v.entry_index is None or v.entry_index >= start]
+
+
+def live_violations(client: Any, connection: list[Violation], *, start: int) -> list[Violation]:
+    """``connection`` (connection-rule findings, absolute indices) plus the session
+    model's findings from ``client``'s live models (``client.violations()``, the
+    client connected with ``conformance=True``), both at or after absolute index
+    ``start``; a model finding that a connection rule reports at the same line is
+    left out, so each finding is reported once."""
+    model = [
+        v
+        for v in client.violations(since=start)
+        if v.rule not in RULES and (v.entry_index is None or v.entry_index >= start)
+    ]
+    return drop_duplicates(connection + model)
 
 
 def shifted(violations: list[Violation], dropped: int) -> list[Violation]:

@@ -1,14 +1,14 @@
 """Replay a transcript's session traffic into fresh ``SessionModel``\\ s and collect
 their conformance observations (``acp_lite.model.rules``).
 
-Replaying the wire lines (rather than reading the live sessions) sees every
-session of the connection, including ones a test opened by hand and subagent
-children, and works on saved transcripts too.
+Used for saved transcripts (``check_transcript``, ``python -m pytest_acp check``):
+a running client's session rules come from its live models instead
+(``Client.violations()``), which ``tests/core/test_findings.py`` holds equal to
+this replay on every built-in scenario.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,7 +46,6 @@ class Replay:
         self.found: list[Violation] = []
         self.pending: dict[str, tuple[str, Any]] = {}
         self.replaying: dict[str, int] = {}
-        self.touched: dict[str, int] = {}  # session id -> last entry index that used it
 
     def model(self, sid: str) -> Any:
         found = self.models.get(sid)
@@ -61,8 +60,6 @@ class Replay:
         model = self.models[sid]
         new = list(model.violations)[self.seen[sid] :]
         self.seen[sid] += len(new)
-        if index is not None:
-            self.touched[sid] = index
         self.found.extend(self._located(sid, new, index))
 
     def _located(self, sid: str, new: list[Any], index: int | None) -> list[Violation]:
@@ -73,19 +70,6 @@ class Replay:
             if v.event_index is not None and 0 <= v.event_index < len(entries):
                 at = entries[v.event_index]
             out.append(attrs.evolve(v, entry_index=at, session_id=sid, source="model"))
-        return out
-
-    def snapshot_finish(self, since: int) -> list[Violation]:
-        """The violations so far plus those finishing now would add, leaving the
-        models running. Only sessions used at or after entry ``since`` are finished
-        (on copies): the end findings of the others lie before ``since``."""
-        out = list(self.found)
-        for sid, last in self.touched.items():
-            if last < since:
-                continue
-            model = copy.deepcopy(self.models[sid])
-            model.finish()
-            out.extend(self._located(sid, list(model.violations)[self.seen[sid] :], None))
         return out
 
     def sent(self, msg: Mapping[str, Any], index: int) -> None:

@@ -13,10 +13,19 @@ import attrs
 import pytest
 
 from acp_lite.transcript import dumps_record
+from pytest_acp._incremental import IncrementalCheck, live_violations, shifted
 from pytest_acp._safejson import NOT_JSON, loads
-from pytest_acp.conformance import Violation, check_transcript
+from pytest_acp.conformance import Violation
 
-__all__ = ["TRACKED", "VIOLATIONS", "TestTranscript", "Tracked", "track", "traffic_of"]
+__all__ = [
+    "TRACKED",
+    "VIOLATIONS",
+    "TestTranscript",
+    "Tracked",
+    "track",
+    "tracked_violations",
+    "traffic_of",
+]
 
 
 @attrs.define
@@ -25,9 +34,9 @@ class Tracked:
 
     client: Any
     start: int  # absolute index (entries dropped by a retention bound included)
-    #: The conformance state of a shared client's traffic (None: a fresh client,
-    #: checked from its transcript at once).
-    check: Any = None
+    #: The connection-rule state of a shared client's traffic (None: a fresh
+    #: client, checked from its transcript at once).
+    check: IncrementalCheck | None = None
 
 
 TRACKED = pytest.StashKey[list[Tracked]]()
@@ -44,6 +53,19 @@ def track(node: pytest.Item, client: Any, *, fresh: bool = False, check: Any = N
     all the test's (handshake included); a shared one's starts now."""
     start = 0 if fresh else _absolute_len(client)
     node.stash.setdefault(TRACKED, []).append(Tracked(client, start, check))
+
+
+def tracked_violations(
+    tracked: Tracked, *, ended: bool = False, agent_exited: bool = False
+) -> list[Violation]:
+    """The conformance violations of the test's traffic with ``tracked.client``, located
+    in its retained transcript: the connection rules over the wire lines (each line
+    read once per connection), the session model's rules from the client's live
+    models. ``ended``/``agent_exited``: see ``ConnectionChecker.finish``."""
+    check = tracked.check if tracked.check is not None else IncrementalCheck()
+    dropped = check.feed_from(tracked.client.transcript)
+    connection = check.violations(start=tracked.start, ended=ended, agent_exited=agent_exited)
+    return shifted(live_violations(tracked.client, connection, start=tracked.start), dropped)
 
 
 def traffic_of(tracked: Tracked) -> tuple[list[Any], int]:
@@ -85,8 +107,7 @@ class TestTranscript:
         """Conformance violations in the test's traffic so far (waivers not applied)."""
         found: list[Violation] = []
         for tracked in self._node.stash.get(TRACKED, []):
-            entries, start = traffic_of(tracked)
-            found.extend(check_transcript(entries, start=start))
+            found.extend(tracked_violations(tracked))
         return found
 
     def to_ndjson(self) -> str:

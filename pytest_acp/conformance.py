@@ -6,8 +6,9 @@ message and the spec section it comes from:
 * connection-level rules (:data:`RULES`), checked here over a transcript: they
   need both directions (requests, responses, notifications), which the session
   model does not see;
-* the session model's own observations (``acp_lite.model.rules``), obtained by
-  replaying the transcript's session traffic into fresh ``SessionModel``\\ s.
+* the session model's own observations (``acp_lite.model.rules``): a running
+  client's come from its live models (``Client.violations()``); a saved
+  transcript's by replaying its session traffic into fresh ``SessionModel``\\ s.
   Where both see the same thing (e.g. ``unknown-stop-reason``) the rule has one
   id and is reported once, by the connection checker.
 

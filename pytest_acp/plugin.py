@@ -36,16 +36,16 @@ from pytest_acp._diagnostics import (
     save_transcript,
     transcript_file,
 )
-from pytest_acp._incremental import shifted
 from pytest_acp._tracking import (
     TRACKED,
     VIOLATIONS,
     TestTranscript,
     Tracked,
     track,
+    tracked_violations,
     traffic_of,
 )
-from pytest_acp.conformance import Violation, check_transcript, format_violations
+from pytest_acp.conformance import Violation, format_violations
 from pytest_acp.hooks import AcpHookSpecs
 from pytest_acp.normalize import Normalizer, normalize
 
@@ -294,6 +294,7 @@ async def acp_async_client(
         limits=limits_for(acp_timeout),
         on_permission=acp_permission_policy,
         on_elicitation=acp_elicitation_policy,
+        conformance=True,
     ) as client:
         track(request.node, client, fresh=True)
         yield client
@@ -380,16 +381,7 @@ def _violations(item: pytest.Item, error: BaseException | None) -> list[Violatio
             or isinstance(error, TimeoutError)
             or bool(getattr(tracked.client, "closed", False))
         )
-        if tracked.check is None:
-            entries, start = traffic_of(tracked)
-            checked = check_transcript(entries, start=start, ended=ended, agent_exited=exited)
-        else:
-            # A shared client: its earlier traffic was fed already (no replay per test).
-            dropped = tracked.check.feed_from(tracked.client.transcript)
-            checked = shifted(
-                tracked.check.violations(start=tracked.start, ended=ended, agent_exited=exited),
-                dropped,
-            )
+        checked = tracked_violations(tracked, ended=ended, agent_exited=exited)
         found.extend(v for v in checked if v.rule not in waived)
     return found
 

@@ -1,6 +1,8 @@
 """The conformance of a shared agent's traffic, fed once and checked per test
 (``pytest_acp._incremental``), equals ``check_transcript`` over the same traffic at
-every point: checking leaves the state intact."""
+every point: checking leaves the state intact. The connection rules are fed line by
+line; the session model's rules come from the client's live models, and equal the
+replay of the transcript ``check_transcript`` does, test by test."""
 
 from __future__ import annotations
 
@@ -11,11 +13,14 @@ from typing import Any
 
 import pytest
 
+from acp_lite import connect_in_memory
 from acp_lite.client import connect
 from acp_lite.errors import AcpError
 from acp_lite.limits import Limits
+from acp_lite.testing import InProcessAgent
 from acp_lite.transcript import Transcript
 from pytest_acp._incremental import IncrementalCheck, shifted
+from pytest_acp._tracking import Tracked, tracked_violations
 from pytest_acp.conformance import check_transcript
 
 AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
@@ -97,7 +102,7 @@ def test_equals_check_transcript_at_every_point(scenario: str) -> None:
         start = max((b for b in boundaries if b <= k), default=0)
         for s in {0, start}:
             for ended in (False, True):
-                expected = check_transcript(entries[:k], start=s, ended=ended)
+                expected = check_transcript(entries[:k], start=s, ended=ended, model=False)
                 assert check.violations(start=s, ended=ended) == expected, (k, s, ended)
                 reported.update(v.rule for v in expected)
     if scenario != "echo":
@@ -114,10 +119,34 @@ def test_bounded_transcript_is_read_incrementally() -> None:
         assert check.fed == n and dropped == max(0, n - 5)
     # Every line was fed before the bound dropped it: the findings are those of the
     # whole traffic, numbered as positions in the retained transcript.
-    expected = check_transcript(entries, ended=True)
+    expected = check_transcript(entries, ended=True, model=False)
     assert expected
     found = shifted(check.violations(start=0, ended=True), bounded.dropped)
     assert found == shifted(expected, len(entries) - 5)
     assert [v.entry_index for v in found] == [
         None if v.entry_index is None else v.entry_index - (len(entries) - 5) for v in expected
     ]
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "unmatched_user_message"])
+def test_live_models_judge_each_test_as_the_replay_does(scenario: str) -> None:
+    """Two tests sharing one client: each one's findings (connection rules fed once,
+    session rules from the live models) equal ``check_transcript`` over the traffic
+    so far, from where the test started."""
+    limits = Limits(default_timeout=2.0)
+    with connect_in_memory(InProcessAgent(scenario), limits=limits, conformance=True) as client:
+        check = IncrementalCheck()
+        reported: set[str] = set()
+        for test in ("one", "two"):
+            tracked = Tracked(client, len(client.transcript), check)
+            session = client.new_session(cwd="/")
+            for text in ("a", "b"):  # two prompts: a duplicate message id shows
+                with contextlib.suppress(AcpError):
+                    session.run(text)
+            client.request("_acp_lite/sync")
+            entries = client.transcript.entries()
+            expected = check_transcript(entries, start=tracked.start)
+            assert tracked_violations(tracked) == expected, test
+            reported.update(v.rule for v in expected)
+    if scenario != "echo":
+        assert reported, "the broken scenario's rule was never reported"
