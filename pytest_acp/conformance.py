@@ -23,12 +23,14 @@ from typing import Any
 
 import attrs
 
+from acp_lite.core.v1_shapes import is_v1_initialize
 from acp_lite.model import rules as model_rules
 
 # One record type for the whole project, defined in the lower layer and
 # re-exported here: pytest_acp.Rule / pytest_acp.Violation are these classes.
 from acp_lite.model.rules import Rule, Violation
 from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, STOP_REASONS
+from pytest_acp._conformance_v1 import V1_RULES, V1Turns
 from pytest_acp._safejson import NOT_JSON, key, loads, short
 
 __all__ = [
@@ -130,7 +132,7 @@ _REPLAYING = frozenset({"session/load", "session/resume"})
 def rule_info(rule_id: str) -> Rule | None:
     """The :class:`Rule` for ``rule_id``: a connection rule, or one of the session
     model's rules (``acp_lite.model.rules``)."""
-    return RULES.get(rule_id) or model_rules.RULES.get(rule_id)
+    return RULES.get(rule_id) or V1_RULES.get(rule_id) or model_rules.RULES.get(rule_id)
 
 
 @attrs.define
@@ -165,16 +167,21 @@ class ConnectionChecker:
         self._pending: dict[str, _Pending] = {}  # our requests by JSON id
         self._unknown_updates: dict[str, int] = {}
         self._finished = False
+        #: The protocol the agent answered ``initialize`` in (1: the v1 rules apply,
+        #: and none of the v2 ones about insertion, states and echoes).
+        self.version = 2
+        self._v1: V1Turns | None = None
 
     # -- helpers ------------------------------------------------------------------
 
     def _add(self, rule: str, message: str, index: int | None, session: str | None) -> None:
+        found = RULES.get(rule) or V1_RULES[rule]
         self.violations.append(
             Violation(
                 rule,
                 message,
-                spec=RULES[rule].spec,
-                level=RULES[rule].level,
+                spec=found.spec,
+                level=found.level,
                 entry_index=index,
                 session_id=session,
                 source="connection",
@@ -235,6 +242,10 @@ class ConnectionChecker:
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
         if isinstance(method, str) and "id" in msg:
             self._pending[key(msg["id"])] = _Pending(method, params, index)
+        if self._v1 is not None:
+            self._v1.sent(method, sid, "id" in msg)
+            return
+        if isinstance(method, str) and "id" in msg:
             if method in _REPLAYING and isinstance(sid, str):
                 self._session(sid).replaying += 1
         elif method == "session/cancel" and isinstance(sid, str):
@@ -259,6 +270,9 @@ class ConnectionChecker:
         params = pending.params if isinstance(pending.params, Mapping) else {}
         sid = params.get("sessionId")
         result = msg.get("result")
+        if pending.method == "initialize" and is_v1_initialize(result):
+            self.version = 1
+            self._v1 = V1Turns(self._add)
         if pending.method in _REPLAYING and isinstance(sid, str):
             self._session(sid).replaying = max(0, self._session(sid).replaying - 1)
         if pending.method in _OPENING and "result" in msg:
@@ -267,7 +281,10 @@ class ConnectionChecker:
                 if isinstance(s, str):
                     self._known.add(s)
         if pending.method == "session/prompt" and isinstance(sid, str):
-            self._prompt_answered(sid, msg, index)
+            if self._v1 is not None:
+                self._v1.prompt_answered(sid, msg, index)
+            else:
+                self._prompt_answered(sid, msg, index)
 
     def _prompt_answered(self, sid: str, msg: Mapping[str, Any], index: int) -> None:
         session = self._session(sid)
@@ -298,6 +315,9 @@ class ConnectionChecker:
             return
         if sid not in self._known:
             self._unknown_updates.setdefault(sid, index)
+        if self._v1 is not None:
+            self._v1.update(sid, update, index)
+            return
         session = self._session(sid)
         tag = update.get("sessionUpdate")
         if tag == "subagent_update" and isinstance(update.get("sessionId"), str):
@@ -490,7 +510,9 @@ def check_transcript(
         if replay is not None and value is not NOT_JSON:
             feed_replay(replay, direction, value, True, i)
     found = list(checker.finish(ended=ended, agent_exited=agent_exited))
-    if replay is not None:
+    # The replay's v2 models cannot read v1 lines (a live v1 client's models see
+    # them translated, which a saved transcript does not record).
+    if replay is not None and checker.version == 2:
         found = drop_duplicates(found + [v for v in replay.finish() if v.rule not in RULES])
     return [v for v in found if v.entry_index is None or v.entry_index >= start]
 

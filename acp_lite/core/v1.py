@@ -438,7 +438,10 @@ class V1Translator:
         turn.begun = True
         turn.echoing = echo
         sess.last_kind = None
-        self._synthesize(state, {"sessionUpdate": "state_update", "state": "running"})
+        # v1 has no background work: every synthesized state lists none (v2: a
+        # state_update that omits background after one reported it is a violation).
+        running = {"sessionUpdate": "state_update", "state": "running", "background": []}
+        self._synthesize(state, running)
         if not echo:
             user = {"sessionUpdate": "user_message", "messageId": turn.message_id}
             self._synthesize(state, {**user, "content": turn.blocks})
