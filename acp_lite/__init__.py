@@ -39,6 +39,7 @@ from acp_lite.errors import (
 if TYPE_CHECKING:
     from acp_lite import aio, permissions, protocol
     from acp_lite._memory_sync import connect_in_memory
+    from acp_lite.auth import AuthMethod
     from acp_lite.client import Client, Session, connect, connect_streams
     from acp_lite.hookspec import hookimpl
     from acp_lite.limits import Limits
@@ -64,14 +65,16 @@ _LAZY: dict[str, str] = {
     "Violation": "acp_lite.model",
     "RULES": "acp_lite.model",
     "hookimpl": "acp_lite.hookspec",
+    "AuthMethod": "acp_lite.auth",
 }
-_SUBMODULES = {"aio", "permissions", "protocol", "model", "hookspec", "testing"}
+_SUBMODULES = {"aio", "auth", "permissions", "protocol", "model", "hookspec", "testing"}
 
 __all__ = [
     "RULES",
     "AcpError",
     "AgentExited",
     "AgentStartFailed",
+    "AuthMethod",
     "Client",
     "ClientClosed",
     "Event",
@@ -91,6 +94,7 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "Violation",
     "aio",
+    "auth",
     "connect",
     "connect_in_memory",
     "connect_streams",

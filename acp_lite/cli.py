@@ -4,6 +4,7 @@
 reference agent, a friendly echo agent), opens a session in the current directory,
 sends TEXT and streams what the agent does until its foreground work ends.
 ``acp-lite info [--agent CMD]`` prints what the agent says about itself.
+``acp-lite login [--agent CMD] [METHOD]`` logs in with one of its auth methods.
 
 Exit codes (``prompt``; ``info`` uses the error codes only):
 
@@ -17,6 +18,7 @@ Exit codes (``prompt``; ``info`` uses the error codes only):
 5     protocol problem: version mismatch or an agent that broke the protocol
 6     timeout (``--timeout``)
 7     the agent answered a request with an error (e.g. prompt rejected)
+8     the agent needs authentication: the message says what to run or set
 130   interrupted (Ctrl-C)
 ====  ===============================================================
 """
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shlex
 import sys
@@ -39,6 +40,7 @@ from acp_lite.errors import (
     AcpError,
     AgentExited,
     AgentStartFailed,
+    AuthRequired,
     PromptRejected,
     ProtocolError,
     RequestError,
@@ -60,6 +62,7 @@ EXIT_AGENT_EXITED = 4
 EXIT_PROTOCOL = 5
 EXIT_TIMEOUT = 6
 EXIT_REQUEST_ERROR = 7
+EXIT_AUTH = 8
 EXIT_INTERRUPTED = 130
 
 #: Exit code -> meaning, as documented in ``acp-lite --help``.
@@ -72,6 +75,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_PROTOCOL: "protocol version mismatch or protocol error",
     EXIT_TIMEOUT: "timed out",
     EXIT_REQUEST_ERROR: "the agent answered a request with an error",
+    EXIT_AUTH: "the agent needs authentication (the message says what to run or set)",
     EXIT_INTERRUPTED: "interrupted",
 }
 
@@ -172,6 +176,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Initialize the agent and print its info, capabilities and auth methods.",
     )
     agent_options(info)
+    from acp_lite import _cli_login
+
+    _cli_login.add_parser(sub, agent_options)
     return parser
 
 
@@ -257,6 +264,10 @@ def _explain(
         what = exc.awaited or (exc.method or "") or reason
         state = f" (session state: {exc.state})" if exc.state else ""
         return CliError(f"timed out{after} waiting for {what}{state}", EXIT_TIMEOUT, details)
+    if isinstance(exc, AuthRequired):
+        from acp_lite._cli_login import auth_error
+
+        return auth_error(exc, argv, details)
     if isinstance(exc, PromptRejected):
         return CliError(
             f"the agent rejected the prompt: {reason} (code {exc.code})",
@@ -508,59 +519,17 @@ def _show_backlog(ui: _Ui, session: Any) -> None:
         ui.event(event)
 
 
-def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from acp_lite.client import connect
-
-    argv = _agent_argv(args)
-    try:
-        with connect(argv, **_timeout_kwargs(args.timeout)) as client:
-            # The initialize result as received: nothing lost, custom keys included.
-            result = dict(client.initialize_result)
-    except AcpError as exc:
-        raise _explain(exc, argv, args.timeout, args.scenario) from None
-    if args.json:
-        out.write(json_line(result))
-        return EXIT_OK
-    info = result.get("info")
-    info = info if isinstance(info, Mapping) else {}
-    name = info.get("title") or info.get("name") or "(unnamed)"
-    out.write(f"agent:        {name} {info.get('version', '')}".rstrip() + "\n")
-    if info.get("title") and info.get("name"):
-        out.write(f"name:         {info['name']}\n")
-    out.write(f"command:      {shlex.join(argv)}\n")
-    out.write(f"protocol:     {result.get('protocolVersion')}\n")
-    capabilities = json.dumps(result.get("capabilities", {}), indent=2, ensure_ascii=False)
-    out.write("capabilities: " + capabilities.replace("\n", "\n              ") + "\n")
-    methods = result.get("authMethods") or []
-    if not isinstance(methods, list) or not methods:
-        out.write("auth methods: none\n")
-    else:
-        out.write("auth methods:\n")
-        for method in methods:
-            if isinstance(method, Mapping):
-                ident = method.get("methodId", "")
-                label = method.get("name") or ""
-                out.write(f"  - {ident} ({method.get('type', '?')}) {label}".rstrip() + "\n")
-            else:
-                out.write(f"  - {json.dumps(method)}\n")
-    extra = {k: v for k, v in result.items() if k not in _INFO_KEYS}
-    for key, value in extra.items():
-        out.write(f"{key}: {json.dumps(value, ensure_ascii=False)}\n")
-    out.flush()
-    return EXIT_OK
-
-
-_INFO_KEYS = ("protocolVersion", "info", "capabilities", "authMethods")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acp-lite`` command; returns the exit code (see the module docstring)."""
+    from acp_lite import _cli_info, _cli_login
+
     parser = _build_parser()
     args = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     commands: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
         "prompt": _cmd_prompt,
-        "info": _cmd_info,
+        "info": _cli_info.cmd_info,
+        "login": _cli_login.cmd_login,
     }
     try:
         return commands[args.command](args, out, err)

@@ -51,6 +51,7 @@ from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.aio import connect as aio_connect
 from acp_lite.aio import connect_streams as aio_connect_streams
 from acp_lite.aio._client import command_argv, effective_limits
+from acp_lite.auth import AuthMethod
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
 
@@ -301,8 +302,9 @@ class Client(Facade):
         return self._async.agent_capabilities
 
     @property
-    def auth_methods(self) -> list[Any]:
-        """The agent's ``authMethods`` (empty if none)."""
+    def auth_methods(self) -> list[AuthMethod]:
+        """The ways to log in the agent advertised (``authMethods``, v1 or v2; see
+        :mod:`acp_lite.auth`), empty if none."""
         return self._async.auth_methods
 
     @property

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from acp_lite.auth import AuthMethod
     from acp_lite.turn import Turn
 
 __all__ = [
@@ -167,9 +168,46 @@ class RequestCancelled(RequestError):
 
 
 class AuthRequired(RequestError):
-    """-32000: the agent needs authentication first (see ``Client.login``)."""
+    """-32000: the agent needs authentication first (see ``Client.login``).
+
+    :attr:`auth_methods` lists the ways to log in: those the error names
+    (``data.authMethods``, what v1 agents send), else those the agent advertised
+    in ``initialize``; ``str()`` says which methods and which variables to set.
+    """
 
     default_code = -32000
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int,
+        data: Any = None,
+        session_id: str | None = None,
+        method: str | None = None,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        super().__init__(
+            message,
+            code=code,
+            data=data,
+            session_id=session_id,
+            method=method,
+            stderr_tail=stderr_tail,
+        )
+        # Imported here: the reference agent loads this module, and nothing else.
+        from acp_lite.auth import auth_methods_from
+
+        listed = data.get("authMethods") if isinstance(data, dict) else None
+        #: The ways to log in (:class:`acp_lite.auth.AuthMethod`).
+        self.auth_methods: list[AuthMethod] = auth_methods_from(listed)
+
+    def __str__(self) -> str:
+        from acp_lite.auth import login_hint
+
+        base = super().__str__()
+        head, sep, tail = base.partition("\n")
+        return f"{head}; {login_hint(self.auth_methods)}" + (sep + tail if sep else "")
 
 
 class ResourceNotFound(RequestError):

@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     # 0: leaf helpers: wire types and codec, errors, plain data, policies, hook specs
     "acp_lite.protocol": 0,
     "acp_lite.errors": 0,
+    "acp_lite.auth": 0,  # plain data; errors name the ways to log in
     "acp_lite.limits": 0,
     "acp_lite.transcript": 0,
     "acp_lite.turn": 0,  # plain data; AsyncSession.run builds it, errors annotate with it
@@ -67,6 +68,8 @@ LAYERS: dict[str, int] = {
     "acp_lite.__main__": 5,
     "acp_lite.cli": 5,
     "acp_lite._cli_render": 5,
+    "acp_lite._cli_login": 5,
+    "acp_lite._cli_info": 5,
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,
 }

@@ -34,7 +34,6 @@ KNOWN_ANY: frozenset[str] = frozenset(
     {
         "acp_lite.Client.agent_capabilities:return",
         "acp_lite.Client.agent_info:return",
-        "acp_lite.Client.auth_methods:return",
         "acp_lite.Client.initialize_response:return",
         "acp_lite.Client.new_session:mcp_servers",
         "acp_lite.Client.new_session:params",
@@ -80,7 +79,6 @@ KNOWN_ANY: frozenset[str] = frozenset(
         "acp_lite.aio.AsyncClient.__init__:hook_client",
         "acp_lite.aio.AsyncClient.agent_capabilities:return",
         "acp_lite.aio.AsyncClient.agent_info:return",
-        "acp_lite.aio.AsyncClient.auth_methods:return",
         "acp_lite.aio.AsyncClient.new_session:mcp_servers",
         "acp_lite.aio.AsyncClient.new_session:params",
         "acp_lite.aio.AsyncClient.notify:params",

@@ -15,6 +15,7 @@ from acp_lite.aio._client_methods import ClientMethods
 from acp_lite.aio._connection import Connection
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
+from acp_lite.auth import AuthMethod, auth_methods_from
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
 from acp_lite.hookspec import plugin_manager
 from acp_lite.limits import Limits
@@ -112,11 +113,10 @@ class AsyncClient(ClientMethods):
         return r.capabilities if r is not None else None
 
     @property
-    def auth_methods(self) -> list[Any]:
-        """The agent's ``authMethods`` (empty if none)."""
-        r = self.initialize_response
-        methods = r.auth_methods if r is not None else None
-        return list(methods) if isinstance(methods, list) else []
+    def auth_methods(self) -> list[AuthMethod]:
+        """The ways to log in the agent advertised (``authMethods``, v1 or v2; see
+        :mod:`acp_lite.auth`), empty if none."""
+        return auth_methods_from(self._conn.core.initialize_result.get("authMethods"))
 
     @property
     def transcript(self) -> Transcript:

@@ -50,6 +50,7 @@ def on_response(conn: ClientConnection, ev: ResponseReceived) -> None:
             session_id=entry.session_id,
             stderr_tail=conn.stderr_tail(),
         )
+        conn.name_auth_methods(entry.error)
     else:
         result = ev.result
         if method == "initialize" and isinstance(result, dict):

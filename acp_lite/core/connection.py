@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 import attrs
 
+from acp_lite.auth import auth_methods_from
 from acp_lite.core._responses import CREATING, PROTOCOL_VERSION, on_response
 from acp_lite.core.events import (
     AgentRequestReceived,
@@ -48,6 +49,7 @@ from acp_lite.core.v1 import V1Translator
 from acp_lite.errors import (
     AcpError,
     AgentExited,
+    AuthRequired,
     ProtocolError,
 )
 from acp_lite.limits import Limits
@@ -232,6 +234,11 @@ class ClientConnection:
             for v in (*model.violations, *model.end_findings()):
                 out.append(attrs.evolve(v, session_id=sid, source="model"))
         return out
+
+    def name_auth_methods(self, error: AcpError) -> None:
+        """An auth error that names no way to log in gets those ``initialize`` advertised."""
+        if isinstance(error, AuthRequired) and not error.auth_methods:
+            error.auth_methods = auth_methods_from(self.initialize_result.get("authMethods"))
 
     def stderr_tail(self) -> list[str]:
         """The agent's last stderr lines, as the IO layer reports them."""

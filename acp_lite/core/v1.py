@@ -485,6 +485,7 @@ class V1Translator:
                 session_id=state.id,
                 stderr_tail=conn.stderr_tail(),
             )
+            conn.name_auth_methods(error)
             if not turn.begun:
                 # Nothing was reported for it: not inserted (PromptRejected).
                 entry.done, entry.error = True, error

@@ -1,0 +1,66 @@
+"""``acp-lite info``: what the agent says about itself (``initialize``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from collections.abc import Mapping
+from typing import TextIO
+
+from acp_lite._cli_render import json_line
+from acp_lite.cli import EXIT_OK, _agent_argv, _explain, _timeout_kwargs
+from acp_lite.errors import AcpError
+
+__all__ = ["cmd_info"]
+
+
+def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run ``acp-lite info``: the raw ``initialize`` result with ``--json``, else a
+    summary (v1 agents' ``agentInfo`` / ``agentCapabilities`` read the same way)."""
+    from acp_lite.client import connect
+
+    argv = _agent_argv(args)
+    try:
+        with connect(argv, **_timeout_kwargs(args.timeout)) as client:
+            # The initialize result as received: nothing lost, custom keys included.
+            result = dict(client.initialize_result)
+            version = client.protocol_version
+            methods = client.auth_methods
+    except AcpError as exc:
+        raise _explain(exc, argv, args.timeout, args.scenario) from None
+    if args.json:
+        out.write(json_line(result))
+        return EXIT_OK
+    info = result.get("info", result.get("agentInfo"))
+    info = info if isinstance(info, Mapping) else {}
+    name = info.get("title") or info.get("name") or "(unnamed)"
+    out.write(f"agent:        {name} {info.get('version', '')}".rstrip() + "\n")
+    if info.get("title") and info.get("name"):
+        out.write(f"name:         {info['name']}\n")
+    out.write(f"command:      {shlex.join(argv)}\n")
+    out.write(f"protocol:     {version}\n")
+    caps = result.get("capabilities", result.get("agentCapabilities", {}))
+    capabilities = json.dumps(caps, indent=2, ensure_ascii=False)
+    out.write("capabilities: " + capabilities.replace("\n", "\n              ") + "\n")
+    if not methods:
+        out.write("auth methods: none\n")
+    else:
+        out.write("auth methods:\n")
+        for method in methods:
+            out.write(f"  - {method.summary()}\n")
+    extra = {k: v for k, v in result.items() if k not in _INFO_KEYS}
+    for key, value in extra.items():
+        out.write(f"{key}: {json.dumps(value, ensure_ascii=False)}\n")
+    out.flush()
+    return EXIT_OK
+
+
+_INFO_KEYS = (
+    "protocolVersion",
+    "info",
+    "capabilities",
+    "authMethods",
+    "agentInfo",
+    "agentCapabilities",
+)

@@ -1,0 +1,141 @@
+"""``acp-lite login``: log in to an agent with one of the methods it advertises.
+
+* an ``agent`` method goes through the protocol (v2 ``auth/login``, v1
+  ``authenticate``);
+* a ``terminal`` method runs the agent's own login program in this terminal (the
+  agent's command plus the method's ``args``, with its ``env``; or the command of a
+  ``_meta["terminal-auth"]`` method): its exit status 0 means logged in. No shell;
+* an ``env_var`` method cannot be done for the user: it prints the variables to
+  set (and where to get them) and exits with the authentication code.
+
+With no METHOD, the one method that can log in is used; with several, they are
+listed and the user is asked to choose (a usage error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from acp_lite.auth import AuthMethod, login_hint
+from acp_lite.cli import (
+    EXIT_AUTH,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    _agent_argv,
+    _explain,
+    _timeout_kwargs,
+)
+from acp_lite.errors import AcpError, AuthRequired
+
+__all__ = ["add_parser", "auth_error", "cmd_login", "login_command"]
+
+_LOGGABLE = ("agent", "terminal")
+
+
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    agent_options: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """Register the ``login`` subcommand."""
+    login = sub.add_parser(
+        "login",
+        help="log in to the agent with one of its auth methods",
+        description="Log in to the agent: an agent method through the protocol, a "
+        "terminal method by running the agent's login program here. Without METHOD, "
+        "the only method that can log in is used.",
+    )
+    agent_options(login)
+    login.add_argument("method", nargs="?", metavar="METHOD", help="the auth method id")
+
+
+def login_command(argv: Sequence[str], method_id: str | None = None) -> str:
+    """The ``acp-lite login`` command line that logs in to the agent ``argv``."""
+    words = ["acp-lite", "login", "--agent", shlex.join(argv)]
+    if method_id is not None:
+        words.append(method_id)
+    return shlex.join(words)
+
+
+def _choose(methods: list[AuthMethod], wanted: str | None, argv: Sequence[str]) -> AuthMethod:
+    listed = ", ".join(m.summary() for m in methods)
+    if wanted is not None:
+        for method in methods:
+            if method.method_id == wanted:
+                return method
+        raise CliError(f"the agent has no auth method {wanted!r}; it has: {listed}", EXIT_USAGE)
+    loggable = [m for m in methods if m.kind in _LOGGABLE]
+    if len(loggable) == 1:
+        return loggable[0]
+    if not loggable:
+        raise CliError(f"nothing to log in with: {login_hint(methods)}", EXIT_AUTH)
+    raise CliError(
+        f"choose an auth method: {login_command(argv, 'METHOD')} (methods: {listed})",
+        EXIT_USAGE,
+    )
+
+
+def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run ``acp-lite login``; returns the exit code."""
+    from acp_lite.client import connect
+
+    argv = _agent_argv(args)
+    try:
+        with connect(argv, **_timeout_kwargs(args.timeout)) as client:
+            methods = client.auth_methods
+            if not methods:
+                raise CliError("the agent advertised no auth method", EXIT_AUTH)
+            method = _choose(methods, args.method, argv)
+            if method.kind == "agent":
+                client.login(method.method_id)
+                out.write(f"logged in with {method.method_id}\n")
+                return EXIT_OK
+    except AcpError as exc:
+        raise _explain(exc, argv, args.timeout, args.scenario) from None
+    if method.kind == "env_var":
+        names = " and ".join(v.name for v in method.env_vars) or "(no variable named)"
+        where = f" (get it at {method.link})" if method.link else ""
+        raise CliError(f"{method.method_id}: set {names} for the agent{where}", EXIT_AUTH)
+    if method.kind != "terminal":
+        raise CliError(f"acp-lite cannot log in with a {method.kind!r} method", EXIT_AUTH)
+    # The agent's own login program, in this terminal: the user interacts with it.
+    command = method.terminal_command(argv)
+    err.write(f"running {shlex.join(command)}\n")
+    err.flush()
+    try:
+        status = subprocess.run(command, env={**os.environ, **method.env}, check=False)
+    except OSError as exc:
+        raise CliError(f"cannot run {shlex.join(command)}: {exc}", EXIT_AUTH) from None
+    if status.returncode != 0:
+        raise CliError(
+            f"the login command exited with status {status.returncode}: not logged in",
+            EXIT_AUTH,
+        )
+    out.write(f"logged in with {method.method_id}\n")
+    return EXIT_OK
+
+
+def auth_error(exc: AuthRequired, argv: Sequence[str], details: list[str]) -> CliError:
+    """One line saying exactly what to run or to set."""
+    methods = exc.auth_methods
+    loggable = [m.method_id for m in methods if m.kind in ("agent", "terminal")]
+    todo: list[str] = []
+    if len(loggable) == 1:
+        todo.append(f"run `{login_command(argv, loggable[0])}`")
+    elif loggable:
+        todo.append(f"run `{login_command(argv, 'METHOD')}` (METHOD: {', '.join(loggable)})")
+    env = [
+        " and ".join(v.name for v in m.env_vars if not v.optional)
+        for m in methods
+        if m.kind == "env_var" and m.env_vars
+    ]
+    if env:
+        todo.append("set " + " or ".join(env))
+    what = " or ".join(todo) or "see the agent's documentation (it named no auth method)"
+    during = f" for {exc.method}" if exc.method else ""
+    return CliError(f"the agent needs authentication{during}: {what}", EXIT_AUTH, details)
