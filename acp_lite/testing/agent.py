@@ -69,6 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--linger", type=float, help="seconds to stay alive after stdin closes (-1: forever)"
     )
+    parser.add_argument(
+        "--protocol",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="ACP protocol version to speak (1: v1, translated at the wire; default 2)",
+    )
     parser.add_argument("--list-scenarios", action="store_true", help="list scenarios and exit")
     return parser
 
@@ -101,10 +108,19 @@ def main(argv: list[str] | None = None) -> int:
         script = attrs.evolve(script, **overrides)
 
     agent = Agent(script, Wire(sys.stdout.buffer))
+    if args.protocol == 1:
+        from acp_lite.testing._v1 import V1Wire
+
+        agent.wire = V1Wire(agent.wire, agent.log)
     _install_sigterm_handler(agent)
-    agent.log(f"ready: scenario {script.name!r}, pid {os.getpid()}")
+    agent.log(f"ready: scenario {script.name!r}, pid {os.getpid()}, protocol {args.protocol}")
     try:
-        agent.serve(sys.stdin.buffer)
+        if args.protocol == 1:
+            from acp_lite.testing._v1 import serve_v1
+
+            serve_v1(agent, sys.stdin.buffer)
+        else:
+            agent.serve(sys.stdin.buffer)
         if script.linger:
             agent.log("stdin closed; lingering (scripted)")
             deadline = None if script.linger < 0 else time.monotonic() + script.linger

@@ -122,6 +122,7 @@ class InProcessAgent:
         *,
         count: int | None = None,
         stderr_lines: int = 200,
+        protocol: int = 2,
         **script_overrides: Any,
     ) -> None:
         if scenario is not None and script is not None:
@@ -137,6 +138,10 @@ class InProcessAgent:
         if script_overrides:
             loaded = attrs.evolve(loaded, **script_overrides)
         self.script = loaded
+        if protocol not in (1, 2):
+            raise ValueError(f"protocol must be 1 or 2, not {protocol!r}")
+        #: The ACP version the agent speaks (1: translated at its wire, ``_v1.py``).
+        self.protocol = protocol
         self._tail = _Tail(stderr_lines)
         self.agent: Agent = _InProcess(loaded, Wire(None), log=self._tail)  # type: ignore[arg-type]
         #: The exit status once the agent stopped (``0`` at end of input, or the
@@ -175,6 +180,10 @@ class InProcessAgent:
         self._stdin = stdin_r
         self._wire = _PipeWire(self, stdout_w)
         self.agent.wire = self._wire
+        if self.protocol == 1:
+            from acp_lite.testing._v1 import V1Wire
+
+            self.agent.wire = V1Wire(self._wire, self.agent.log)
         self.agent.log(f"ready: scenario {self.script.name!r}, in process {os.getpid()}")
         self._reader = threading.Thread(target=self._serve, name="inproc-agent-stdin", daemon=True)
         self._reader.start()
@@ -239,6 +248,15 @@ class InProcessAgent:
         poller.register(self._wake_r, select.POLLIN)
         poller.poll()
 
+    def _receive(self, line: bytes) -> None:
+        wire = self.agent.wire
+        if self.protocol == 1:
+            from acp_lite.testing._v1 import V1Wire, incoming_line
+
+            assert isinstance(wire, V1Wire)
+            line = incoming_line(wire, line)
+        self.agent.receive(line)
+
     def _serve(self) -> None:
         """Read stdin lines until end of input (or until stopped); like ``Agent.serve``."""
         assert self._stdin is not None
@@ -258,7 +276,7 @@ class InProcessAgent:
                     if self.returncode is not None:
                         break
                     if line.strip():
-                        self.agent.receive(line + b"\n")
+                        self._receive(line + b"\n")
                 if not data:
                     break
         except Exception:  # a real agent would die with a traceback and exit 1
