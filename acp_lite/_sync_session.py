@@ -133,11 +133,20 @@ class Session(Facade):
         result: bool = self._client._portal.run_sync(self._async.withdraw, submission)
         return result
 
-    def run(self, content: Any, *, timeout: float | None = None) -> Turn:
+    def run(
+        self,
+        content: Any,
+        *,
+        timeout: float | None = None,
+        insert_timeout: float | None = None,
+    ) -> Turn:
         """Prompt and wait until the foreground work that followed its insertion ends.
 
-        A failure after insertion is not an exception: it is ``turn.stop_reason ==
-        "error"`` with ``turn.error`` (use ``turn.raise_for_stop()``). Ctrl-C stops
+        ``timeout`` bounds the whole turn (default ``Limits.default_timeout``);
+        ``insert_timeout``, if given, bounds the wait for the prompt's answer (the
+        insertion) within it. A failure after insertion is not an exception: it is
+        ``turn.stop_reason == "error"`` with ``turn.error`` (use
+        ``turn.raise_for_stop()``). Ctrl-C stops
         the work this call started and re-raises: a prompt the agent holds is
         withdrawn (``$/cancel_request``); once inserted, ``session/cancel`` is sent
         and the confirming idle awaited briefly.
@@ -150,7 +159,7 @@ class Session(Facade):
         async def run() -> Turn:
             started: list[Submission] = []
             try:
-                return await asession._run(content, timeout, started)
+                return await asession._run(content, timeout, started, insert_timeout)
             except trio.Cancelled:
                 # Only our portal cancels this task (Ctrl-C, backstop, close): stop the
                 # agent's work too instead of leaving it streaming into nobody.

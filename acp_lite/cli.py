@@ -47,6 +47,7 @@ from acp_lite.errors import (
     Timeout,
     UnsupportedProtocolVersion,
 )
+from acp_lite.limits import Limits
 from acp_lite.protocol.constants import END_TURN
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ EXIT_CODES: dict[int, str] = {
 #: How long ``prompt`` waits for the turn when ``--timeout`` is not given (seconds):
 #: long, because a real agent's turn may run many model calls and tools.
 DEFAULT_TURN_TIMEOUT = 600.0
+#: The library's default limits (the CLI's, unless ``--timeout`` is given).
+_DEFAULTS = Limits()
 
 #: The embedded default agent: our reference agent, echoing the prompt back.
 REFERENCE_AGENT = (sys.executable, "-m", "acp_lite.testing.agent")
@@ -260,10 +263,15 @@ def _explain(
             details,
         )
     if isinstance(exc, Timeout):
-        after = f" after {timeout:g}s" if timeout is not None else ""
         what = exc.awaited or (exc.method or "") or reason
         state = f" (session state: {exc.state})" if exc.state else ""
-        return CliError(f"timed out{after} waiting for {what}{state}", EXIT_TIMEOUT, details)
+        limit, name = _limit_of(exc, timeout)
+        hint = "" if timeout is not None else "; --timeout sets it"
+        return CliError(
+            f"timed out after {limit:g}s ({name}{hint}) waiting for {what}{state}",
+            EXIT_TIMEOUT,
+            details,
+        )
     if isinstance(exc, AuthRequired):
         from acp_lite._cli_login import auth_error
 
@@ -280,6 +288,16 @@ def _explain(
     if isinstance(exc, ProtocolError):
         return CliError(f"protocol error: {reason}", EXIT_PROTOCOL, details)
     return CliError(f"{type(exc).__name__}: {reason}", EXIT_PROTOCOL, details)
+
+
+def _limit_of(exc: Timeout, timeout: float | None) -> tuple[float, str]:
+    """The documented limit that fired, and its name (see ``--timeout``)."""
+    defaults = _DEFAULTS
+    if exc.method == "initialize" or "connecting" in exc.message:
+        return timeout or defaults.connect_timeout, "the start-up limit"
+    if exc.awaited.startswith("response to"):
+        return timeout or defaults.default_timeout, "the per-request limit"
+    return timeout or DEFAULT_TURN_TIMEOUT, "the turn limit"
 
 
 def _report(err: CliError, stream: TextIO) -> None:
@@ -470,7 +488,13 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 ui.on_closed = lambda: session.cancel()
                 _follow(ui, session)
                 try:
-                    turn = session.run(text, timeout=timeout or DEFAULT_TURN_TIMEOUT)
+                    # The documented limits: the prompt's answer within the per-request
+                    # limit, the whole turn within the turn limit.
+                    turn = session.run(
+                        text,
+                        timeout=timeout or DEFAULT_TURN_TIMEOUT,
+                        insert_timeout=timeout or _DEFAULTS.default_timeout,
+                    )
                 except KeyboardInterrupt:
                     # Session.run already sent session/cancel and waited briefly.
                     _show_backlog(ui, session)

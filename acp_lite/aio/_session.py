@@ -216,15 +216,30 @@ class AsyncSession(SessionMethods):
         self._conn.flush()
         return sent
 
-    async def run(self, content: Any, *, timeout: float | None = None) -> Turn:
+    async def run(
+        self,
+        content: Any,
+        *,
+        timeout: float | None = None,
+        insert_timeout: float | None = None,
+    ) -> Turn:
         """Prompt and wait until the foreground work that followed its insertion ends.
 
-        A failure after insertion is not an exception: it is ``turn.stop_reason
-        == "error"`` with ``turn.error`` (use ``turn.raise_for_stop()``).
+        ``timeout`` bounds the whole turn (default ``Limits.default_timeout``);
+        ``insert_timeout``, if given, bounds the wait for the prompt's answer (the
+        insertion) within it. A failure after insertion is not an exception: it is
+        ``turn.stop_reason == "error"`` with ``turn.error`` (use
+        ``turn.raise_for_stop()``).
         """
-        return await self._run(content, timeout, [])
+        return await self._run(content, timeout, [], insert_timeout)
 
-    async def _run(self, content: Any, timeout: float | None, started: list[Submission]) -> Turn:
+    async def _run(
+        self,
+        content: Any,
+        timeout: float | None,
+        started: list[Submission],
+        insert_timeout: float | None = None,
+    ) -> Turn:
         # ``started`` receives the submission as soon as it is sent, so a caller that
         # is cancelled (Ctrl-C in the blocking facade) knows what it has to stop.
         conn = self._conn
@@ -234,7 +249,8 @@ class AsyncSession(SessionMethods):
         start = len(self.model.events)
         submission = await self.submit(content)
         started.append(submission)
-        await self.wait_inserted(submission, timeout=timeout)
+        insert = timeout if insert_timeout is None else min(timeout, insert_timeout)
+        await self.wait_inserted(submission, timeout=insert)
         remaining = max(0.0, deadline - trio.current_time())
         await self._wait_until(
             lambda: submission.done,

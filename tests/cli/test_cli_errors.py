@@ -176,7 +176,7 @@ class _LaggingSession:
     def cancel(self) -> None:
         pass
 
-    def run(self, text: str, timeout: float) -> None:
+    def run(self, text: str, timeout: float, insert_timeout: float | None = None) -> None:
         chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "agent-1",
                  "content": {"type": "text", "text": "About to crash..."}}  # fmt: skip
         self.updates = [SimpleNamespace(index=0, raw=chunk)]  # received during the turn
