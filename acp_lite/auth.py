@@ -10,7 +10,8 @@ spoke:
   set; exit status 0 is success; it is never passed to ``auth/login``). Agents
   that predate the type advertised it as ``_meta["terminal-auth"]``
   (``command``, ``args``, ``label``): mapped here to the same kind, with its own
-  :attr:`~AuthMethod.command`.
+  :attr:`~AuthMethod.command`; Qwen Code puts ``type: terminal`` and ``args`` in
+  ``_meta``: read the same way.
 * ``kind="env_var"``: the user sets environment variables for the agent process
   (the ACP authentication-methods RFD: ``vars`` of ``{name, label, secret,
   optional}`` and a ``link``; an older draft's single ``varName`` is read too).
@@ -124,17 +125,23 @@ def auth_method_from(raw: Mapping[str, Any]) -> AuthMethod | None:
     legacy = meta.get("terminal-auth") if isinstance(meta, Mapping) else None
     command: tuple[str, ...] | None = None
     env = _env(raw.get("env"))
+    args = _strings(raw.get("args"))
     if isinstance(legacy, Mapping) and isinstance(legacy.get("command"), str):
         kind = "terminal"
         command = (legacy["command"], *_strings(legacy.get("args")))
         env = {**env, **_env(legacy.get("env"))}
+    elif isinstance(meta, Mapping) and meta.get("type") == "terminal" and "type" not in raw:
+        # Qwen Code's form: the type and the arguments in _meta.
+        kind = "terminal"
+        args = args or _strings(meta.get("args"))
+        env = env or _env(meta.get("env"))
     name = _str(raw.get("name")) or (_str(legacy.get("label")) if legacy else None) or method_id
     return AuthMethod(
         method_id=method_id,
         name=name,
         kind=kind,
         description=_str(raw.get("description")),
-        args=_strings(raw.get("args")),
+        args=args,
         env=env,
         command=command,
         env_vars=_vars(raw),

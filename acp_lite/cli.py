@@ -574,4 +574,9 @@ def _run() -> NoReturn:
 
 
 if __name__ == "__main__":
-    _run()
+    # `python -m acp_lite.cli` runs this file as __main__: run the imported module's
+    # main instead, so that the subcommand modules (which import acp_lite.cli) and
+    # this one share one CliError class.
+    from acp_lite import cli as _cli
+
+    _cli._run()

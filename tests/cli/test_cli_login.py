@@ -67,3 +67,12 @@ def test_the_reference_agent_has_one_method_so_login_needs_no_argument(run_cli: 
     proc = run_cli("login", "--scenario", "auth_required")
     assert proc.returncode == EXIT_OK, proc.stderr
     assert proc.stdout == "logged in with token\n"
+
+
+def test_python_dash_m_reports_the_auth_error_without_a_traceback(
+    run_cli_process: RunCli,
+) -> None:
+    # `python -m acp_lite.cli` runs the module as __main__; the subcommand modules
+    # import acp_lite.cli: one CliError class must serve both (it once did not).
+    proc = run_cli_process("prompt", "--agent", AGENT, "hi")
+    assert_clean_error(proc, EXIT_AUTH, "the agent needs authentication for session/new")

@@ -66,6 +66,7 @@ def test_v1_shapes_and_the_meta_terminal_form() -> None:
                 "_meta": {"terminal-auth": {"command": "node", "args": ["cli.js", "/login"]}},
             },
             {"id": "key", "name": "Key", "type": "env_var", "varName": "OPENAI_API_KEY"},
+            {"id": "qwen", "name": "Q", "_meta": {"type": "terminal", "args": ["--auth=q"]}},
             {"name": "no id"},
             "junk",
         ]
@@ -75,7 +76,9 @@ def test_v1_shapes_and_the_meta_terminal_form() -> None:
         ("tui", "terminal"),
         ("claude-login", "terminal"),
         ("key", "env_var"),
+        ("qwen", "terminal"),
     ]
+    assert methods[4].terminal_command(["qwen", "--acp"]) == ["qwen", "--acp", "--auth=q"]
     assert methods[0].description == "browser"
     assert methods[1].env == {"A": "1"}
     assert methods[2].terminal_command(["ignored"]) == ["node", "cli.js", "/login"]
