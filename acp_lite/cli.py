@@ -507,6 +507,7 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if session is not None:
                     _show_backlog(ui, session)
                 ui.finish()
+                _warn_foreign(err, client)
                 if args.transcript:
                     client.transcript.save(args.transcript)
     except AcpError as exc:
@@ -524,6 +525,22 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     err.write(f"{_PROG}: the turn ended with stop reason {stop or '(none)'}{detail}\n")
     err.flush()
     return EXIT_STOPPED
+
+
+def _warn_foreign(err: TextIO, client: Any) -> None:
+    """Say so when the agent wrote lines that are not JSON-RPC (they are skipped)."""
+    count = getattr(client, "event_counts", {}).get("protocol_error", 0)
+    if not count:
+        return
+    first = next((e for e in client.events if e.kind == "protocol_error"), None)
+    data = getattr(first, "data", None)
+    raw = getattr(data, "raw", data)
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) else str(raw)
+    err.write(
+        f"{_PROG}: warning: the agent wrote {count} line(s) that are not ACP "
+        f"(JSON-RPC), skipped; the first: {safe_text(text[:120])!r}\n"
+    )
+    err.flush()
 
 
 def _follow(ui: _Ui, session: Any) -> None:

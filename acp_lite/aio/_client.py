@@ -17,6 +17,7 @@ from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
 from acp_lite.auth import AuthMethod, auth_methods_from
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
+from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
 from acp_lite.hookspec import plugin_manager
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
@@ -79,9 +80,21 @@ class AsyncClient(ClientMethods):
             {"protocolVersion": PROTOCOL_VERSION, "info": info, "capabilities": caps}
         )
         conn.flush()
-        response = await conn.wait_response(
-            entry, timeout=conn.limits.connect_timeout if timeout is None else timeout
-        )
+        try:
+            response = await conn.wait_response(
+                entry, timeout=conn.limits.connect_timeout if timeout is None else timeout
+            )
+        except (AgentExited, Timeout, RequestError, ProtocolError) as exc:
+            foreign = conn.core.foreign
+            if not foreign:
+                raise
+            # Whatever went wrong, the cause is likely that this is no ACP agent.
+            printed = ", ".join(repr(line.decode("utf-8", "replace")) for line in foreign)
+            raise ProtocolError(
+                f"this does not look like an ACP agent: it printed {printed} (then: {exc.message})",
+                method="initialize",
+                stderr_tail=exc.stderr_tail,
+            ) from exc
         self.initialize_response = response
         conn.call_hook("acp_connection_opened", client=conn.hook_client)
 

@@ -12,6 +12,7 @@ response is structured with its method's typed class (``METHODS[method].result``
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -76,6 +77,9 @@ _UPDATE = "session/update"
 _PROMPT = "session/prompt"
 _PERMISSION = "session/request_permission"
 _RESUME = "session/resume"
+#: How many non-ACP lines (and how many bytes of each) the core keeps to quote.
+_FOREIGN_KEPT = 3
+_FOREIGN_BYTES = 200
 
 
 class ClientConnection:
@@ -135,6 +139,9 @@ class ClientConnection:
         # Ids of our session-creating requests still awaiting an answer.
         self._creating: set[int] = set()
         self.agent_requests: dict[RequestId, AgentRequest] = {}
+        #: The first lines the agent wrote that are not ACP (not JSON-RPC, or our own
+        #: ``initialize`` echoed back): what a "not an ACP agent" error quotes.
+        self.foreign: list[bytes] = []
         #: Located conformance findings (``None`` unless ``locate_findings``).
         self.findings: FindingsLog | None = (
             FindingsLog(limits.max_session_events) if locate_findings else None
@@ -187,6 +194,7 @@ class ClientConnection:
             except Exception as exc:  # never let one line kill the connection
                 logger.exception("error while handling a line from the agent")
                 self.log_event("protocol_error", data=line, error=exc)
+                self._foreign_line(line)
 
     def data_to_send(self) -> bytes:
         """Take the bytes to write to the agent (recorded in the transcript)."""
@@ -442,6 +450,7 @@ class ClientConnection:
             except Exception as exc:  # never let one line kill the connection
                 logger.exception("error while handling a line from the agent")
                 self.log_event("protocol_error", data=data, error=exc)
+                self._foreign_line(data)
 
     def _on_oversize(self, line: OversizeLine) -> None:
         # Recorded in the transcript as what we saw: the head, marked as truncated.
@@ -528,14 +537,23 @@ class ClientConnection:
                     self._events.append(AgentRequestWithdrawn(req))
                 self.log_event("agent_cancelled_request", data=pc)
             elif cls is UnhandledRequest:
-                self.log_event(
-                    "unhandled_request", data=ev, method=cast("UnhandledRequest", ev).method
-                )
+                method = cast("UnhandledRequest", ev).method
+                self.log_event("unhandled_request", data=ev, method=method)
+                if method == "initialize":
+                    # Our own request read back (`cat` as the agent): not an ACP agent.
+                    self._foreign_line(b"our initialize request, echoed back")
             elif cls is UnmatchedResponse:
                 self.log_event("unmatched_response", data=cast("UnmatchedResponse", ev).message)
             elif cls is InvalidReceived:
                 inv = cast("InvalidReceived", ev)
                 self.log_event("protocol_error", data=inv.message, error=inv.error)
+                if inv.message.method is None:  # not JSON-RPC at all (not bad params)
+                    raw = inv.message.raw
+                    if isinstance(raw, bytes | bytearray):
+                        self._foreign_line(bytes(raw))
+                    else:
+                        text = raw if isinstance(raw, str) else json.dumps(raw, default=repr)
+                        self._foreign_line(text.encode("utf-8", "replace"))
 
     def _on_notification(self, msg: Notification) -> None:
         method = msg.method
@@ -548,6 +566,10 @@ class ClientConnection:
             self._events.append(ExtensionNotificationReceived(method, msg.params))
         else:
             self.log_event("notification", data=msg, method=method)
+
+    def _foreign_line(self, line: bytes) -> None:
+        if len(self.foreign) < _FOREIGN_KEPT:
+            self.foreign.append(bytes(line[:_FOREIGN_BYTES]))
 
     def _on_request(self, ev: RequestReceived) -> None:
         params = ev.params
