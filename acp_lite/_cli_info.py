@@ -8,8 +8,10 @@ import shlex
 from collections.abc import Mapping
 from typing import TextIO
 
+from acp_lite._cli_base import EXIT_OK
+from acp_lite._cli_errors import _explain
 from acp_lite._cli_render import json_line
-from acp_lite.cli import EXIT_OK, _agent_argv, _explain, _timeout_kwargs
+from acp_lite.cli import _agent_argv, _timeout_kwargs
 from acp_lite.errors import AcpError
 
 __all__ = ["cmd_info"]

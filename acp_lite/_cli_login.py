@@ -21,19 +21,13 @@ import subprocess
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from acp_lite._cli_base import EXIT_AUTH, EXIT_OK, EXIT_USAGE, CliError
+from acp_lite._cli_errors import _explain, login_command
 from acp_lite.auth import AuthMethod, login_hint
-from acp_lite.cli import (
-    EXIT_AUTH,
-    EXIT_OK,
-    EXIT_USAGE,
-    CliError,
-    _agent_argv,
-    _explain,
-    _timeout_kwargs,
-)
-from acp_lite.errors import AcpError, AuthRequired
+from acp_lite.cli import _agent_argv, _timeout_kwargs
+from acp_lite.errors import AcpError
 
-__all__ = ["add_parser", "auth_error", "cmd_login", "login_command"]
+__all__ = ["add_parser", "cmd_login"]
 
 _LOGGABLE = ("agent", "terminal")
 
@@ -52,14 +46,6 @@ def add_parser(
     )
     agent_options(login)
     login.add_argument("method", nargs="?", metavar="METHOD", help="the auth method id")
-
-
-def login_command(argv: Sequence[str], method_id: str | None = None) -> str:
-    """The ``acp-lite login`` command line that logs in to the agent ``argv``."""
-    words = ["acp-lite", "login", "--agent", shlex.join(argv)]
-    if method_id is not None:
-        words.append(method_id)
-    return shlex.join(words)
 
 
 def _choose(methods: list[AuthMethod], wanted: str | None, argv: Sequence[str]) -> AuthMethod:
@@ -118,24 +104,3 @@ def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     out.write(f"logged in with {method.method_id}\n")
     return EXIT_OK
-
-
-def auth_error(exc: AuthRequired, argv: Sequence[str], details: list[str]) -> CliError:
-    """One line saying exactly what to run or to set."""
-    methods = exc.auth_methods
-    loggable = [m.method_id for m in methods if m.kind in ("agent", "terminal")]
-    todo: list[str] = []
-    if len(loggable) == 1:
-        todo.append(f"run `{login_command(argv, loggable[0])}`")
-    elif loggable:
-        todo.append(f"run `{login_command(argv, 'METHOD')}` (METHOD: {', '.join(loggable)})")
-    env = [
-        " and ".join(v.name for v in m.env_vars if not v.optional)
-        for m in methods
-        if m.kind == "env_var" and m.env_vars
-    ]
-    if env:
-        todo.append("set " + " or ".join(env))
-    what = " or ".join(todo) or "see the agent's documentation (it named no auth method)"
-    during = f" for {exc.method}" if exc.method else ""
-    return CliError(f"the agent needs authentication{during}: {what}", EXIT_AUTH, details)

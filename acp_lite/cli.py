@@ -35,73 +35,38 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from acp_lite._cli_render import Renderer, json_line, safe_text
-from acp_lite.errors import (
-    AcpError,
-    AgentExited,
-    AgentStartFailed,
-    AuthRequired,
-    PromptRejected,
-    ProtocolError,
-    RequestError,
-    Timeout,
-    UnsupportedProtocolVersion,
+from acp_lite._cli_base import (
+    _DEFAULTS,
+    _PROG,
+    DEFAULT_TURN_TIMEOUT,
+    REFERENCE_AGENT,
+    CliError,
 )
-from acp_lite.limits import Limits
+
+# The exit codes and the error helpers live in their own modules (the subcommand
+# modules import them too); `acp_lite.cli` re-exports them.
+from acp_lite._cli_base import EXIT_AGENT_EXITED as EXIT_AGENT_EXITED
+from acp_lite._cli_base import EXIT_AUTH as EXIT_AUTH
+from acp_lite._cli_base import EXIT_CODES as EXIT_CODES
+from acp_lite._cli_base import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from acp_lite._cli_base import EXIT_OK as EXIT_OK
+from acp_lite._cli_base import EXIT_PROTOCOL as EXIT_PROTOCOL
+from acp_lite._cli_base import EXIT_REQUEST_ERROR as EXIT_REQUEST_ERROR
+from acp_lite._cli_base import EXIT_START_FAILED as EXIT_START_FAILED
+from acp_lite._cli_base import EXIT_STOPPED as EXIT_STOPPED
+from acp_lite._cli_base import EXIT_TIMEOUT as EXIT_TIMEOUT
+from acp_lite._cli_base import EXIT_USAGE as EXIT_USAGE
+from acp_lite._cli_errors import _explain as _explain
+from acp_lite._cli_errors import _limit_of as _limit_of
+from acp_lite._cli_errors import _report
+from acp_lite._cli_render import Renderer, json_line, safe_text
+from acp_lite.errors import AcpError
 from acp_lite.protocol.constants import END_TURN
 
 if TYPE_CHECKING:
     from acp_lite.permissions import PermissionPolicy
 
 __all__ = ["EXIT_CODES", "main"]
-
-EXIT_OK = 0
-EXIT_STOPPED = 1
-EXIT_USAGE = 2
-EXIT_START_FAILED = 3
-EXIT_AGENT_EXITED = 4
-EXIT_PROTOCOL = 5
-EXIT_TIMEOUT = 6
-EXIT_REQUEST_ERROR = 7
-EXIT_AUTH = 8
-EXIT_INTERRUPTED = 130
-
-#: Exit code -> meaning, as documented in ``acp-lite --help``.
-EXIT_CODES: dict[int, str] = {
-    EXIT_OK: "the turn ended with end_turn",
-    EXIT_STOPPED: "the turn ended with another stop reason, or none",
-    EXIT_USAGE: "bad command line",
-    EXIT_START_FAILED: "the agent could not be started",
-    EXIT_AGENT_EXITED: "the agent exited before the turn ended",
-    EXIT_PROTOCOL: "protocol version mismatch or protocol error",
-    EXIT_TIMEOUT: "timed out",
-    EXIT_REQUEST_ERROR: "the agent answered a request with an error",
-    EXIT_AUTH: "the agent needs authentication (the message says what to run or set)",
-    EXIT_INTERRUPTED: "interrupted",
-}
-
-#: How long ``prompt`` waits for the turn when ``--timeout`` is not given (seconds):
-#: long, because a real agent's turn may run many model calls and tools.
-DEFAULT_TURN_TIMEOUT = 600.0
-#: The library's default limits (the CLI's, unless ``--timeout`` is given).
-_DEFAULTS = Limits()
-
-#: The embedded default agent: our reference agent, echoing the prompt back.
-REFERENCE_AGENT = (sys.executable, "-m", "acp_lite.testing.agent")
-
-_PROG = "acp-lite"
-_STDERR_TAIL_SHOWN = 5
-
-
-class CliError(Exception):
-    """A failure reported as one line on stderr with an exit code (no traceback)."""
-
-    def __init__(self, message: str, code: int, details: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.details = tuple(details)
-
 
 # -- argument parsing ---------------------------------------------------------------------
 
@@ -220,91 +185,6 @@ def _agent_argv(args: argparse.Namespace) -> list[str]:
 
 def _timeout_kwargs(timeout: float | None) -> dict[str, Any]:
     return {} if timeout is None else {"timeout": timeout}
-
-
-# -- error reporting ----------------------------------------------------------------------
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else ""
-
-
-def _explain(
-    exc: AcpError, argv: Sequence[str], timeout: float | None, scenario: str | None = None
-) -> CliError:
-    """Turn a library error into one clear line (plus the agent's stderr tail)."""
-    command = shlex.join(argv)
-    tail = [line for line in exc.stderr_tail if line.strip()][-_STDERR_TAIL_SHOWN:]
-    details = [f"agent stderr: {line}" for line in tail]
-    reason = _first_line(exc.message)
-    if isinstance(exc, AgentStartFailed):
-        program = argv[0] if argv else ""
-        if isinstance(exc.__cause__, FileNotFoundError):
-            where = "" if os.sep in program else " (searched PATH)"
-            return CliError(f"agent command not found: {program}{where}", EXIT_START_FAILED)
-        if isinstance(exc.__cause__, PermissionError):
-            return CliError(f"agent command is not executable: {program}", EXIT_START_FAILED)
-        return CliError(f"cannot start the agent `{command}`: {reason}", EXIT_START_FAILED)
-    if isinstance(exc, AgentExited):
-        if scenario is not None and exc.returncode == 2 and exc.method == "initialize":
-            # The reference agent refused its arguments (exit 2): a usage error.
-            return CliError(
-                f"unknown --scenario {scenario!r} (acp-lite-agent --list-scenarios lists them)",
-                EXIT_USAGE,
-                details,
-            )
-        during = f" during {exc.method}" if exc.method else ""
-        return CliError(f"{reason}{during}", EXIT_AGENT_EXITED, details)
-    if isinstance(exc, UnsupportedProtocolVersion):
-        return CliError(
-            f"the agent speaks ACP protocol version {exc.version!r}; "
-            "acp-lite speaks versions 2 and 1",
-            EXIT_PROTOCOL,
-            details,
-        )
-    if isinstance(exc, Timeout):
-        what = exc.awaited or (exc.method or "") or reason
-        state = f" (session state: {exc.state})" if exc.state else ""
-        limit, name = _limit_of(exc, timeout)
-        hint = "" if timeout is not None else "; --timeout sets it"
-        return CliError(
-            f"timed out after {limit:g}s ({name}{hint}) waiting for {what}{state}",
-            EXIT_TIMEOUT,
-            details,
-        )
-    if isinstance(exc, AuthRequired):
-        from acp_lite._cli_login import auth_error
-
-        return auth_error(exc, argv, details)
-    if isinstance(exc, PromptRejected):
-        return CliError(
-            f"the agent rejected the prompt: {reason} (code {exc.code})",
-            EXIT_REQUEST_ERROR,
-            details,
-        )
-    if isinstance(exc, RequestError):
-        method = exc.method or "request"
-        return CliError(f"{method} failed: {reason} (code {exc.code})", EXIT_REQUEST_ERROR, details)
-    if isinstance(exc, ProtocolError):
-        return CliError(f"protocol error: {reason}", EXIT_PROTOCOL, details)
-    return CliError(f"{type(exc).__name__}: {reason}", EXIT_PROTOCOL, details)
-
-
-def _limit_of(exc: Timeout, timeout: float | None) -> tuple[float, str]:
-    """The documented limit that fired, and its name (see ``--timeout``)."""
-    defaults = _DEFAULTS
-    if exc.method == "initialize" or "connecting" in exc.message:
-        return timeout or defaults.connect_timeout, "the start-up limit"
-    if exc.awaited.startswith("response to"):
-        return timeout or defaults.default_timeout, "the per-request limit"
-    return timeout or DEFAULT_TURN_TIMEOUT, "the turn limit"
-
-
-def _report(err: CliError, stream: TextIO) -> None:
-    stream.write(f"{_PROG}: error: {safe_text(err.message)}\n")
-    for line in err.details:
-        stream.write(f"  {safe_text(line)}\n")
-    stream.flush()
 
 
 # -- permissions --------------------------------------------------------------------------
@@ -446,17 +326,24 @@ def _ask(ui: _Ui, request: Any, title: str) -> str | None:
         for number, (option_id, name, kind) in enumerate(options, 1):
             ui.err.write(safe_text(f"  {number}) {name} [{kind or option_id}]") + "\n")
         ui.err.write("  c) cancel (not approved)\n")
-        while True:
-            ui.err.write(f"choose 1-{len(options)} or c: ")
+    why = ""
+    while True:
+        with ui.lock:
+            ui.err.write(f"{why}choose 1-{len(options)} or c: ")
             ui.err.flush()
-            answer = sys.stdin.readline()
-            if not answer:  # EOF: nobody can answer
-                return None
-            answer = answer.strip().lower()
-            if answer in ("c", "cancel"):
-                return None
-            if answer.isdigit() and 1 <= int(answer) <= len(options):
-                return options[int(answer) - 1][0]
+        # Read without the UI lock: Ctrl-C must be able to show the interruption
+        # (this thread is abandoned then; the request is answered cancelled).
+        answer = sys.stdin.readline()
+        if not answer:  # EOF: nobody can answer
+            with ui.lock:
+                ui.err.write("\n")
+            return None
+        answer = answer.strip().lower()
+        if answer in ("c", "cancel"):
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return options[int(answer) - 1][0]
+        why = f"not a choice: {safe_text(answer)!r}; "
 
 
 # -- commands -----------------------------------------------------------------------------

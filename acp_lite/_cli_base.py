@@ -1,0 +1,72 @@
+"""The ``acp-lite`` command's exit codes, limits and error type (imported by its modules)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from acp_lite.limits import Limits
+
+__all__ = [
+    "DEFAULT_TURN_TIMEOUT",
+    "EXIT_AGENT_EXITED",
+    "EXIT_AUTH",
+    "EXIT_CODES",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PROTOCOL",
+    "EXIT_REQUEST_ERROR",
+    "EXIT_START_FAILED",
+    "EXIT_STOPPED",
+    "EXIT_TIMEOUT",
+    "EXIT_USAGE",
+    "REFERENCE_AGENT",
+    "CliError",
+]
+
+EXIT_OK = 0
+EXIT_STOPPED = 1
+EXIT_USAGE = 2
+EXIT_START_FAILED = 3
+EXIT_AGENT_EXITED = 4
+EXIT_PROTOCOL = 5
+EXIT_TIMEOUT = 6
+EXIT_REQUEST_ERROR = 7
+EXIT_AUTH = 8
+EXIT_INTERRUPTED = 130
+
+#: Exit code -> meaning, as documented in ``acp-lite --help``.
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "the turn ended with end_turn",
+    EXIT_STOPPED: "the turn ended with another stop reason, or none",
+    EXIT_USAGE: "bad command line",
+    EXIT_START_FAILED: "the agent could not be started",
+    EXIT_AGENT_EXITED: "the agent exited before the turn ended",
+    EXIT_PROTOCOL: "protocol version mismatch or protocol error",
+    EXIT_TIMEOUT: "timed out",
+    EXIT_REQUEST_ERROR: "the agent answered a request with an error",
+    EXIT_AUTH: "the agent needs authentication (the message says what to run or set)",
+    EXIT_INTERRUPTED: "interrupted",
+}
+
+#: How long ``prompt`` waits for the turn when ``--timeout`` is not given (seconds):
+#: long, because a real agent's turn may run many model calls and tools.
+DEFAULT_TURN_TIMEOUT = 600.0
+#: The library's default limits (the CLI's, unless ``--timeout`` is given).
+_DEFAULTS = Limits()
+
+#: The embedded default agent: our reference agent, echoing the prompt back.
+REFERENCE_AGENT = (sys.executable, "-m", "acp_lite.testing.agent")
+
+_PROG = "acp-lite"
+_STDERR_TAIL_SHOWN = 5
+
+
+class CliError(Exception):
+    """A failure reported as one line on stderr with an exit code (no traceback)."""
+
+    def __init__(self, message: str, code: int, details: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.details = tuple(details)

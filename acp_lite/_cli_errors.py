@@ -1,0 +1,146 @@
+"""How the ``acp-lite`` command reports a library error: one clear line, an exit code."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from typing import TextIO
+
+from acp_lite._cli_base import (
+    _DEFAULTS,
+    _PROG,
+    _STDERR_TAIL_SHOWN,
+    DEFAULT_TURN_TIMEOUT,
+    EXIT_AGENT_EXITED,
+    EXIT_AUTH,
+    EXIT_PROTOCOL,
+    EXIT_REQUEST_ERROR,
+    EXIT_START_FAILED,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    CliError,
+)
+from acp_lite._cli_render import safe_text
+from acp_lite.errors import (
+    AcpError,
+    AgentExited,
+    AgentStartFailed,
+    AuthRequired,
+    PromptRejected,
+    ProtocolError,
+    RequestError,
+    Timeout,
+    UnsupportedProtocolVersion,
+)
+
+__all__ = ["_explain", "_first_line", "_limit_of", "_report", "auth_error", "login_command"]
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _explain(
+    exc: AcpError, argv: Sequence[str], timeout: float | None, scenario: str | None = None
+) -> CliError:
+    """Turn a library error into one clear line (plus the agent's stderr tail)."""
+    command = shlex.join(argv)
+    tail = [line for line in exc.stderr_tail if line.strip()][-_STDERR_TAIL_SHOWN:]
+    details = [f"agent stderr: {line}" for line in tail]
+    reason = _first_line(exc.message)
+    if isinstance(exc, AgentStartFailed):
+        program = argv[0] if argv else ""
+        if isinstance(exc.__cause__, FileNotFoundError):
+            where = "" if os.sep in program else " (searched PATH)"
+            return CliError(f"agent command not found: {program}{where}", EXIT_START_FAILED)
+        if isinstance(exc.__cause__, PermissionError):
+            return CliError(f"agent command is not executable: {program}", EXIT_START_FAILED)
+        return CliError(f"cannot start the agent `{command}`: {reason}", EXIT_START_FAILED)
+    if isinstance(exc, AgentExited):
+        if scenario is not None and exc.returncode == 2 and exc.method == "initialize":
+            # The reference agent refused its arguments (exit 2): a usage error.
+            return CliError(
+                f"unknown --scenario {scenario!r} (acp-lite-agent --list-scenarios lists them)",
+                EXIT_USAGE,
+                details,
+            )
+        during = f" during {exc.method}" if exc.method else ""
+        return CliError(f"{reason}{during}", EXIT_AGENT_EXITED, details)
+    if isinstance(exc, UnsupportedProtocolVersion):
+        return CliError(
+            f"the agent speaks ACP protocol version {exc.version!r}; "
+            "acp-lite speaks versions 2 and 1",
+            EXIT_PROTOCOL,
+            details,
+        )
+    if isinstance(exc, Timeout):
+        what = exc.awaited or (exc.method or "") or reason
+        state = f" (session state: {exc.state})" if exc.state else ""
+        limit, name = _limit_of(exc, timeout)
+        hint = "" if timeout is not None else "; --timeout sets it"
+        return CliError(
+            f"timed out after {limit:g}s ({name}{hint}) waiting for {what}{state}",
+            EXIT_TIMEOUT,
+            details,
+        )
+    if isinstance(exc, AuthRequired):
+        return auth_error(exc, argv, details)
+    if isinstance(exc, PromptRejected):
+        return CliError(
+            f"the agent rejected the prompt: {reason} (code {exc.code})",
+            EXIT_REQUEST_ERROR,
+            details,
+        )
+    if isinstance(exc, RequestError):
+        method = exc.method or "request"
+        return CliError(f"{method} failed: {reason} (code {exc.code})", EXIT_REQUEST_ERROR, details)
+    if isinstance(exc, ProtocolError):
+        return CliError(f"protocol error: {reason}", EXIT_PROTOCOL, details)
+    return CliError(f"{type(exc).__name__}: {reason}", EXIT_PROTOCOL, details)
+
+
+def _limit_of(exc: Timeout, timeout: float | None) -> tuple[float, str]:
+    """The documented limit that fired, and its name (see ``--timeout``)."""
+    defaults = _DEFAULTS
+    if exc.method == "initialize" or "connecting" in exc.message:
+        return timeout or defaults.connect_timeout, "the start-up limit"
+    if exc.awaited.startswith("response to"):
+        return timeout or defaults.default_timeout, "the per-request limit"
+    return timeout or DEFAULT_TURN_TIMEOUT, "the turn limit"
+
+
+def _report(err: CliError, stream: TextIO) -> None:
+    stream.write(f"{_PROG}: error: {safe_text(err.message)}\n")
+    for line in err.details:
+        stream.write(f"  {safe_text(line)}\n")
+    stream.flush()
+
+
+def login_command(argv: Sequence[str], method_id: str | None = None) -> str:
+    """The ``acp-lite login`` command line that logs in to the agent ``argv``."""
+    words = ["acp-lite", "login", "--agent", shlex.join(argv)]
+    if method_id is not None:
+        words.append(method_id)
+    return shlex.join(words)
+
+
+def auth_error(exc: AuthRequired, argv: Sequence[str], details: list[str]) -> CliError:
+    """One line saying exactly what to run or to set."""
+    methods = exc.auth_methods
+    loggable = [m.method_id for m in methods if m.kind in ("agent", "terminal")]
+    todo: list[str] = []
+    if len(loggable) == 1:
+        todo.append(f"run `{login_command(argv, loggable[0])}`")
+    elif loggable:
+        todo.append(f"run `{login_command(argv, 'METHOD')}` (METHOD: {', '.join(loggable)})")
+    env = [
+        " and ".join(v.name for v in m.env_vars if not v.optional)
+        for m in methods
+        if m.kind == "env_var" and m.env_vars
+    ]
+    if env:
+        todo.append("set " + " or ".join(env))
+    what = " or ".join(todo) or "see the agent's documentation (it named no auth method)"
+    during = f" for {exc.method}" if exc.method else ""
+    return CliError(f"the agent needs authentication{during}: {what}", EXIT_AUTH, details)
