@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +164,29 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         pool.close()
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
+    # Installed plugins load in every project: say nothing unless this run is an
+    # ACP one (an ACP fixture or marker in a collected test, or an --acp option).
+    if any(
+        value not in (None, False, "", [], ())
+        for name, value in vars(config.option).items()
+        if name.startswith("acp_")
+    ):
+        return True
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if any(n.startswith("acp_") for n in names):
+            return True
+        if any(m.name.startswith("acp_") for m in item.iter_markers()):
+            return True
+    return False
+
+
+def pytest_report_collectionfinish(
+    config: pytest.Config, start_path: Path, items: Sequence[pytest.Item]
+) -> str | list[str]:
+    if not _uses_acp(config, items):
+        return []
     configured = config.getoption("acp_agent", None) or config.getini("acp_agent")
     agent = configured or "reference agent (acp_lite.testing.agent)"
     mode = config.getoption("acp_conformance", None) or config.getini("acp_conformance") or "warn"
