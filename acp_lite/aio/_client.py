@@ -13,6 +13,7 @@ import trio
 
 from acp_lite.aio._client_methods import ClientMethods
 from acp_lite.aio._connection import Connection
+from acp_lite.aio._methods import _to_wire
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
 from acp_lite.auth import AuthMethod, auth_methods_from
@@ -43,6 +44,12 @@ def _wire(value: Any) -> Any:
     if value is None or isinstance(value, dict | list | str | int | float | bool):
         return value
     return converter.unstructure(value)
+
+
+def _extra(params: Mapping[str, Any]) -> dict[str, Any]:
+    # Extra keyword arguments are protocol parameters: JSON values only (a callable
+    # such as on_permission= belongs to connect(), not to the agent).
+    return {k: _to_wire(v, f"keyword argument {k!r}") for k, v in params.items()}
 
 
 class AsyncClient(ClientMethods):
@@ -207,7 +214,7 @@ class AsyncClient(ClientMethods):
         wire: dict[str, Any] = {
             "cwd": os.fspath(cwd),
             "mcpServers": [_wire(s) for s in mcp_servers],
-            **params,
+            **_extra(params),
         }
         if additional_directories is not None:
             wire["additionalDirectories"] = [os.fspath(d) for d in additional_directories]
@@ -231,7 +238,7 @@ class AsyncClient(ClientMethods):
             "sessionId": session_id,
             "cwd": os.fspath(cwd),
             "mcpServers": [_wire(s) for s in mcp_servers],
-            **params,
+            **_extra(params),
         }
         if replay:
             wire["replayFrom"] = {"type": "start"}

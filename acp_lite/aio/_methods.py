@@ -22,6 +22,8 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import attrs
+
 from acp_lite.errors import CapabilityNotSupported, ProtocolError
 from acp_lite.protocol import (
     UNSET,
@@ -52,29 +54,38 @@ Meta = Mapping[str, Any]
 """The wire ``_meta`` object (open: implementations attach what they like)."""
 
 
-def _to_wire(value: object) -> object:
-    """A JSON value for ``value``: wire objects unstructured, containers walked."""
+def _to_wire(value: object, where: str = "a parameter") -> object:
+    """A JSON value for ``value``: wire objects unstructured, containers walked.
+
+    Anything else (a function, an arbitrary object) is a ``TypeError`` naming
+    ``where``: it would only fail later, when the request is encoded.
+    """
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, WireObject):
         return converter.unstructure(value)
     if isinstance(value, Mapping):
-        return {str(k): _to_wire(v) for k, v in value.items()}
+        return {str(k): _to_wire(v, f"{where}[{k!r}]") for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_to_wire(v) for v in value]
+        return [_to_wire(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, os.PathLike):
         return os.fspath(value)
-    return converter.unstructure(value)
+    if attrs.has(type(value)):
+        return _to_wire(converter.unstructure(value), where)
+    raise TypeError(
+        f"{where} is not a JSON value ({type(value).__name__}): extra keyword "
+        "arguments are sent to the agent as protocol parameters"
+    )
 
 
 def _params(
     base: Mapping[str, object], meta: Meta | None, extra: Mapping[str, object]
 ) -> dict[str, object]:
-    params: dict[str, object] = {k: _to_wire(v) for k, v in base.items()}
+    params: dict[str, object] = {k: _to_wire(v, k) for k, v in base.items()}
     if meta is not None:
-        params["_meta"] = _to_wire(meta)
+        params["_meta"] = _to_wire(meta, "meta")
     for key, value in extra.items():
-        params[key] = _to_wire(value)
+        params[key] = _to_wire(value, f"keyword argument {key!r}")
     return params
 
 
