@@ -109,6 +109,10 @@ class Transcript:
         self._t0: float | None = None
         #: Entries dropped because of the retention bound.
         self.dropped = 0
+        #: The agent's exit status when it exited on its own (its traffic ended
+        #: there), ``None`` otherwise; saved as a final ``{"dir": "exit"}`` record.
+        self.agent_exit: int | None = None
+        self._exited = False
 
     @property
     def max_entries(self) -> int | None:
@@ -168,10 +172,27 @@ class Transcript:
 
         Always valid NDJSON, whatever the agent wrote: every record is one strict
         JSON object (no ``NaN``, lone surrogates escaped) that :meth:`load` reads
-        back to the same entries.
+        back to the same entries. When the agent exited on its own, a last
+        ``{"dir": "exit", "t", "returncode"}`` record says so.
         """
         t0 = self._t0 or 0.0
-        return "".join(dumps_record(e.to_record(t0)) + "\n" for e in self.entries())
+        text = "".join(dumps_record(e.to_record(t0)) + "\n" for e in self.entries())
+        if self._exited:
+            # After the last line: the traffic ended with the agent's exit.
+            last = self._times[-1] - t0 if self._times else 0.0
+            end = {"dir": "exit", "t": round(last, 6), "returncode": self.agent_exit}
+            text += dumps_record(end) + "\n"
+        return text
+
+    def agent_exited(self, returncode: int | None) -> None:
+        """Record that the agent exited on its own (``returncode``, if known)."""
+        self._exited = True
+        self.agent_exit = returncode
+
+    @property
+    def exited(self) -> bool:
+        """Whether the agent exited on its own (see :meth:`agent_exited`)."""
+        return self._exited
 
     def save(self, path: str | Path) -> None:
         """Write :meth:`to_ndjson` to ``path`` (UTF-8)."""
@@ -188,6 +209,10 @@ class Transcript:
                 record = json.loads(text)
             except ValueError as exc:
                 raise ValueError(f"{path}:{n}: not a transcript record: {exc}") from None
+            if isinstance(record, dict) and record.get("dir") == "exit":
+                code = record.get("returncode")
+                transcript.agent_exited(code if isinstance(code, int) else None)
+                continue
             if not isinstance(record, dict) or record.get("dir") not in _DIRS:
                 raise ValueError(f"{path}:{n}: not a transcript record (no 'dir' send/recv)")
             transcript._lines.append(record_line(record))

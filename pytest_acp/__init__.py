@@ -10,10 +10,25 @@ it offers, for use without pytest:
 * :class:`AgentCommand` - how to launch an agent (for ``acp_agent_command``).
 """
 
-from pytest_acp._settings import AgentCommand
+from typing import TYPE_CHECKING, Any
+
 from pytest_acp.conformance import RULES, Rule, Violation, check_transcript
 from pytest_acp.normalize import IdMap, extract_updates
 from pytest_acp.normalize import normalize as normalize
+
+if TYPE_CHECKING:
+    from pytest_acp._settings import AgentCommand
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on use: it needs pytest, and `python -m pytest_acp check` must run
+    # on an install without it.
+    if name == "AgentCommand":
+        from pytest_acp._settings import AgentCommand
+
+        return AgentCommand
+    raise AttributeError(f"module 'pytest_acp' has no attribute {name!r}")
+
 
 __all__ = [
     "RULES",

@@ -1,6 +1,10 @@
 """``python -m pytest_acp check TRANSCRIPT.ndjson``: the conformance checks on a saved
 transcript (``--acp-transcripts``, ``acp-lite prompt --transcript``, ``Transcript.save``).
 
+``python -m pytest_acp rules`` lists the rules; ``explain RULE`` describes one.
+A transcript that ends with an ``{"dir": "exit"}`` record (the agent exited on its
+own) is checked as ``--agent-exited``. Needs no pytest.
+
 Exit status: 0 when no rule is broken, 1 when one is, 2 for bad usage or input.
 """
 
@@ -10,8 +14,42 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from pytest_acp.conformance import check_transcript, format_violations, rule_info
+from pytest_acp.conformance import RULES, Rule, check_transcript, format_violations, rule_info
+
+_DIRS = ("send", "recv", "exit")
+
+
+def read_records(path: str) -> list[dict[str, Any]]:
+    """The records of an NDJSON transcript; ``ValueError`` naming the line of the
+    first one that is not JSON or not a record of this format."""
+    records: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"line {n}: not JSON: {exc}") from None
+            direction = record.get("dir") if isinstance(record, dict) else None
+            if direction not in _DIRS:
+                raise ValueError(
+                    f"line {n}: not a transcript record of this format: 'dir' is "
+                    f"{direction!r}, not 'send' or 'recv' (the NDJSON that "
+                    "Transcript.save, --acp-transcripts and acp-lite --transcript write)"
+                )
+            records.append(record)
+    return records
+
+
+def all_rules() -> list[Rule]:
+    """Every rule: the connection rules, the v1 ones, the session model's."""
+    from acp_lite.model.rules import RULES as MODEL_RULES
+    from pytest_acp._conformance_v1 import V1_RULES
+
+    return [*RULES.values(), *V1_RULES.values(), *MODEL_RULES.values()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,8 +70,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     explain = commands.add_parser("explain", help="describe a conformance rule")
     explain.add_argument("rule")
+    commands.add_parser("rules", help="list the conformance rules (ids for explain and waivers)")
     args = parser.parse_args(argv)
 
+    if args.command == "rules":
+        try:
+            for each in all_rules():
+                print(f"{each.id:42} {each.level:6} {each.summary}")
+        except BrokenPipeError:  # piped into `head`
+            sys.stderr.close()
+        return 0
     if args.command == "explain":
         rule = rule_info(args.rule)
         if rule is None:
@@ -43,12 +89,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     try:
-        with open(args.transcript, encoding="utf-8") as f:
-            records = [json.loads(line) for line in f if line.strip()]
+        records = read_records(args.transcript)
     except (OSError, ValueError) as exc:
         print(f"cannot read {args.transcript}: {exc}", file=sys.stderr)
         return 2
-    found = check_transcript(records, ended=not args.live, agent_exited=args.agent_exited)
+    exited = args.agent_exited or any(r["dir"] == "exit" for r in records)
+    records = [r for r in records if r["dir"] != "exit"]
+    found = check_transcript(records, ended=not args.live, agent_exited=exited)
     if not found:
         print(f"{args.transcript}: no conformance violation in {len(records)} lines")
         return 0

@@ -413,6 +413,8 @@ class ClientConnection:
         if self.failure is not None:
             return []
         self.failure = failure
+        if isinstance(failure, AgentExited):
+            self.transcript.agent_exited(failure.returncode)
         failed = self.rpc.fail_all()
         for entry in failed:
             if entry.done:  # v1 hook: a v1 prompt answered at insertion keeps its result

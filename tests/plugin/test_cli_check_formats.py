@@ -1,0 +1,93 @@
+"""python -m pytest_acp check: foreign formats and bad lines are named with their line;
+``rules`` lists every rule; a saved crash says the agent exited; no pytest needed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from acp_lite import connect_in_memory
+from acp_lite.errors import AgentExited
+from acp_lite.testing import InProcessAgent
+from pytest_acp.__main__ import main
+
+from .test_cli_check import OPEN, update, write
+
+
+def test_a_foreign_format_is_named_not_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    foreign = [{"dir": "client->agent", "message": {"jsonrpc": "2.0", "id": 1}}]
+    assert main(["check", write(tmp_path / "foreign.ndjson", foreign)]) == 2
+    err = capsys.readouterr().err
+    assert "line 1: not a transcript record of this format: 'dir' is 'client->agent'" in err
+
+
+def test_a_bad_line_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.ndjson"
+    path.write_text(json.dumps(OPEN[0]) + "\n" + "{not json\n")
+    assert main(["check", str(path)]) == 2
+    assert "line 2: not JSON:" in capsys.readouterr().err
+
+
+def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    for rule in ("work-not-ended", "v1-cancel-not-cancelled", "chunk-without-message-id"):
+        assert rule in out
+
+
+def test_a_saved_crash_records_the_exit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = InProcessAgent("crash")
+    with connect_in_memory(agent) as client:
+        session = client.new_session(cwd="/tmp")
+        with pytest.raises(AgentExited):  # the agent exits mid-turn
+            session.run("hi", timeout=10)
+        # In this process there is no exit status to read (a process has one).
+        assert client.transcript.exited and client.transcript.agent_exit is None
+        client.transcript.save(tmp_path / "crash.ndjson")
+    last = json.loads((tmp_path / "crash.ndjson").read_text().splitlines()[-1])
+    assert (last["dir"], last["returncode"]) == ("exit", None)
+    assert main(["check", str(tmp_path / "crash.ndjson")]) == 0  # not work-not-ended
+    assert "no conformance violation" in capsys.readouterr().out
+    # The record also reads back.
+    from acp_lite.transcript import Transcript
+
+    loaded = Transcript.load(tmp_path / "crash.ndjson")
+    assert loaded.exited and len(loaded) == len(client.transcript)
+    # And without it, the same traffic is work that never ended.
+    running = write(tmp_path / "running.ndjson", [*OPEN, update("running")])
+    assert main(["check", running]) == 1
+
+
+def test_check_runs_without_pytest(tmp_path: Path) -> None:
+    path = write(tmp_path / "clean.ndjson", OPEN)
+    code = (
+        "import sys; sys.modules['pytest'] = None; sys.modules['syrupy'] = None\n"
+        "import runpy; sys.argv = ['pytest_acp', 'check', sys.argv[1]]\n"
+        "runpy.run_module('pytest_acp', run_name='__main__')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, path], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "no conformance violation" in proc.stdout
+
+
+def test_a_process_exit_status_is_recorded() -> None:
+    import acp_lite
+
+    agent = [sys.executable, "-m", "acp_lite.testing.agent", "--scenario", "crash"]
+    with acp_lite.connect(agent, timeout=30) as client:
+        with pytest.raises(AgentExited):
+            client.new_session(cwd="/tmp").run("hi")
+        assert client.transcript.agent_exit == 3
+        assert json.loads(client.transcript.to_ndjson().splitlines()[-1]) == {
+            "dir": "exit",
+            "t": pytest.approx(json.loads(client.transcript.to_ndjson().splitlines()[-1])["t"]),
+            "returncode": 3,
+        }
