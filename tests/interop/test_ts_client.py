@@ -3,11 +3,21 @@
 First against ts_agent.mjs, which proves the TypeScript client's own checks
 (SDK against SDK); then against *our* reference agent, so acp_lite's agent side
 is checked by someone else's implementation.
+
+Every case is a real agent process on real pipes, driven by the real SDK, but
+all cases run in **one** Node process (``ts_client.mjs --cases``): Node and the
+SDK take ~0.5 s of CPU to start, which would otherwise be paid 29 times. The
+module fixture runs the batch once; each test then asserts its own case's result.
+The ts_agent.mjs cases share one agent process (``--shared-agent``: one
+connection, one session per case), since they prove the checker, not the agent's
+start-up (test_ts_agent_raw.py does that).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -24,40 +34,6 @@ TS_AGENT_CASES = {
     "failure": ("fail", ["--expect-stop", "error"]),
     "background": ("background", ["--wait-background"]),
 }
-
-
-def run_ts_client(options: list[str], agent: list[str]) -> tuple[int, dict[str, Any]]:
-    """Runs ts_client.mjs; returns its exit code and JSON summary."""
-    proc = subprocess.run(
-        [node_executable(), str(TS_CLIENT), "--timeout-ms", "10000", *options, "--", *agent],
-        cwd=HERE,
-        capture_output=True,
-        timeout=30,
-    )
-    lines = proc.stdout.decode().splitlines()
-    assert lines, f"ts_client printed nothing; stderr:\n{proc.stderr.decode()}"
-    summary: dict[str, Any] = json.loads(lines[-1])
-    return proc.returncode, summary
-
-
-@pytest.mark.parametrize("case", sorted(TS_AGENT_CASES))
-def test_ts_client_against_ts_agent(case: str) -> None:
-    prompt, options = TS_AGENT_CASES[case]
-    code, summary = run_ts_client(
-        ["--prompt", prompt, *options], [node_executable(), str(TS_AGENT)]
-    )
-    assert summary["mismatches"] == []
-    assert (code, summary["ok"]) == (0, True)
-
-
-def test_ts_client_reports_a_mismatch() -> None:
-    """The checker can fail: a wrong expectation gives exit 1 and names the mismatch."""
-    code, summary = run_ts_client(
-        ["--prompt", "hello", "--expect-stop", "refusal"], [node_executable(), str(TS_AGENT)]
-    )
-    assert code == 1
-    assert summary["mismatches"] == ["stopReason end_turn, expected refusal"]
-
 
 REFERENCE_AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
 
@@ -101,19 +77,102 @@ BROKEN_CASES: dict[str, tuple[list[str], str]] = {
 }
 
 
+def all_cases() -> dict[str, list[str]]:
+    """Case name -> ts_client.mjs arguments (as for one run: ``[options] -- AGENT``)."""
+    ts_agent = [node_executable(), str(TS_AGENT)]
+    # A generous limit, only spent on failure: loaded CI machines are slow.
+    common = ["--timeout-ms", "10000"]
+    cases: dict[str, list[str]] = {}
+    for case, (prompt, options) in TS_AGENT_CASES.items():
+        cases[f"ts_agent/{case}"] = [
+            *common, "--shared-agent", "--prompt", prompt, *options, "--", *ts_agent
+        ]  # fmt: skip
+    cases["ts_agent/mismatch"] = [
+        *common, "--shared-agent", "--prompt", "hello", "--expect-stop", "refusal", "--", *ts_agent
+    ]  # fmt: skip
+    for case, (scenario, options) in REFERENCE_CASES.items():
+        agent = REFERENCE_AGENT if scenario is None else [*REFERENCE_AGENT, "--scenario", scenario]
+        # The three permission answers share one agent (a session each); every other
+        # scenario is a process of its own (the agent runs one scenario per process).
+        share = ["--shared-agent"] if scenario == "tool_call_permission" else []
+        cases[f"reference/{case}"] = [*common, *share, *options, "--", *agent]
+    for scenario, (options, _) in BROKEN_CASES.items():
+        cases[f"broken/{scenario}"] = [
+            *common, *options, "--", *REFERENCE_AGENT, "--scenario", scenario
+        ]  # fmt: skip
+    return cases
+
+
+def run_cases(cases: dict[str, list[str]]) -> dict[str, Any]:
+    """Runs the cases in one ts_client.mjs process; case name -> {code, summary}, plus
+    ``"_run"``: the process's exit code and stderr, for cases that report nothing."""
+    specs = [{"name": name, "args": args} for name, args in cases.items()]
+    proc = subprocess.run(
+        [node_executable(), str(TS_CLIENT), "--cases", "-"],
+        cwd=HERE,
+        input=json.dumps(specs).encode(),
+        capture_output=True,
+        timeout=120,
+    )
+    results: dict[str, Any] = {}
+    for line in proc.stdout.decode().splitlines():
+        result = json.loads(line)
+        results[result["name"]] = result
+    results["_run"] = {"code": proc.returncode, "stderr": proc.stderr.decode()[-4000:]}
+    return results
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The batch's results. Under pytest-xdist the first worker that needs them runs
+    the batch and the others read its file (pytest-xdist's documented recipe for
+    running a fixture once), instead of every worker running all 29 cases."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return run_cases(all_cases())
+    shared = tmp_path_factory.getbasetemp().parent  # one directory per test run
+    path = shared / "ts_client_results.json"
+    with open(shared / "ts_client_results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.is_file():
+            path.write_text(json.dumps(run_cases(all_cases())))
+        loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+def result_of(results: dict[str, Any], case: str) -> tuple[int, dict[str, Any]]:
+    """The exit code and JSON summary ts_client.mjs reported for `case`."""
+    result = results.get(case)
+    assert result is not None, f"ts_client reported nothing for {case}: {results['_run']}"
+    return result["code"], result["summary"]
+
+
+@pytest.mark.parametrize("case", sorted(TS_AGENT_CASES))
+def test_ts_client_against_ts_agent(results: dict[str, Any], case: str) -> None:
+    code, summary = result_of(results, f"ts_agent/{case}")
+    assert summary["mismatches"] == []
+    assert (code, summary["ok"]) == (0, True)
+
+
+def test_ts_client_reports_a_mismatch(results: dict[str, Any]) -> None:
+    """The checker can fail: a wrong expectation gives exit 1 and names the mismatch."""
+    code, summary = result_of(results, "ts_agent/mismatch")
+    assert code == 1
+    assert summary["mismatches"] == ["stopReason end_turn, expected refusal"]
+
+
 @pytest.mark.parametrize("case", sorted(REFERENCE_CASES))
-def test_ts_client_against_reference_agent(case: str) -> None:
-    scenario, options = REFERENCE_CASES[case]
-    agent = REFERENCE_AGENT if scenario is None else [*REFERENCE_AGENT, "--scenario", scenario]
-    code, summary = run_ts_client(options, agent)
+def test_ts_client_against_reference_agent(results: dict[str, Any], case: str) -> None:
+    code, summary = result_of(results, f"reference/{case}")
     assert summary["mismatches"] == []
     assert (code, summary["ok"]) == (0, True)
     assert summary["agent"]["name"] == "acp-lite-reference-agent"
 
 
 @pytest.mark.parametrize("scenario", sorted(BROKEN_CASES))
-def test_ts_client_catches_broken_reference_scenarios(scenario: str) -> None:
-    options, expected = BROKEN_CASES[scenario]
-    code, summary = run_ts_client(options, [*REFERENCE_AGENT, "--scenario", scenario])
+def test_ts_client_catches_broken_reference_scenarios(
+    results: dict[str, Any], scenario: str
+) -> None:
+    code, summary = result_of(results, f"broken/{scenario}")
+    _, expected = BROKEN_CASES[scenario]
     assert code == 1
     assert any(m.startswith(expected) for m in summary["mismatches"]), summary["mismatches"]
