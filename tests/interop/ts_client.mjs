@@ -6,6 +6,7 @@
 //
 // Usage:
 //   node ts_client.mjs [options] -- AGENT_COMMAND [ARGS...]
+//   node ts_client.mjs [options] --agent-fds IN,OUT
 //   node ts_client.mjs --cases FILE [--jobs N]
 // Options:
 //   --prompt TEXT          prompt text (default "hello")
@@ -18,6 +19,10 @@
 //                          foreground work is reported running
 //   --wait-background      after the idle, wait until the background list is []
 //   --timeout-ms N         limit of the case (default 5000)
+//   --agent-fds IN,OUT     instead of -- AGENT_COMMAND: talk to an agent already
+//                          running, over two inherited pipe descriptors (IN is
+//                          the agent's stdin, OUT its stdout); e.g. an agent the
+//                          caller runs in its own process
 //   --shared-agent         (with --cases) cases with this flag and the same agent
 //                          command share one agent process: one connection, one
 //                          initialize, a session of their own each
@@ -33,9 +38,15 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import net from "node:net";
 import { availableParallelism } from "node:os";
 import { Readable, Writable } from "node:stream";
-import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+
+// Loading the SDK takes ~0.4 s of CPU (its zod schemas): the agents are started
+// before it is awaited, so their start-up overlaps it.
+const loadingSdk = import("@agentclientprotocol/sdk/experimental/v2");
+/** The SDK module, set once loaded (before any connection starts). */
+let acp = null;
 
 class UsageError extends Error {}
 
@@ -51,6 +62,7 @@ function parseArgs(argv) {
     sharedAgent: false,
     timeoutMs: 5000,
     command: [],
+    agentFds: null,
   };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
@@ -71,9 +83,17 @@ function parseArgs(argv) {
     else if (arg === "--wait-background") options.waitBackground = true;
     else if (arg === "--shared-agent") options.sharedAgent = true;
     else if (arg === "--timeout-ms") options.timeoutMs = Number(value());
+    else if (arg === "--agent-fds") {
+      options.agentFds = value().split(",").map(Number);
+      if (options.agentFds.length !== 2 || !options.agentFds.every(Number.isInteger)) {
+        throw new UsageError("--agent-fds needs IN,OUT (two descriptor numbers)");
+      }
+    }
     else throw new UsageError(`unknown option ${arg}`);
   }
-  if (options.command.length === 0) throw new UsageError("missing -- AGENT_COMMAND");
+  if ((options.command.length === 0) === (options.agentFds === null)) {
+    throw new UsageError("give either -- AGENT_COMMAND or --agent-fds IN,OUT");
+  }
   if (!["allow", "reject", "cancel"].includes(options.permission)) {
     throw new UsageError("--permission must be allow, reject or cancel");
   }
@@ -134,7 +154,53 @@ function idOf(item) {
   return item.terminalId ?? item.toolCallId ?? JSON.stringify(item);
 }
 
-/** Runs one agent process and its cases (several when they share it); resolves when all ended. */
+/**
+ * The agent's pipes: {stdin, stdout, stderr(), exited, kill(), onError(reason => ...)}.
+ * A command is started here; with `agentFds` the agent already runs (elsewhere)
+ * and "exited" means its stdout closed.
+ */
+function openAgent({ command, agentFds }) {
+  if (agentFds !== null) {
+    const [inFd, outFd] = agentFds;
+    const stdin = new net.Socket({ fd: inFd, readable: false, writable: true });
+    const stdout = new net.Socket({ fd: outFd, readable: true, writable: false });
+    return {
+      stdin,
+      stdout,
+      stderr: () => "",
+      exited: new Promise((resolve) => stdout.on("close", resolve)),
+      kill: () => {
+        stdin.destroy();
+        stdout.destroy();
+      },
+      onError: (handler) => {
+        for (const pipe of [stdin, stdout]) {
+          pipe.on("error", (error) => handler(`agent pipe error: ${error.message}`));
+        }
+      },
+    };
+  }
+  const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (data) => {
+    stderr = (stderr + data.toString()).slice(-4000);
+  });
+  return {
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderr: () => stderr,
+    // "exit" never comes when the command could not be started at all.
+    exited: new Promise((resolve) => {
+      child.on("exit", resolve);
+      child.on("error", resolve);
+    }),
+    kill: () => child.kill("SIGKILL"),
+    onError: (handler) =>
+      child.on("error", (error) => handler(`cannot start agent: ${error.message}`)),
+  };
+}
+
+/** Runs one agent and its cases (several when they share it); resolves when all ended. */
 function runAgent(unit, onResult) {
   return agentContext.run(unit, () => runAgentInContext(unit, onResult));
 }
@@ -142,18 +208,7 @@ function runAgent(unit, onResult) {
 async function runAgentInContext(unit, onResult) {
   const { cases } = unit;
   const started = performance.now();
-  const child = spawn(unit.command[0], unit.command.slice(1), {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr.on("data", (data) => {
-    stderr = (stderr + data.toString()).slice(-4000);
-  });
-  // "exit" never comes when the command could not be started at all.
-  const childExited = new Promise((resolve) => {
-    child.on("exit", resolve);
-    child.on("error", resolve);
-  });
+  let agent = null;
   let allEnded;
   const ended = new Promise((resolve) => {
     allEnded = resolve;
@@ -167,7 +222,7 @@ async function runAgentInContext(unit, onResult) {
     for (const error of summary.sdkErrors) summary.mismatches.push(`SDK rejected a message: ${error}`);
     summary.text = c.text.join("");
     summary.userMessageSeen = summary.messageId !== null && c.userMessageIds.has(summary.messageId);
-    summary.stderrTail = stderr.slice(-1000);
+    summary.stderrTail = agent?.stderr().slice(-1000) ?? "";
     summary.ok = code === 0 && summary.mismatches.length === 0;
     const ms = Math.round(performance.now() - started);
     c.result = { name: c.name, code: summary.ok ? 0 : Math.max(code, 1), ms, summary };
@@ -177,12 +232,19 @@ async function runAgentInContext(unit, onResult) {
   const finishAll = (code, reason) => {
     for (const c of cases) finish(c, code, reason);
   };
-  child.on("error", (error) => finishAll(2, `cannot start agent: ${error.message}`));
+  try {
+    agent = openAgent(cases[0].options);
+  } catch (error) {
+    finishAll(2, `cannot open the agent: ${error.message}`); // e.g. a bad --agent-fds
+    return;
+  }
+  agent.onError((reason) => finishAll(2, reason));
   for (const c of cases) {
     const limit = c.options.timeoutMs;
     timers.push(setTimeout(() => finish(c, 2, `timeout after ${limit} ms`), limit));
   }
 
+  acp = await loadingSdk;
   const bySession = new Map();
   const app = acp
     .client({ name: "acp-lite-interop-ts-client" })
@@ -204,7 +266,7 @@ async function runAgentInContext(unit, onResult) {
       record.answer = option.optionId;
       return { outcome: { outcome: "selected", optionId: option.optionId } };
     });
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
 
   const clientError = (error) => `client error: ${error?.message ?? error}`;
   app
@@ -226,9 +288,9 @@ async function runAgentInContext(unit, onResult) {
 
   await ended;
   for (const timer of timers) clearTimeout(timer);
-  child.stdin.end();
-  const killer = setTimeout(() => child.kill("SIGKILL"), 2000);
-  await Promise.race([childExited, new Promise((r) => setTimeout(r, 2100))]);
+  agent.stdin.end();
+  const killer = setTimeout(agent.kill, 2000);
+  await Promise.race([agent.exited, new Promise((r) => setTimeout(r, 2100))]);
   clearTimeout(killer);
 }
 
@@ -384,17 +446,17 @@ async function runSession(ctx, c, bySession) {
   session.dispose();
 }
 
-/** Groups cases into agent processes: --shared-agent cases with one command share one. */
+/** Groups cases into agents: --shared-agent cases with one command (or fds) share one. */
 function agentsFor(cases) {
   const units = [];
   const shared = new Map();
   for (const c of cases) {
-    const key = JSON.stringify(c.options.command);
+    const key = JSON.stringify([c.options.command, c.options.agentFds]);
     if (c.options.sharedAgent && shared.has(key)) {
       shared.get(key).cases.push(c);
       continue;
     }
-    const unit = { command: c.options.command, cases: [c] };
+    const unit = { cases: [c] };
     if (c.options.sharedAgent) shared.set(key, unit);
     units.push(unit);
   }
