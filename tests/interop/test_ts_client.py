@@ -4,13 +4,20 @@ First against ts_agent.mjs, which proves the TypeScript client's own checks
 (SDK against SDK); then against *our* reference agent, so acp_lite's agent side
 is checked by someone else's implementation.
 
-Every case is a real agent process on real pipes, driven by the real SDK, but
-all cases run in **one** Node process (``ts_client.mjs --cases``): Node and the
-SDK take ~0.5 s of CPU to start, which would otherwise be paid 29 times. The
-module fixture runs the batch once; each test then asserts its own case's result.
-The ts_agent.mjs cases share one agent process (``--shared-agent``: one
-connection, one session per case), since they prove the checker, not the agent's
-start-up (test_ts_agent_raw.py does that).
+Every case is driven by the real SDK over real pipes, but all cases run in
+**one** Node process (``ts_client.mjs --cases``): Node and the SDK take ~0.5 s of
+CPU to start, which would otherwise be paid 29 times. The module fixture runs the
+batch once; each test then asserts its own case's result.
+
+* The ts_agent.mjs cases share one agent process (``--shared-agent``: one
+  connection, one session per case): they prove the checker, not the agent's
+  start-up (test_ts_agent_raw.py does that).
+* The reference agent runs in this process (:class:`acp_lite.testing.InProcessAgent`,
+  the same agent code over two OS pipes that ts_client.mjs inherits,
+  ``--agent-fds``): these cases check the agent's protocol behaviour, and an
+  interpreter start per scenario costs ~0.2 s of CPU. The ``REAL_PROCESS`` cases
+  still start ``python -m acp_lite.testing.agent``, so the SDK also checks the
+  agent as users run it, on its own stdio.
 """
 
 from __future__ import annotations
@@ -20,10 +27,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from rawpipe import HERE, TS_AGENT, TS_CLIENT, node_executable
+
+from acp_lite.testing import InProcessAgent
 
 # (prompt for ts_agent.mjs, ts_client options)
 TS_AGENT_CASES = {
@@ -64,6 +74,9 @@ REFERENCE_CASES: dict[str, tuple[str | None, list[str]]] = {
     "elicitation-unsupported": ("elicitation", []),
 }
 
+# Reference cases whose agent is a process of its own, not an InProcessAgent.
+REAL_PROCESS = {"echo", "background"}
+
 # Deliberately broken scenarios the SDK client must catch -> expected mismatch prefix.
 BROKEN_CASES: dict[str, tuple[list[str], str]] = {
     "broken_no_user_message_echo": ([], "no user_message with the prompt's messageId"),
@@ -77,48 +90,87 @@ BROKEN_CASES: dict[str, tuple[list[str], str]] = {
 }
 
 
-def all_cases() -> dict[str, list[str]]:
-    """Case name -> ts_client.mjs arguments (as for one run: ``[options] -- AGENT``)."""
+@dataclass
+class Case:
+    """ts_client.mjs arguments of one case: ``[options] -- AGENT`` or, when
+    `in_process`, only the options (the reference agent with `scenario` runs here)."""
+
+    args: list[str]
+    in_process: bool = False
+    scenario: str | None = None
+
+
+def all_cases() -> dict[str, Case]:
+    """Every case of this module, by name."""
     ts_agent = [node_executable(), str(TS_AGENT)]
     # A generous limit, only spent on failure: loaded CI machines are slow.
     common = ["--timeout-ms", "10000"]
-    cases: dict[str, list[str]] = {}
+    cases: dict[str, Case] = {}
     for case, (prompt, options) in TS_AGENT_CASES.items():
-        cases[f"ts_agent/{case}"] = [
-            *common, "--shared-agent", "--prompt", prompt, *options, "--", *ts_agent
-        ]  # fmt: skip
-    cases["ts_agent/mismatch"] = [
-        *common, "--shared-agent", "--prompt", "hello", "--expect-stop", "refusal", "--", *ts_agent
-    ]  # fmt: skip
+        cases[f"ts_agent/{case}"] = Case(
+            [*common, "--shared-agent", "--prompt", prompt, *options, "--", *ts_agent]
+        )
+    mismatch = ["--prompt", "hello", "--expect-stop", "refusal"]
+    cases["ts_agent/mismatch"] = Case([*common, "--shared-agent", *mismatch, "--", *ts_agent])
     for case, (scenario, options) in REFERENCE_CASES.items():
-        agent = REFERENCE_AGENT if scenario is None else [*REFERENCE_AGENT, "--scenario", scenario]
-        # The three permission answers share one agent (a session each); every other
-        # scenario is a process of its own (the agent runs one scenario per process).
-        share = ["--shared-agent"] if scenario == "tool_call_permission" else []
-        cases[f"reference/{case}"] = [*common, *share, *options, "--", *agent]
+        if case in REAL_PROCESS:
+            agent = (
+                REFERENCE_AGENT if scenario is None else [*REFERENCE_AGENT, "--scenario", scenario]
+            )
+            cases[f"reference/{case}"] = Case([*common, *options, "--", *agent])
+        else:
+            cases[f"reference/{case}"] = Case(
+                [*common, *options], in_process=True, scenario=scenario
+            )
     for scenario, (options, _) in BROKEN_CASES.items():
-        cases[f"broken/{scenario}"] = [
-            *common, *options, "--", *REFERENCE_AGENT, "--scenario", scenario
-        ]  # fmt: skip
+        cases[f"broken/{scenario}"] = Case([*common, *options], in_process=True, scenario=scenario)
     return cases
 
 
-def run_cases(cases: dict[str, list[str]]) -> dict[str, Any]:
-    """Runs the cases in one ts_client.mjs process; case name -> {code, summary}, plus
-    ``"_run"``: the process's exit code and stderr, for cases that report nothing."""
-    specs = [{"name": name, "args": args} for name, args in cases.items()]
-    proc = subprocess.run(
-        [node_executable(), str(TS_CLIENT), "--cases", "-"],
-        cwd=HERE,
-        input=json.dumps(specs).encode(),
-        capture_output=True,
-        timeout=120,
-    )
+def run_cases(cases: dict[str, Case]) -> dict[str, Any]:
+    """Runs the cases in one ts_client.mjs process; case name -> {code, ms, summary},
+    plus ``"_run"``: the process's exit code and stderr, for cases that report nothing."""
+    agents: dict[str, InProcessAgent] = {}
+    ours: list[int] = []  # this process's copies of the descriptors ts_client inherits
+    try:
+        specs = []
+        for name, case in cases.items():
+            args = case.args
+            if case.in_process:
+                agent = agents[name] = InProcessAgent(case.scenario)
+                to_agent, from_agent = agent.start()
+                ours += [to_agent, from_agent]
+                args = [*args, "--agent-fds", f"{to_agent},{from_agent}"]
+            specs.append({"name": name, "args": args})
+        proc = subprocess.Popen(
+            [node_executable(), str(TS_CLIENT), "--cases", "-"],
+            cwd=HERE,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=ours,
+        )
+        # Only ts_client may hold them now: the agent must see end of input when it closes.
+        for fd in ours:
+            os.close(fd)
+        ours.clear()
+        try:
+            out, err = proc.communicate(json.dumps(specs).encode(), timeout=120)
+        finally:
+            proc.kill()
+            proc.wait()
+    finally:
+        for fd in ours:
+            os.close(fd)
+        for agent in agents.values():
+            agent.close()
     results: dict[str, Any] = {}
-    for line in proc.stdout.decode().splitlines():
+    for line in out.decode().splitlines():
         result = json.loads(line)
+        if result["name"] in agents:
+            result["summary"]["stderrTail"] = "\n".join(agents[result["name"]].stderr_tail()[-20:])
         results[result["name"]] = result
-    results["_run"] = {"code": proc.returncode, "stderr": proc.stderr.decode()[-4000:]}
+    results["_run"] = {"code": proc.returncode, "stderr": err.decode()[-4000:]}
     return results
 
 
