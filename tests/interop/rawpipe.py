@@ -169,12 +169,12 @@ class RawPeer(_Conversation):
         return PeerView(self)
 
     def close(self) -> int:
-        """Closes stdin and waits; kills after 3 s so a test never leaks the process.
+        """Closes stdin and waits; kills after 10 s so a test never leaks the process.
         Messages still queued are moved to `received`."""
         if self.proc.stdin is not None and not self.proc.stdin.closed:
             self.proc.stdin.close()
         try:
-            code = self.proc.wait(timeout=3)
+            code = self.proc.wait(timeout=10)  # only spent when the peer hangs
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

@@ -59,8 +59,10 @@ class PermissionRouter:
 @pytest.fixture(scope="module")
 def shared() -> Iterator[tuple[Client, PermissionRouter]]:
     router = PermissionRouter()
+    # Every test's session depends on this one start-up: give it (and the calls that
+    # pass no timeout of their own) a limit a loaded machine does not hit.
     with acp_connect(
-        [node_executable(), str(TS_AGENT)], timeout=TIMEOUT, on_permission=router
+        [node_executable(), str(TS_AGENT)], timeout=3 * TIMEOUT, on_permission=router
     ) as shared_client:
         yield shared_client, router
 

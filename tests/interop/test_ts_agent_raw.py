@@ -61,8 +61,9 @@ def shared() -> Iterator[SharedAgent]:
     try:
         # The connection's first message: a v1 client is refused. The SDK then
         # accepts a v2 initialize on the same connection, as a retrying client sends.
+        # The first answer waits for Node and the SDK to start: slow on a loaded machine.
         v1_reply = peer.call(
-            "initialize", {"protocolVersion": 1, "info": {"name": "r", "version": "0"}}
+            "initialize", {"protocolVersion": 1, "info": {"name": "r", "version": "0"}}, timeout=30
         )
         init_reply = peer.call(
             "initialize",

@@ -103,8 +103,9 @@ class Case:
 def all_cases() -> dict[str, Case]:
     """Every case of this module, by name."""
     ts_agent = [node_executable(), str(TS_AGENT)]
-    # A generous limit, only spent on failure: loaded CI machines are slow.
-    common = ["--timeout-ms", "10000"]
+    # A generous limit (it includes the agent's start-up), only spent on failure:
+    # loaded CI machines are slow.
+    common = ["--timeout-ms", "20000"]
     cases: dict[str, Case] = {}
     for case, (prompt, options) in TS_AGENT_CASES.items():
         cases[f"ts_agent/{case}"] = Case(
