@@ -31,8 +31,8 @@
 //
 // --cases FILE (`-` = stdin) runs many cases in this one process, so each case
 // does not pay Node's and the SDK's start-up: FILE holds a JSON array of
-// {"name": ..., "args": [options..., "--", AGENT_COMMAND...]}. Up to --jobs
-// agents (default 2 x CPUs) run at once. Prints one line per case as it ends,
+// {"name": ..., "args": [the options of one run above]}. Up to --jobs agents
+// (default 2 x CPUs) run at once, in the order of their first case. Prints one line per case as it ends,
 // {"name", "code", "ms", "summary"} (code as above, ms since its agent started);
 // exits 0 when every case passed.
 import { AsyncLocalStorage } from "node:async_hooks";
