@@ -60,64 +60,20 @@ def ensure_sdk() -> None:
     assert (SDK_DIR / "package.json").is_file(), f"`npm ci` did not install {SDK_DIR}"
 
 
-class RawPeer:
-    """Speaks JSON lines to a child process; a reader thread queues what it says."""
-
-    def __init__(self, argv: list[str], *, cwd: Path = HERE) -> None:
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.inbox: queue.Queue[Message | None] = queue.Queue()
-        self.received: list[Message] = []
-        self._next_id = 1
-        self._stderr: list[bytes] = []
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read_stdout(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.inbox.put(json.loads(line))
-        self.inbox.put(None)
-
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self._stderr.append(line)
-
-    def stderr_text(self) -> str:
-        return b"".join(self._stderr[-50:]).decode(errors="replace")
+class _Conversation:
+    """Request/response helpers over `send`, `request` and `recv`."""
 
     def send(self, message: Message) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
+        raise NotImplementedError
 
     def request(self, method: str, params: Message) -> int:
-        """Sends a request and returns its id (responses are read with `recv`)."""
-        request_id = self._next_id
-        self._next_id += 1
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        return request_id
+        raise NotImplementedError
+
+    def recv(self, timeout: float = 5.0) -> Message:
+        raise NotImplementedError
 
     def notify(self, method: str, params: Message) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def recv(self, timeout: float = 5.0) -> Message:
-        try:
-            message = self.inbox.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(
-                f"no message within {timeout}s; stderr:\n{self.stderr_text()}"
-            ) from None
-        if message is None:
-            raise AssertionError(f"peer closed stdout; stderr:\n{self.stderr_text()}")
-        self.received.append(message)
-        return message
 
     def call(self, method: str, params: Message, timeout: float = 5.0) -> Message:
         """Request + wait for its response; anything received meanwhile is kept in `received`."""
@@ -149,16 +105,132 @@ class RawPeer:
             if predicate(message):
                 return seen
 
+
+class RawPeer(_Conversation):
+    """Speaks JSON lines to a child process; a reader thread queues what it says."""
+
+    def __init__(self, argv: list[str], *, cwd: Path = HERE) -> None:
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.inbox: queue.Queue[Message | None] = queue.Queue()
+        self.received: list[Message] = []
+        #: Which view owns a session / request id ("session", id) etc. (:class:`PeerView`).
+        self.claims: dict[tuple[str, object], PeerView] = {}
+        self._next_id = 1
+        self._stderr: list[bytes] = []
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.inbox.put(json.loads(line))
+        self.inbox.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+
+    def stderr_text(self) -> str:
+        return b"".join(self._stderr[-50:]).decode(errors="replace")
+
+    def send(self, message: Message) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: Message) -> int:
+        """Sends a request and returns its id (responses are read with `recv`)."""
+        request_id = self._next_id
+        self._next_id += 1
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return request_id
+
+    def recv(self, timeout: float = 5.0) -> Message:
+        try:
+            message = self.inbox.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(
+                f"no message within {timeout}s; stderr:\n{self.stderr_text()}"
+            ) from None
+        if message is None:
+            raise AssertionError(f"peer closed stdout; stderr:\n{self.stderr_text()}")
+        self.received.append(message)
+        return message
+
+    def view(self) -> PeerView:
+        """A new view for one test of several sharing this peer."""
+        return PeerView(self)
+
     def close(self) -> int:
-        """Closes stdin and waits; kills after 3 s so a test never leaks the process."""
+        """Closes stdin and waits; kills after 10 s so a test never leaks the process.
+        Messages still queued are moved to `received`."""
         if self.proc.stdin is not None and not self.proc.stdin.closed:
             self.proc.stdin.close()
         try:
-            return self.proc.wait(timeout=3)
+            code = self.proc.wait(timeout=10)  # only spent when the peer hangs
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
             raise AssertionError("peer did not exit after stdin closed") from None
+        while not self.inbox.empty():
+            message = self.inbox.get_nowait()
+            if message is not None:
+                self.received.append(message)
+        return code
+
+
+class PeerView(_Conversation):
+    """One test's side of a :class:`RawPeer` shared by several tests (one agent
+    process, started once): it reads only its own messages. A message is another
+    view's when its session (``params.sessionId``), the request it answers or the
+    agent request a ``$/cancel_request`` withdraws belongs to another view;
+    another view's messages (late updates of an earlier test's session) are
+    skipped, but stay in the peer's `received`. Unclaimed ones are this view's."""
+
+    def __init__(self, peer: RawPeer) -> None:
+        self.peer = peer
+        self.sessions: list[str] = []
+        self.received: list[Message] = []
+
+    def claim_session(self, session_id: str) -> None:
+        self.sessions.append(session_id)
+        self.peer.claims["session", session_id] = self
+
+    def send(self, message: Message) -> None:
+        self.peer.send(message)
+
+    def request(self, method: str, params: Message) -> int:
+        request_id = self.peer.request(method, params)
+        self.peer.claims["request", request_id] = self
+        return request_id
+
+    def recv(self, timeout: float = 5.0) -> Message:
+        while True:
+            message = self.peer.recv(timeout)
+            key = _claim_key(message)
+            if key is None or self.peer.claims.setdefault(key, self) is self:
+                if "method" in message and "id" in message:
+                    self.peer.claims["agent request", message["id"]] = self
+                self.received.append(message)
+                return message
+
+
+def _claim_key(message: Message) -> tuple[str, object] | None:
+    if "method" not in message:
+        return ("request", message.get("id"))
+    params = message.get("params") or {}
+    if "sessionId" in params:
+        return ("session", params["sessionId"])
+    if message["method"] == "$/cancel_request":
+        return ("agent request", params.get("requestId"))
+    return None
 
 
 def update_of(message: Message) -> Message | None:

@@ -3,6 +3,10 @@ with the official TypeScript SDK (@agentclientprotocol/sdk 2.4.0, experimental/v
 
 test_ts_agent_raw.py proves the agent on its own; these tests prove that our
 client reads someone else's v2 implementation the way the spec says.
+
+The blocking tests share one agent process and connection per module (Node and
+the SDK take ~0.5 s of CPU to start); each test opens sessions of its own and
+looks only at its own sessions' traffic. The async test has its own connection.
 """
 
 from __future__ import annotations
@@ -16,13 +20,17 @@ import pytest
 import trio
 from rawpipe import HERE, TS_AGENT, node_executable
 
+from acp_lite import permissions
 from acp_lite.aio import connect as aio_connect
+from acp_lite.client import Client, Session
 from acp_lite.client import connect as acp_connect
 from acp_lite.errors import PromptRejected
 from acp_lite.turn import TurnFailed
 
 TIMEOUT = 10.0
 CANCELLED = {"outcome": "cancelled"}
+
+PermissionCallable = Callable[[Any, Any], Any]
 
 
 def kinds(options: Any) -> list[str]:
@@ -34,33 +42,77 @@ def option_of(request: Any, kind: str) -> str:
     return str(option_id)
 
 
+class PermissionRouter:
+    """The shared connection's ``on_permission``: hands each request to the callable
+    its session's test registered; without one, acp_lite's default (reject)."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, PermissionCallable] = {}
+
+    def __call__(self, request: Any, session: Any) -> Any:
+        handler = self.handlers.get(session.id)
+        if handler is None:
+            return permissions.reject(request, session)
+        return handler(request, session)
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[tuple[Client, PermissionRouter]]:
+    router = PermissionRouter()
+    # Every test's session depends on this one start-up: give it (and the calls that
+    # pass no timeout of their own) a limit a loaded machine does not hit.
+    with acp_connect(
+        [node_executable(), str(TS_AGENT)], timeout=3 * TIMEOUT, on_permission=router
+    ) as shared_client:
+        yield shared_client, router
+
+
 @pytest.fixture
-def connect() -> Iterator[Callable[..., Any]]:
-    clients: list[Any] = []
+def client(shared: tuple[Client, PermissionRouter]) -> Client:
+    return shared[0]
 
-    def _connect(**kwargs: Any) -> Any:
-        client = acp_connect([node_executable(), str(TS_AGENT)], timeout=TIMEOUT, **kwargs)
-        clients.append(client)
-        return client.__enter__()
 
-    yield _connect
-    for client in clients:
-        client.__exit__(None, None, None)
+@pytest.fixture
+def new_session(shared: tuple[Client, PermissionRouter]) -> Iterator[Callable[..., Session]]:
+    """Opens a session on the shared connection; ``on_permission`` answers its requests."""
+    client, router = shared
+    opened: list[str] = []
+
+    def _new_session(on_permission: PermissionCallable | None = None) -> Session:
+        session = client.new_session(cwd=str(HERE))
+        opened.append(session.id)
+        if on_permission is not None:
+            router.handlers[session.id] = on_permission
+        return session
+
+    yield _new_session
+    for session_id in opened:
+        router.handlers.pop(session_id, None)
+
+
+def session_messages(client: Client, session_id: str, direction: str) -> list[Any]:
+    """The decoded lines of the transcript in `direction`; agent requests of other
+    sessions on the shared connection are left out (ids are unique per connection)."""
+    messages = [json.loads(e.line) for e in client.transcript if e.direction == direction]
+    return [
+        m
+        for m in messages
+        if "method" not in m or m.get("params", {}).get("sessionId", session_id) == session_id
+    ]
 
 
 def updates_of(turn: Any, tag: str) -> list[Any]:
     return [e.update for e in turn.updates if getattr(e.update, "session_update", None) == tag]
 
 
-def test_initialize_reports_agent_info(connect: Callable[..., Any]) -> None:
-    client = connect()
+def test_initialize_reports_agent_info(client: Client) -> None:
     assert client.protocol_version == 2
     assert client.agent_info.name == "ts-interop-agent"
     assert client.agent_info.version == "2.4.0"
 
 
-def test_echo_run_links_message_id_to_user_message(connect: Callable[..., Any]) -> None:
-    session = connect().new_session(cwd=str(HERE))
+def test_echo_run_links_message_id_to_user_message(new_session: Callable[..., Any]) -> None:
+    session = new_session()
     turn = session.run("hello", timeout=TIMEOUT)
     assert (turn.stop_reason, turn.text, turn.error) == ("end_turn", "echo: hello", None)
     (user,) = updates_of(turn, "user_message")
@@ -68,8 +120,8 @@ def test_echo_run_links_message_id_to_user_message(connect: Callable[..., Any]) 
     assert session.model.violations == []
 
 
-def test_streamed_chunks_become_one_message(connect: Callable[..., Any]) -> None:
-    session = connect().new_session(cwd=str(HERE))
+def test_streamed_chunks_become_one_message(new_session: Callable[..., Any]) -> None:
+    session = new_session()
     turn = session.run("stream", timeout=TIMEOUT)
     chunks = updates_of(turn, "agent_message_chunk")
     assert len(chunks) == 5
@@ -87,7 +139,7 @@ def test_streamed_chunks_become_one_message(connect: Callable[..., Any]) -> None
     ],
 )
 def test_permission_callable_answers_typed_request(
-    connect: Callable[..., Any],
+    new_session: Callable[..., Any],
     answer: str | None,
     stop_reason: str,
     text: str,
@@ -99,7 +151,7 @@ def test_permission_callable_answers_typed_request(
         seen.append((request, session))
         return None if answer is None else option_of(request, answer)
 
-    session = connect(on_permission=on_permission).new_session(cwd=str(HERE))
+    session = new_session(on_permission)
     turn = session.run("permission", timeout=TIMEOUT)
     assert (turn.stop_reason, turn.text) == (stop_reason, text)
     ((request, asked_session),) = seen
@@ -110,8 +162,8 @@ def test_permission_callable_answers_typed_request(
     assert session.model.violations == []
 
 
-def test_cancel_waits_for_cancelled_idle(connect: Callable[..., Any]) -> None:
-    session = connect().new_session(cwd=str(HERE))
+def test_cancel_waits_for_cancelled_idle(new_session: Callable[..., Any]) -> None:
+    session = new_session()
     submission = session.prompt("slow")
     assert submission.status == "inserted"
     assert submission.message_id
@@ -123,7 +175,7 @@ def test_cancel_waits_for_cancelled_idle(connect: Callable[..., Any]) -> None:
     assert [t.status for t in tool_calls] == ["cancelled"]
 
 
-def test_cancel_with_pending_permission(connect: Callable[..., Any]) -> None:
+def test_cancel_with_pending_permission(client: Client, new_session: Callable[..., Any]) -> None:
     """session/cancel answers the foreground permission request with `cancelled`
     (spec, Cancellation: the Client MAY do so without waiting for $/cancel_request);
     the blocked callable's late "allow" is never sent and revives nothing."""
@@ -135,8 +187,7 @@ def test_cancel_with_pending_permission(connect: Callable[..., Any]) -> None:
         release.wait(TIMEOUT)
         return option_of(request, "allow_once")
 
-    client = connect(on_permission=on_permission)
-    session = client.new_session(cwd=str(HERE))
+    session = new_session(on_permission)
     submission = session.prompt("permission")
     assert asked.wait(TIMEOUT)
     session.cancel(wait=True)
@@ -144,15 +195,15 @@ def test_cancel_with_pending_permission(connect: Callable[..., Any]) -> None:
     assert submission.stop_reason == "cancelled"
     # The connection is still usable afterwards, and by then the callable has returned.
     assert session.run("after", timeout=TIMEOUT).text == "echo: after"
-    received = [json.loads(e.line) for e in client.transcript if e.direction == "recv"]
-    sent = [json.loads(e.line) for e in client.transcript if e.direction == "send"]
+    received = session_messages(client, session.id, "recv")
+    sent = session_messages(client, session.id, "send")
     (ask,) = [m for m in received if m.get("method") == "session/request_permission"]
     answers = [m for m in sent if m.get("id") == ask["id"] and "method" not in m]
     assert [a["result"]["outcome"] for a in answers] == [{"outcome": "cancelled"}]
 
 
-def test_failure_is_a_stop_reason_not_an_exception(connect: Callable[..., Any]) -> None:
-    session = connect().new_session(cwd=str(HERE))
+def test_failure_is_a_stop_reason_not_an_exception(new_session: Callable[..., Any]) -> None:
+    session = new_session()
     turn = session.run("fail", timeout=TIMEOUT)
     assert turn.stop_reason == "error"
     assert turn.message_id  # the prompt was inserted before the failure
@@ -161,8 +212,8 @@ def test_failure_is_a_stop_reason_not_an_exception(connect: Callable[..., Any]) 
         turn.raise_for_stop()
 
 
-def test_background_work_outlives_the_turn(connect: Callable[..., Any]) -> None:
-    session = connect().new_session(cwd=str(HERE))
+def test_background_work_outlives_the_turn(new_session: Callable[..., Any]) -> None:
+    session = new_session()
     turn = session.run("background", timeout=TIMEOUT)
     assert turn.stop_reason == "end_turn"
     idle = turn.updates[-1].update
@@ -177,7 +228,7 @@ def test_background_work_outlives_the_turn(connect: Callable[..., Any]) -> None:
     assert session.model.violations == []
 
 
-def test_prompt_while_running_is_sent_not_refused(connect: Callable[..., Any]) -> None:
+def test_prompt_while_running_is_sent_not_refused(new_session: Callable[..., Any]) -> None:
     asked = threading.Event()
     release = threading.Event()
 
@@ -186,7 +237,7 @@ def test_prompt_while_running_is_sent_not_refused(connect: Callable[..., Any]) -
         release.wait(TIMEOUT)
         return option_of(request, "allow_once")
 
-    session = connect(on_permission=on_permission).new_session(cwd=str(HERE))
+    session = new_session(on_permission)
     first = session.prompt("permission")
     assert asked.wait(TIMEOUT)
     result: list[Any] = []
@@ -200,7 +251,9 @@ def test_prompt_while_running_is_sent_not_refused(connect: Callable[..., Any]) -
     assert second.message_id != first.message_id
 
 
-def test_agent_withdrawn_permission_request_is_answered_once(connect: Callable[..., Any]) -> None:
+def test_agent_withdrawn_permission_request_is_answered_once(
+    client: Client, new_session: Callable[..., Any]
+) -> None:
     """The SDK agent withdraws its own request ($/cancel_request, no session/cancel):
     our client answers it once, `cancelled`, without waiting for the blocked callable."""
     release = threading.Event()
@@ -209,15 +262,14 @@ def test_agent_withdrawn_permission_request_is_answered_once(connect: Callable[.
         release.wait(TIMEOUT)
         return option_of(request, "allow_once")
 
-    client = connect(on_permission=on_permission)
-    session = client.new_session(cwd=str(HERE))
+    session = new_session(on_permission)
     try:
         turn = session.run("withdraw", timeout=TIMEOUT)
     finally:
         release.set()
     assert (turn.stop_reason, turn.text) == ("end_turn", "withdrawn: cancelled")
-    received = [json.loads(e.line) for e in client.transcript if e.direction == "recv"]
-    sent = [json.loads(e.line) for e in client.transcript if e.direction == "send"]
+    received = session_messages(client, session.id, "recv")
+    sent = session_messages(client, session.id, "send")
     (ask,) = [m for m in received if m.get("method") == "session/request_permission"]
     assert {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": ask["id"]}} in (
         received
@@ -226,7 +278,7 @@ def test_agent_withdrawn_permission_request_is_answered_once(connect: Callable[.
     assert answers == [{"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": CANCELLED}}]
 
 
-def test_withdrawing_a_held_prompt(connect: Callable[..., Any]) -> None:
+def test_withdrawing_a_held_prompt(new_session: Callable[..., Any]) -> None:
     """A prompt sent while the SDK agent is busy is held; $/cancel_request withdraws
     it: -32800, PromptRejected, and no user message for it."""
     asked = threading.Event()
@@ -237,7 +289,7 @@ def test_withdrawing_a_held_prompt(connect: Callable[..., Any]) -> None:
         release.wait(TIMEOUT)
         return option_of(request, "allow_once")
 
-    session = connect(on_permission=on_permission).new_session(cwd=str(HERE))
+    session = new_session(on_permission)
     first = session.prompt("permission")
     assert asked.wait(TIMEOUT)
     held = session.submit("never inserted")

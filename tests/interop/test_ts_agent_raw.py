@@ -3,15 +3,29 @@
 This proves the agent itself: if these pass and test_ts_agent_client.py fails,
 the bug is on our client's side. Every message the agent sends is validated
 against the v2 schema in tests/data.
+
+The tests share one agent process per module (Node and the SDK take ~0.5 s of
+CPU to start): the fixture runs the handshake once, each test opens sessions of
+its own on a :class:`rawpipe.PeerView` that skips other tests' late messages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from rawpipe import TS_AGENT, Message, RawPeer, is_idle, node_executable, update_of, validate
+from rawpipe import (
+    TS_AGENT,
+    Message,
+    PeerView,
+    RawPeer,
+    is_idle,
+    node_executable,
+    update_of,
+    validate,
+)
 
 CWD = "/tmp"
 ALLOW = {"outcome": "selected", "optionId": "allow"}
@@ -19,36 +33,79 @@ REJECT = {"outcome": "selected", "optionId": "reject"}
 CANCELLED = {"outcome": "cancelled"}
 
 
-@pytest.fixture
-def agent() -> Iterator[RawPeer]:
+@dataclass
+class SharedAgent:
+    """The module's agent process and the replies of its handshake."""
+
+    peer: RawPeer
+    v1_reply: Message
+    init_reply: Message
+    validated: int = 0  # messages of peer.received already checked against the schema
+
+    def validate_received(self) -> None:
+        """Validates every agent message received since the last call."""
+        new = self.peer.received[self.validated :]
+        self.validated = len(self.peer.received)
+        for message in new:
+            if update_of(message) is not None:
+                validate("UpdateSessionNotification", message["params"])
+            elif message.get("method") == "session/request_permission":
+                validate("RequestPermissionRequest", message["params"])
+            elif message.get("method") == "$/cancel_request":
+                validate("CancelRequestNotification", message["params"])
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[SharedAgent]:
     peer = RawPeer([node_executable(), str(TS_AGENT)])
     try:
-        yield peer
+        # The connection's first message: a v1 client is refused. The SDK then
+        # accepts a v2 initialize on the same connection, as a retrying client sends.
+        # The first answer waits for Node and the SDK to start: slow on a loaded machine.
+        v1_reply = peer.call(
+            "initialize", {"protocolVersion": 1, "info": {"name": "r", "version": "0"}}, timeout=30
+        )
+        init_reply = peer.call(
+            "initialize",
+            {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}, "capabilities": {}},
+        )
+        agent = SharedAgent(peer, v1_reply, init_reply)
+        yield agent
     finally:
-        assert peer.close() == 0, peer.stderr_text()
-    for message in peer.received:
-        if update_of(message) is not None:
-            validate("UpdateSessionNotification", message["params"])
-        elif message.get("method") == "session/request_permission":
-            validate("RequestPermissionRequest", message["params"])
-        elif message.get("method") == "$/cancel_request":
-            validate("CancelRequestNotification", message["params"])
+        code = peer.close()
+    agent.validate_received()
+    assert code == 0, peer.stderr_text()
 
 
-def open_session(agent: RawPeer) -> str:
-    init = agent.call(
-        "initialize",
-        {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}, "capabilities": {}},
-    )
-    validate("InitializeResponse", init["result"])
-    assert init["result"]["protocolVersion"] == 2
+@pytest.fixture
+def agent(shared: SharedAgent) -> Iterator[PeerView]:
+    view = shared.peer.view()
+    yield view
+    # Stop whatever the test left running, so no work outlives it.
+    for session_id in view.sessions:
+        assert view.call("session/close", {"sessionId": session_id})["result"] == {}
+    shared.validate_received()
+
+
+def test_initialize_rejects_v1(shared: SharedAgent) -> None:
+    assert shared.v1_reply["error"]["code"] == -32022
+
+
+def test_initialize_v2(shared: SharedAgent) -> None:
+    result = shared.init_reply["result"]
+    validate("InitializeResponse", result)
+    assert result["protocolVersion"] == 2
+
+
+def open_session(agent: PeerView) -> str:
     new = agent.call("session/new", {"cwd": CWD})
     validate("NewSessionResponse", new["result"])
     session_id: str = new["result"]["sessionId"]
+    agent.claim_session(session_id)
     return session_id
 
 
-def prompt(agent: RawPeer, session_id: str, text: str) -> int:
+def prompt(agent: PeerView, session_id: str, text: str) -> int:
     return agent.request(
         "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
     )
@@ -67,12 +124,7 @@ def agent_text(ups: list[dict[str, Any]]) -> str:
     return "".join(u["content"]["text"] for u in ups if u["sessionUpdate"] == "agent_message_chunk")
 
 
-def test_initialize_rejects_v1(agent: RawPeer) -> None:
-    reply = agent.call("initialize", {"protocolVersion": 1, "info": {"name": "r", "version": "0"}})
-    assert reply["error"]["code"] == -32022
-
-
-def test_echo_prompt_returns_message_id_of_inserted_user_message(agent: RawPeer) -> None:
+def test_echo_prompt_returns_message_id_of_inserted_user_message(agent: PeerView) -> None:
     session_id = open_session(agent)
     request_id = prompt(agent, session_id, "hello")
     seen = agent.until(is_idle)
@@ -87,7 +139,7 @@ def test_echo_prompt_returns_message_id_of_inserted_user_message(agent: RawPeer)
     assert ups[-1]["stopReason"] == "end_turn"
 
 
-def test_stream_chunks_share_one_message_id(agent: RawPeer) -> None:
+def test_stream_chunks_share_one_message_id(agent: PeerView) -> None:
     session_id = open_session(agent)
     prompt(agent, session_id, "stream please")
     ups = updates(agent.until(is_idle))
@@ -106,7 +158,7 @@ def test_stream_chunks_share_one_message_id(agent: RawPeer) -> None:
     ],
 )
 def test_permission_branches_on_outcome(
-    agent: RawPeer, outcome: Message, tool_status: str, text: str, stop_reason: str
+    agent: PeerView, outcome: Message, tool_status: str, text: str, stop_reason: str
 ) -> None:
     session_id = open_session(agent)
     prompt(agent, session_id, "permission")
@@ -128,7 +180,7 @@ def test_permission_branches_on_outcome(
         assert ups[0]["state"] == "running"  # resumed after requires_action
 
 
-def test_session_cancel_ends_slow_work_with_cancelled(agent: RawPeer) -> None:
+def test_session_cancel_ends_slow_work_with_cancelled(agent: PeerView) -> None:
     session_id = open_session(agent)
     prompt(agent, session_id, "slow")
     agent.until(lambda m: (update_of(m) or {}).get("sessionUpdate") == "agent_message_chunk")
@@ -138,7 +190,7 @@ def test_session_cancel_ends_slow_work_with_cancelled(agent: RawPeer) -> None:
     assert ups[-1]["stopReason"] == "cancelled"
 
 
-def test_cancel_with_pending_permission_sends_cancel_request(agent: RawPeer) -> None:
+def test_cancel_with_pending_permission_sends_cancel_request(agent: PeerView) -> None:
     session_id = open_session(agent)
     prompt(agent, session_id, "permission")
     seen = agent.until(lambda m: m.get("method") == "session/request_permission")
@@ -153,7 +205,7 @@ def test_cancel_with_pending_permission_sends_cancel_request(agent: RawPeer) -> 
     assert agent.call("session/close", {"sessionId": session_id})["result"] == {}
 
 
-def test_failure_is_idle_error_with_error_object(agent: RawPeer) -> None:
+def test_failure_is_idle_error_with_error_object(agent: PeerView) -> None:
     session_id = open_session(agent)
     request_id = prompt(agent, session_id, "fail")
     seen = agent.until(is_idle)
@@ -165,7 +217,7 @@ def test_failure_is_idle_error_with_error_object(agent: RawPeer) -> None:
     assert ups[-1]["error"]["message"] == "simulated model failure"
 
 
-def test_background_work_finishes_after_idle(agent: RawPeer) -> None:
+def test_background_work_finishes_after_idle(agent: PeerView) -> None:
     session_id = open_session(agent)
     prompt(agent, session_id, "background")
     seen = agent.until(is_idle)
@@ -197,7 +249,7 @@ def test_background_work_finishes_after_idle(agent: RawPeer) -> None:
     assert later == [(False, 1), (False, 0)]
 
 
-def test_prompt_while_busy_is_held_then_inserted(agent: RawPeer) -> None:
+def test_prompt_while_busy_is_held_then_inserted(agent: PeerView) -> None:
     session_id = open_session(agent)
     prompt(agent, session_id, "permission")
     seen = agent.until(lambda m: m.get("method") == "session/request_permission")
@@ -213,7 +265,7 @@ def test_prompt_while_busy_is_held_then_inserted(agent: RawPeer) -> None:
     assert agent_text(ups) == "echo: second"
 
 
-def test_held_prompt_withdrawn_by_cancel_request_and_session_cancel(agent: RawPeer) -> None:
+def test_held_prompt_withdrawn_by_cancel_request_and_session_cancel(agent: PeerView) -> None:
     session_id = open_session(agent)
     prompt(agent, session_id, "slow")
     agent.until(lambda m: (update_of(m) or {}).get("sessionUpdate") == "agent_message_chunk")
@@ -234,7 +286,9 @@ def test_held_prompt_withdrawn_by_cancel_request_and_session_cancel(agent: RawPe
         ({"error": {"code": -32800, "message": "Request cancelled"}}, "withdrawn: -32800"),
     ],
 )
-def test_agent_withdraws_its_permission_request(agent: RawPeer, answer: Message, text: str) -> None:
+def test_agent_withdraws_its_permission_request(
+    agent: PeerView, answer: Message, text: str
+) -> None:
     session_id = open_session(agent)
     prompt(agent, session_id, "withdraw")
     ask = agent.until(lambda m: m.get("method") == "session/request_permission")[-1]

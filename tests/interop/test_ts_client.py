@@ -3,17 +3,37 @@
 First against ts_agent.mjs, which proves the TypeScript client's own checks
 (SDK against SDK); then against *our* reference agent, so acp_lite's agent side
 is checked by someone else's implementation.
+
+Every case is driven by the real SDK over real pipes, but all cases run in
+**one** Node process (``ts_client.mjs --cases``): Node and the SDK take ~0.5 s of
+CPU to start, which would otherwise be paid 29 times. The module fixture runs the
+batch once; each test then asserts its own case's result.
+
+* The ts_agent.mjs cases share one agent process (``--shared-agent``: one
+  connection, one session per case): they prove the checker, not the agent's
+  start-up (test_ts_agent_raw.py does that).
+* The reference agent runs in this process (:class:`acp_lite.testing.InProcessAgent`,
+  the same agent code over two OS pipes that ts_client.mjs inherits,
+  ``--agent-fds``): these cases check the agent's protocol behaviour, and an
+  interpreter start per scenario costs ~0.2 s of CPU. The ``REAL_PROCESS`` cases
+  still start ``python -m acp_lite.testing.agent``, so the SDK also checks the
+  agent as users run it, on its own stdio.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from rawpipe import HERE, TS_AGENT, TS_CLIENT, node_executable
+
+from acp_lite.testing import InProcessAgent
 
 # (prompt for ts_agent.mjs, ts_client options)
 TS_AGENT_CASES = {
@@ -24,40 +44,6 @@ TS_AGENT_CASES = {
     "failure": ("fail", ["--expect-stop", "error"]),
     "background": ("background", ["--wait-background"]),
 }
-
-
-def run_ts_client(options: list[str], agent: list[str]) -> tuple[int, dict[str, Any]]:
-    """Runs ts_client.mjs; returns its exit code and JSON summary."""
-    proc = subprocess.run(
-        [node_executable(), str(TS_CLIENT), "--timeout-ms", "10000", *options, "--", *agent],
-        cwd=HERE,
-        capture_output=True,
-        timeout=30,
-    )
-    lines = proc.stdout.decode().splitlines()
-    assert lines, f"ts_client printed nothing; stderr:\n{proc.stderr.decode()}"
-    summary: dict[str, Any] = json.loads(lines[-1])
-    return proc.returncode, summary
-
-
-@pytest.mark.parametrize("case", sorted(TS_AGENT_CASES))
-def test_ts_client_against_ts_agent(case: str) -> None:
-    prompt, options = TS_AGENT_CASES[case]
-    code, summary = run_ts_client(
-        ["--prompt", prompt, *options], [node_executable(), str(TS_AGENT)]
-    )
-    assert summary["mismatches"] == []
-    assert (code, summary["ok"]) == (0, True)
-
-
-def test_ts_client_reports_a_mismatch() -> None:
-    """The checker can fail: a wrong expectation gives exit 1 and names the mismatch."""
-    code, summary = run_ts_client(
-        ["--prompt", "hello", "--expect-stop", "refusal"], [node_executable(), str(TS_AGENT)]
-    )
-    assert code == 1
-    assert summary["mismatches"] == ["stopReason end_turn, expected refusal"]
-
 
 REFERENCE_AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
 
@@ -88,6 +74,9 @@ REFERENCE_CASES: dict[str, tuple[str | None, list[str]]] = {
     "elicitation-unsupported": ("elicitation", []),
 }
 
+# Reference cases whose agent is a process of its own, not an InProcessAgent.
+REAL_PROCESS = {"echo", "background"}
+
 # Deliberately broken scenarios the SDK client must catch -> expected mismatch prefix.
 BROKEN_CASES: dict[str, tuple[list[str], str]] = {
     "broken_no_user_message_echo": ([], "no user_message with the prompt's messageId"),
@@ -101,19 +90,143 @@ BROKEN_CASES: dict[str, tuple[list[str], str]] = {
 }
 
 
+@dataclass
+class Case:
+    """ts_client.mjs arguments of one case: ``[options] -- AGENT`` or, when
+    `in_process`, only the options (the reference agent with `scenario` runs here)."""
+
+    args: list[str]
+    in_process: bool = False
+    scenario: str | None = None
+
+
+def all_cases() -> dict[str, Case]:
+    """Every case of this module, by name."""
+    ts_agent = [node_executable(), str(TS_AGENT)]
+    # A generous limit (it includes the agent's start-up), only spent on failure:
+    # loaded CI machines are slow.
+    common = ["--timeout-ms", "20000"]
+    cases: dict[str, Case] = {}
+    for case, (prompt, options) in TS_AGENT_CASES.items():
+        cases[f"ts_agent/{case}"] = Case(
+            [*common, "--shared-agent", "--prompt", prompt, *options, "--", *ts_agent]
+        )
+    mismatch = ["--prompt", "hello", "--expect-stop", "refusal"]
+    cases["ts_agent/mismatch"] = Case([*common, "--shared-agent", *mismatch, "--", *ts_agent])
+    for case, (scenario, options) in REFERENCE_CASES.items():
+        if case in REAL_PROCESS:
+            agent = (
+                REFERENCE_AGENT if scenario is None else [*REFERENCE_AGENT, "--scenario", scenario]
+            )
+            cases[f"reference/{case}"] = Case([*common, *options, "--", *agent])
+        else:
+            cases[f"reference/{case}"] = Case(
+                [*common, *options], in_process=True, scenario=scenario
+            )
+    for scenario, (options, _) in BROKEN_CASES.items():
+        cases[f"broken/{scenario}"] = Case([*common, *options], in_process=True, scenario=scenario)
+    return cases
+
+
+def run_cases(cases: dict[str, Case]) -> dict[str, Any]:
+    """Runs the cases in one ts_client.mjs process; case name -> {code, ms, summary},
+    plus ``"_run"``: the process's exit code and stderr, for cases that report nothing."""
+    agents: dict[str, InProcessAgent] = {}
+    ours: list[int] = []  # this process's copies of the descriptors ts_client inherits
+    try:
+        specs = []
+        # Agent processes first: their start-up is the longest part of the batch.
+        for name, case in sorted(cases.items(), key=lambda item: item[1].in_process):
+            args = case.args
+            if case.in_process:
+                agent = agents[name] = InProcessAgent(case.scenario)
+                to_agent, from_agent = agent.start()
+                ours += [to_agent, from_agent]
+                args = [*args, "--agent-fds", f"{to_agent},{from_agent}"]
+            specs.append({"name": name, "args": args})
+        proc = subprocess.Popen(
+            [node_executable(), str(TS_CLIENT), "--cases", "-"],
+            cwd=HERE,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=ours,
+        )
+        # Only ts_client may hold them now: the agent must see end of input when it closes.
+        for fd in ours:
+            os.close(fd)
+        ours.clear()
+        try:
+            out, err = proc.communicate(json.dumps(specs).encode(), timeout=120)
+        finally:
+            proc.kill()
+            proc.wait()
+    finally:
+        for fd in ours:
+            os.close(fd)
+        for agent in agents.values():
+            agent.close()
+    results: dict[str, Any] = {}
+    for line in out.decode().splitlines():
+        result = json.loads(line)
+        if result["name"] in agents:
+            result["summary"]["stderrTail"] = "\n".join(agents[result["name"]].stderr_tail()[-20:])
+        results[result["name"]] = result
+    results["_run"] = {"code": proc.returncode, "stderr": err.decode()[-4000:]}
+    return results
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The batch's results. Under pytest-xdist the first worker that needs them runs
+    the batch and the others read its file (pytest-xdist's documented recipe for
+    running a fixture once), instead of every worker running all 29 cases."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return run_cases(all_cases())
+    shared = tmp_path_factory.getbasetemp().parent  # one directory per test run
+    path = shared / "ts_client_results.json"
+    with open(shared / "ts_client_results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.is_file():
+            path.write_text(json.dumps(run_cases(all_cases())))
+        loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+def result_of(results: dict[str, Any], case: str) -> tuple[int, dict[str, Any]]:
+    """The exit code and JSON summary ts_client.mjs reported for `case`."""
+    result = results.get(case)
+    assert result is not None, f"ts_client reported nothing for {case}: {results['_run']}"
+    return result["code"], result["summary"]
+
+
+@pytest.mark.parametrize("case", sorted(TS_AGENT_CASES))
+def test_ts_client_against_ts_agent(results: dict[str, Any], case: str) -> None:
+    code, summary = result_of(results, f"ts_agent/{case}")
+    assert summary["mismatches"] == []
+    assert (code, summary["ok"]) == (0, True)
+
+
+def test_ts_client_reports_a_mismatch(results: dict[str, Any]) -> None:
+    """The checker can fail: a wrong expectation gives exit 1 and names the mismatch."""
+    code, summary = result_of(results, "ts_agent/mismatch")
+    assert code == 1
+    assert summary["mismatches"] == ["stopReason end_turn, expected refusal"]
+
+
 @pytest.mark.parametrize("case", sorted(REFERENCE_CASES))
-def test_ts_client_against_reference_agent(case: str) -> None:
-    scenario, options = REFERENCE_CASES[case]
-    agent = REFERENCE_AGENT if scenario is None else [*REFERENCE_AGENT, "--scenario", scenario]
-    code, summary = run_ts_client(options, agent)
+def test_ts_client_against_reference_agent(results: dict[str, Any], case: str) -> None:
+    code, summary = result_of(results, f"reference/{case}")
     assert summary["mismatches"] == []
     assert (code, summary["ok"]) == (0, True)
     assert summary["agent"]["name"] == "acp-lite-reference-agent"
 
 
 @pytest.mark.parametrize("scenario", sorted(BROKEN_CASES))
-def test_ts_client_catches_broken_reference_scenarios(scenario: str) -> None:
-    options, expected = BROKEN_CASES[scenario]
-    code, summary = run_ts_client(options, [*REFERENCE_AGENT, "--scenario", scenario])
+def test_ts_client_catches_broken_reference_scenarios(
+    results: dict[str, Any], scenario: str
+) -> None:
+    code, summary = result_of(results, f"broken/{scenario}")
+    _, expected = BROKEN_CASES[scenario]
     assert code == 1
     assert any(m.startswith(expected) for m in summary["mismatches"]), summary["mismatches"]
