@@ -75,13 +75,6 @@ def new_agent(factory: Callable[[], Any]) -> Any:
     that is no agent is a ``UsageError``."""
     if _is_native(factory):
         return _NativeAgent(factory)
-    if isinstance(factory, PipeAgent) and not isinstance(factory, type):
-        # An InProcessAgent serves one connection: a shared instance would fail
-        # (or be shared) in the second test.
-        raise pytest.UsageError(
-            f"in_process= takes a factory (the class, a function), not the agent {factory!r}: "
-            "an agent object serves one connection"
-        )
     agent = factory()
     if isinstance(agent, PipeAgent):
         return agent

@@ -5,6 +5,7 @@ Kept apart from the fixtures so that the precedence rules live in one place.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import shlex
@@ -73,8 +74,13 @@ class AgentCommand:
         return shlex.join(self.argv)
 
 
-def describe_factory(factory: Callable[[], Any]) -> str:
-    """``python:module:qualname`` when the factory has one, else its repr."""
+def describe_factory(factory: Callable[..., Any]) -> str:
+    """``python:module:qualname`` when the factory has one (with the arguments of a
+    ``functools.partial``), else its repr."""
+    if isinstance(factory, functools.partial):
+        args = [repr(a) for a in factory.args]
+        args += [f"{k}={v!r}" for k, v in factory.keywords.items()]
+        return f"{describe_factory(factory.func)}({', '.join(args)})"
     module = getattr(factory, "__module__", None)
     qualname = getattr(factory, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
@@ -199,6 +205,12 @@ def _marker_in_process(node: pytest.Item, marker: pytest.Mark) -> AgentCommand |
     if spec is not None:
         factory = load_factory(spec, where)
     if not callable(factory):
+        if hasattr(factory, "start") and hasattr(factory, "close"):
+            # An InProcessAgent serves one connection: shared, the second test would fail.
+            raise pytest.UsageError(
+                f"{where}: in_process= takes a factory (the class, a function), not the "
+                f"agent {factory!r}: an agent object serves one connection"
+            )
         raise pytest.UsageError(f"{where}: in_process= needs a callable, not {factory!r}")
     return AgentCommand((), in_process=factory)
 
