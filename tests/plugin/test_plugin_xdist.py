@@ -38,6 +38,8 @@ def test_two_workers(pytester: pytest.Pytester) -> None:
     first = pytester.runpytest(*LEAN, "--snapshot-update", "-n", "0")
     first.assert_outcomes(passed=6)
     first.stdout.fnmatch_lines(["*6 snapshots generated*"])
-    second = pytester.runpytest(*LEAN, "-n", "2")
+    # Each worker is a new interpreter: --assert=plain spares it rewriting the modules
+    # of the installed plugins, which it cannot cache here (PYTHONDONTWRITEBYTECODE).
+    second = pytester.runpytest(*LEAN, "--assert=plain", "-n", "2")
     second.assert_outcomes(passed=6)
     second.stdout.fnmatch_lines(["*2 workers*", "*6 snapshots passed*"])
