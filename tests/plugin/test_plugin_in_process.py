@@ -1,7 +1,8 @@
 """Agents in this process, end to end in one pytester run: ``python:MODULE:NAME`` in
-the ini file and in a marker, ``in_process=`` with a factory, a trio-native agent or
-a factory of one; what the plugin reads from them (exit status, stderr); a shared
-agent that died is replaced; and each mistake is one clear error."""
+the ini file, in a marker and from ``acp_agent_command``, ``in_process=`` with a
+factory, a trio-native agent or a factory of one; what the plugin reads from them
+(exit status, stderr); a shared agent that died is replaced; and each mistake is one
+clear error."""
 
 from __future__ import annotations
 
@@ -108,6 +109,15 @@ async def test_async_fixtures_with_a_trio_native_agent(acp_async_session):
     assert turn.text == "async native"
 
 
+class TestSpecFromTheFixture:
+    @pytest.fixture
+    def acp_agent_command(self):
+        return "python:acp_lite.testing:InProcessAgent"
+
+    def test_spec_from_an_overridden_fixture(self, acp_client, acp_session):
+        assert acp_client.pid is None and acp_session.run("echo me").text == "echo me"
+
+
 class TestSharedAgentThatDied:
     pytestmark = [pytest.mark.acp_scope("module"), scenario("crash")]
 
@@ -163,7 +173,7 @@ def test_agents_in_this_process(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(inproc_agents=AGENTS, test_suite=SUITE)
     pytester.syspathinsert()
     result = pytester.runpytest(*LEAN, "-p", "trio", "-rE")
-    result.assert_outcomes(passed=8, errors=7)
+    result.assert_outcomes(passed=9, errors=7)
     errors = {
         "test_error_agent_instead_of_a_factory": "in_process= takes a factory (the class, a "
         "function), not the agent <InProcessAgent script='echo' running>",
