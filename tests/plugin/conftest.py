@@ -1,12 +1,12 @@
 """pytest_acp is tested the way users meet it: pytester runs of small test suites.
 
 Runs are in-process (``runpytest``: no interpreter start-up per run; the agents
-they start are closed by the inner session); only the xdist run and the run
-without syrupy use a subprocess. Most inner tests run the reference agent in
+they start are closed by the inner session); only the xdist workers and the run
+without syrupy are other interpreters. Most inner tests run the reference agent in
 this process too (``in_process=``, see :data:`IN_PROCESS`); agent processes are
-kept where the process is the point: stdio, stderr, env and cwd, exit codes,
-start failures, and the sample suite users copy. The plugin loads through its
-``pytest11`` entry point.
+kept where the process is the point: env and cwd, stderr, exit status, start
+failures, process sharing, and once per kind of client fixture. The plugin loads
+through its ``pytest11`` entry point.
 """
 
 from __future__ import annotations
