@@ -66,7 +66,7 @@ def _is_native(obj: Any) -> bool:
     return not isinstance(obj, type) and inspect.iscoroutinefunction(type(obj).__call__)
 
 
-def new_agent(factory: Callable[[], Any]) -> Any:
+def new_agent(factory: Callable[..., Any]) -> Any:
     """The agent of one connection: ``factory()`` (a ``PipeAgent`` such as
     ``acp_lite.testing.InProcessAgent``, or a trio-native agent function), or
     ``factory`` itself when it is a trio-native ``async def agent(stream)``.
@@ -145,7 +145,7 @@ def stderr_tail_of(agent: Any) -> list[str]:
 
 @asynccontextmanager
 async def connect_in_process_async(
-    factory: Callable[[], Any], **kwargs: Any
+    factory: Callable[..., Any], **kwargs: Any
 ) -> AsyncIterator[InProcessAsyncClient]:
     """``acp_lite.aio.connect_in_memory`` to a new agent from ``factory``."""
     agent = new_agent(factory)

@@ -53,15 +53,15 @@ class AgentCommand:
 
     With ``in_process`` the agent runs in this process instead, over acp_lite's
     in-memory transport, and ``argv``, ``env`` and ``cwd`` are empty. It is a factory
-    called once per connection (such as ``acp_lite.testing.InProcessAgent``, or a
-    function returning an ``acp_lite.aio.PipeAgent`` or an ``async def agent(stream)``),
-    or a trio-native ``async def agent(stream)`` itself.
+    called once per connection, returning a pipe agent (``start()`` / ``close()``,
+    such as ``acp_lite.testing.InProcessAgent``, itself a factory) or a trio-native
+    ``async def agent(stream)``; or such an ``async def agent(stream)`` itself.
     """
 
     argv: tuple[str, ...]
     env: Mapping[str, str] = attrs.field(factory=dict)
     cwd: str | None = None
-    in_process: Callable[[], Any] | None = attrs.field(default=None, kw_only=True)
+    in_process: Callable[..., Any] | None = attrs.field(default=None, kw_only=True)
 
     def key(self) -> tuple[Any, ...]:
         """Identity used to share one agent between tests."""
@@ -88,7 +88,7 @@ def describe_factory(factory: Callable[..., Any]) -> str:
     return f"in-process agent {factory!r}"
 
 
-def load_factory(spec: str, where: str) -> Callable[[], Any]:
+def load_factory(spec: str, where: str) -> Callable[..., Any]:
     """The object ``python:MODULE:NAME`` names (``NAME`` may be dotted); a clear
     ``UsageError`` naming ``where`` the spec came from when it cannot be loaded."""
     spec = spec.strip()
