@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import contextlib
-import shlex
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from pytest_acp._incremental import IncrementalCheck
 from pytest_acp._settings import AgentCommand
 
-__all__ = ["HANDSHAKE_TIMEOUT", "Policies", "Pool", "close_quietly", "connect", "limits_for"]
+__all__ = [
+    "HANDSHAKE_TIMEOUT",
+    "Policies",
+    "Pool",
+    "close_quietly",
+    "connect",
+    "connect_async",
+    "limits_for",
+]
 
 HANDSHAKE_TIMEOUT = 10.0
 """Least time given to start the agent and answer ``initialize`` (seconds)."""
+
+STDERR_LINES = 20
+"""How many of an in-process agent's last log lines a failed start shows."""
 
 
 class Policies:
@@ -59,24 +70,63 @@ def connect(command: AgentCommand, timeout: float, policies: Policies) -> Any:
     known = _UNSTARTABLE.get(key)
     if known is not None:
         pytest.fail(known + " (as in an earlier test)", pytrace=False)
+    options: dict[str, Any] = {
+        "limits": limits_for(timeout),
+        "on_permission": policies.permission,
+        "on_elicitation": policies.elicitation,
+        # The session rules are judged by the client's own models, located in its
+        # transcript (no replay of the traffic).
+        "conformance": True,
+    }
+    if command.in_process is not None:
+        from pytest_acp._inprocess import connect_in_process, new_agent, stderr_tail_of
+
+        agent = new_agent(command.in_process)
+        try:
+            return connect_in_process(agent, **options)
+        except AcpError as exc:
+            # A process's stderr tail is in the error already; this agent's is not.
+            tail = stderr_tail_of(agent)[-STDERR_LINES:]
+            message = "\n".join([f"could not start the agent {command}: {exc}", *tail])
+        pytest.fail(message, pytrace=False)
     try:
         return acp_connect(
-            list(command.argv),
-            cwd=command.cwd,
-            env=dict(command.env) or None,
-            limits=limits_for(timeout),
-            on_permission=policies.permission,
-            on_elicitation=policies.elicitation,
-            # The session rules are judged by the client's own models, located
-            # in its transcript (no replay of the traffic).
-            conformance=True,
+            list(command.argv), cwd=command.cwd, env=dict(command.env) or None, **options
         )
     except AcpError as exc:
-        message = f"could not start the agent {shlex.join(command.argv)}: {exc}"
+        message = f"could not start the agent {command}: {exc}"
         if isinstance(exc, AgentStartFailed):
             _UNSTARTABLE[key] = message
     # Outside the except block: the report shows this one message, not the chain.
     pytest.fail(message, pytrace=False)
+
+
+@asynccontextmanager
+async def connect_async(
+    command: AgentCommand,
+    timeout: float,
+    permission: Callable[[Any, Any], Any],
+    elicitation: Callable[[Any, Any], Any],
+) -> AsyncIterator[Any]:
+    """A connected ``acp_lite.aio.AsyncClient`` (one agent per use)."""
+    options: dict[str, Any] = {
+        "limits": limits_for(timeout),
+        "on_permission": permission,
+        "on_elicitation": elicitation,
+        "conformance": True,  # as for connect()
+    }
+    if command.in_process is not None:
+        from pytest_acp._inprocess import connect_in_process_async
+
+        async with connect_in_process_async(command.in_process, **options) as client:
+            yield client
+        return
+    from acp_lite import aio
+
+    async with aio.connect(
+        list(command.argv), cwd=command.cwd, env=dict(command.env) or None, **options
+    ) as client:
+        yield client
 
 
 def close_quietly(client: Any) -> None:

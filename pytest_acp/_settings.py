@@ -5,6 +5,8 @@ Kept apart from the fixtures so that the precedence rules live in one place.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import shlex
 import sys
@@ -18,6 +20,7 @@ __all__ = [
     "CONFORMANCE_MODES",
     "DEFAULT_TIMEOUT",
     "ELICITATION_POLICIES",
+    "IN_PROCESS_PREFIX",
     "PERMISSION_POLICIES",
     "SCOPES",
     "AgentCommand",
@@ -25,6 +28,7 @@ __all__ = [
     "conformance_mode",
     "default_agent_argv",
     "elicitation_policy",
+    "load_factory",
     "permission_policy",
     "scope_of",
     "timeout_of",
@@ -38,21 +42,69 @@ PERMISSION_POLICIES = ("reject", "allow_once", "allow_always", "cancelled")
 ELICITATION_POLICIES = ("decline", "cancel")
 
 
+IN_PROCESS_PREFIX = "python:"
+"""``--acp-agent python:MODULE:NAME``: run the agent ``MODULE.NAME()`` in this process."""
+
+
 @attrs.frozen
 class AgentCommand:
     """How to launch the agent under test: ``argv`` (no shell), extra ``env`` merged
-    onto this process's environment, and the process ``cwd`` (None: inherit)."""
+    onto this process's environment, and the process ``cwd`` (None: inherit).
+
+    With ``in_process`` the agent runs in this process instead, over acp_lite's
+    in-memory transport, and ``argv``, ``env`` and ``cwd`` are empty. It is a factory
+    called once per connection, returning a pipe agent (``start()`` / ``close()``,
+    such as ``acp_lite.testing.InProcessAgent``, itself a factory) or a trio-native
+    ``async def agent(stream)``; or such an ``async def agent(stream)`` itself.
+    """
 
     argv: tuple[str, ...]
     env: Mapping[str, str] = attrs.field(factory=dict)
     cwd: str | None = None
+    in_process: Callable[..., Any] | None = attrs.field(default=None, kw_only=True)
 
     def key(self) -> tuple[Any, ...]:
-        """Identity used to share one agent process between tests."""
-        return (self.argv, tuple(sorted(self.env.items())), self.cwd)
+        """Identity used to share one agent between tests."""
+        key: tuple[Any, ...] = (self.argv, tuple(sorted(self.env.items())), self.cwd)
+        return key if self.in_process is None else (*key, self.in_process)
 
     def __str__(self) -> str:
+        if self.in_process is not None:
+            return describe_factory(self.in_process)
         return shlex.join(self.argv)
+
+
+def describe_factory(factory: Callable[..., Any]) -> str:
+    """``python:module:qualname`` when the factory has one (with the arguments of a
+    ``functools.partial``), else its repr."""
+    if isinstance(factory, functools.partial):
+        args = [repr(a) for a in factory.args]
+        args += [f"{k}={v!r}" for k, v in factory.keywords.items()]
+        return f"{describe_factory(factory.func)}({', '.join(args)})"
+    module = getattr(factory, "__module__", None)
+    qualname = getattr(factory, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+        return f"{IN_PROCESS_PREFIX}{module}:{qualname}"
+    return f"in-process agent {factory!r}"
+
+
+def load_factory(spec: str, where: str) -> Callable[..., Any]:
+    """The object ``python:MODULE:NAME`` names (``NAME`` may be dotted); a clear
+    ``UsageError`` naming ``where`` the spec came from when it cannot be loaded."""
+    spec = spec.strip()
+    target = spec[len(IN_PROCESS_PREFIX) :]
+    module_name, sep, name = target.partition(":")
+    if not sep or not module_name or not name:
+        raise pytest.UsageError(f"{where}: expected python:MODULE:NAME, got {spec!r}")
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in name.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise pytest.UsageError(f"{where}: cannot load {spec!r}: {exc}") from None
+    if not callable(found):
+        raise pytest.UsageError(f"{where}: {spec!r} is not callable: {found!r}")
+    return found  # type: ignore[no-any-return]
 
 
 def default_agent_argv() -> tuple[str, ...]:
@@ -87,23 +139,30 @@ def _option(config: pytest.Config, name: str) -> Any:
 
 def as_agent_command(value: Any) -> AgentCommand:
     """Accept what an overridden ``acp_agent_command`` fixture may return: an
-    :class:`AgentCommand`, an argv list or a command string."""
+    :class:`AgentCommand`, an argv list, a command string (``python:MODULE:NAME``
+    included) or an in-process agent factory (a callable)."""
     if isinstance(value, AgentCommand):
         return value
+    if _is_spec(value):
+        return AgentCommand((), in_process=load_factory(value, "acp_agent_command"))
     if isinstance(value, str | list | tuple):
         argv = _split(value)
         if argv:
             return AgentCommand(argv)
+    elif callable(value):
+        return AgentCommand((), in_process=value)
     raise TypeError(
-        f"acp_agent_command must be an AgentCommand, an argv list or a command string, "
-        f"not {value!r}"
+        f"acp_agent_command must be an AgentCommand, an argv list, a command string or "
+        f"an in-process agent factory, not {value!r}"
     )
 
 
 def agent_command(node: pytest.Item, config: pytest.Config) -> AgentCommand:
     """The agent for ``node``: ``acp_agent`` marker, ``--acp-agent``, ini, reference agent.
 
-    ``--acp-env`` / ini ``acp_env`` are merged under the marker's ``env``.
+    ``--acp-env`` / ini ``acp_env`` are merged under the marker's ``env``. An agent
+    in this process (``in_process=`` or ``python:MODULE:NAME``) has no env or cwd of
+    its own: the configured env is not used, and the marker may not set them.
     """
     env = parse_env(config.getini("acp_env") or [], "ini acp_env")
     env.update(parse_env(config.getoption("acp_env", None) or [], "--acp-env"))
@@ -111,6 +170,9 @@ def agent_command(node: pytest.Item, config: pytest.Config) -> AgentCommand:
     argv: tuple[str, ...] = ()
     marker = node.get_closest_marker("acp_agent")
     if marker is not None:
+        in_process = _marker_in_process(node, marker)
+        if in_process is not None:
+            return in_process
         if marker.args:
             argv = _split(marker.args[0] if len(marker.args) == 1 else marker.args)
         env.update({str(k): str(v) for k, v in (marker.kwargs.get("env") or {}).items()})
@@ -118,10 +180,43 @@ def agent_command(node: pytest.Item, config: pytest.Config) -> AgentCommand:
             cwd = os.fspath(marker.kwargs["cwd"])
     if not argv:
         configured = _option(config, "acp_agent")
+        if _is_spec(configured):
+            factory = load_factory(configured, "--acp-agent / ini acp_agent")
+            return AgentCommand((), in_process=factory)
         argv = _split(configured) if configured else default_agent_argv()
     if not argv:
         raise pytest.UsageError("the ACP agent command is empty")
     return AgentCommand(argv, env, cwd)
+
+
+def _marker_in_process(node: pytest.Item, marker: pytest.Mark) -> AgentCommand | None:
+    """The marker's in-process agent (``in_process=`` or ``"python:MODULE:NAME"``), if any."""
+    where = f"@pytest.mark.acp_agent ({node.nodeid})"
+    factory = marker.kwargs.get("in_process")
+    spec = marker.args[0] if len(marker.args) == 1 and _is_spec(marker.args[0]) else None
+    if factory is None and spec is None:
+        return None
+    if (
+        (factory is not None and marker.args)
+        or marker.kwargs.get("env")
+        or (marker.kwargs.get("cwd") is not None)
+    ):
+        raise pytest.UsageError(f"{where}: an agent in this process takes no command, env or cwd")
+    if spec is not None:
+        factory = load_factory(spec, where)
+    if not callable(factory):
+        if hasattr(factory, "start") and hasattr(factory, "close"):
+            # An InProcessAgent serves one connection: shared, the second test would fail.
+            raise pytest.UsageError(
+                f"{where}: in_process= takes a factory (the class, a function), not the "
+                f"agent {factory!r}: an agent object serves one connection"
+            )
+        raise pytest.UsageError(f"{where}: in_process= needs a callable, not {factory!r}")
+    return AgentCommand((), in_process=factory)
+
+
+def _is_spec(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().startswith(IN_PROCESS_PREFIX)
 
 
 def _marker_arg(node: pytest.Item, name: str) -> Any:

@@ -28,7 +28,7 @@ from pytest_acp._clients import (
     Pool,
     close_quietly,
     connect,
-    limits_for,
+    connect_async,
 )
 from pytest_acp._diagnostics import (
     render_stderr,
@@ -55,8 +55,10 @@ AgentCommand = settings.AgentCommand
 
 
 MARKERS = (
-    "acp_agent(argv, *, env=None, cwd=None): the ACP agent command for this test (an argv "
-    "list or a command string), extra environment variables and its working directory.",
+    "acp_agent(argv, *, env=None, cwd=None, in_process=None): the ACP agent command for this "
+    "test (an argv list or a command string), extra environment variables and its working "
+    "directory; or in_process=factory (or 'python:module:name'): an agent in this process, "
+    "such as acp_lite.testing.InProcessAgent.",
     "acp_timeout(seconds): default timeout of every ACP call in this test.",
     "acp_scope(scope): share one agent process per 'module' or 'session' (default "
     "'function': a fresh agent per test).",
@@ -92,7 +94,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("acp", "Agent Client Protocol agents (pytest_acp)")
     strings = {
-        "acp_agent": "agent command line (default: the acp_lite reference agent)",
+        "acp_agent": "agent command line, or python:MODULE:NAME for an agent in this "
+        "process (default: the acp_lite reference agent)",
         "acp_scope": "agent process per 'function' (default), 'module' or 'session'",
         "acp_timeout": "default timeout of ACP calls in seconds (30)",
         "acp_conformance": "conformance checks: off, warn (default), strict",
@@ -107,7 +110,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("acp_env", "KEY=VALUE environment variables for the agent", type="linelist")
     parser.addini("acp_waive", "conformance rule ids never reported", type="linelist")
     group.addoption(
-        "--acp-agent", dest="acp_agent", metavar="CMD", help="agent command line (shell-quoted)"
+        "--acp-agent",
+        dest="acp_agent",
+        metavar="CMD",
+        help="agent command line (shell-quoted), or python:MODULE:NAME: a factory of an agent "
+        "run in this process (e.g. python:acp_lite.testing:InProcessAgent)",
     )
     group.addoption(
         "--acp-env",
@@ -306,17 +313,9 @@ async def acp_async_client(
 ) -> AsyncIterator[Any]:
     """A connected ``acp_lite.aio.AsyncClient`` for trio tests (needs pytest-trio: mark
     the test ``@pytest.mark.trio`` or set ``trio_mode = true``). One agent per test."""
-    from acp_lite import aio
-
     command = settings.as_agent_command(acp_agent_command)
-    async with aio.connect(
-        list(command.argv),
-        cwd=command.cwd,
-        env=dict(command.env) or None,
-        limits=limits_for(acp_timeout),
-        on_permission=acp_permission_policy,
-        on_elicitation=acp_elicitation_policy,
-        conformance=True,
+    async with connect_async(
+        command, acp_timeout, acp_permission_policy, acp_elicitation_policy
     ) as client:
         track(request.node, client, fresh=True)
         yield client

@@ -1,16 +1,32 @@
 """pytest_acp is tested the way users meet it: pytester runs of small test suites.
 
 Runs are in-process (``runpytest``: no interpreter start-up per run; the agents
-they start are closed by the inner session); only the xdist run and the sample
-suite use a subprocess. The plugin loads through its ``pytest11`` entry point.
+they start are closed by the inner session); only the xdist workers and the run
+without syrupy are other interpreters. Most inner tests run the reference agent in
+this process too (``in_process=``, see :data:`IN_PROCESS`); agent processes are
+kept where the process is the point: env and cwd, stderr, exit status, start
+failures, process sharing, and once per kind of client fixture. The plugin loads
+through its ``pytest11`` entry point.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
 import pytest
+
+# Imported here so that in-process pytester runs find them loaded: each run drops
+# the modules it imported itself (pytester restores sys.modules), and importing the
+# client again costs about a second of CPU per run.
+for _module in (
+    "acp_lite.client",
+    "acp_lite.testing.inprocess",
+    "pytest_acp._inprocess",
+    "pytest_acp.snapshot",
+):
+    importlib.import_module(_module)
 
 
 def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
@@ -23,7 +39,24 @@ def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager
 
 HERE = Path(__file__).resolve().parent
 REFERENCE_AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
-RANDOM_IDS_AGENT = [sys.executable, str(HERE / "random_ids_agent.py")]
+
+#: Inner-suite source: ``scenario(name)`` marks a test to run that scenario of the
+#: reference agent in this process (no interpreter start-up per test).
+IN_PROCESS = """
+import functools
+import pytest
+from acp_lite.testing import InProcessAgent
+
+
+def scenario(name, **overrides):
+    return pytest.mark.acp_agent(
+        in_process=functools.partial(InProcessAgent, scenario=name, **overrides)
+    )
+"""
+
+#: An ini line putting ``random_ids_agent`` (the reference agent behind an id-rewriting
+#: proxy, in this process) on the inner runs' ``sys.path``, workers included.
+PYTHONPATH = f"pythonpath = {HERE}"
 
 #: Options for pytester subprocess runs that need neither pytest-trio nor hypothesis:
 #: both import hypothesis, which costs seconds of start-up per run on a busy machine.

@@ -27,7 +27,7 @@ def test_uses_an_agent_that_exits(acp_session):
 
 def test_unstartable_agents_report_one_line_per_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest_subprocess(*LEAN, timeout=120)
+    result = pytester.runpytest(*LEAN)
     out = result.stdout.str()
     assert result.ret == 1
     outcomes = result.parseoutcomes()

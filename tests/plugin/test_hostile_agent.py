@@ -4,7 +4,6 @@ run goes on: no INTERNALERROR, no RecursionError or TypeError in place of a resu
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
@@ -56,14 +55,13 @@ HOSTILE_STEPS = {
 }
 
 
-def _argv(steps: list[dict[str, object]]) -> list[str]:
-    script = {"turns": [{"steps": steps, "stop_reason": "end_turn"}]}
-    return [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
+def _script(steps: list[dict[str, object]]) -> dict[str, object]:
+    return {"turns": [{"steps": steps, "stop_reason": "end_turn"}]}
 
 
 CASE = """
 
-@pytest.mark.acp_agent({argv!r})
+@pytest.mark.acp_agent(in_process=functools.partial(InProcessAgent, script={script!r}))
 def test_{name}(acp_session, acp_snapshot):
     turn = acp_session.run("go")
     normalize(turn.updates)  # tag-less and odd updates included
@@ -72,26 +70,24 @@ def test_{name}(acp_session, acp_snapshot):
 """
 
 HEADER = """
+import functools
 import pytest
+from acp_lite.testing import InProcessAgent
 from pytest_acp import normalize
 """
 
 
 def test_hostile_output_is_a_finding_not_a_crash(pytester: pytest.Pytester) -> None:
-    # One inner run, one test per hostile case (each with its own agent), and a test
-    # after them that must still run.
+    # One inner run, one test per hostile case (each with its own agent, in this
+    # process: what it prints is the point), and a test after them that must still run.
     cases = sorted(HOSTILE_STEPS)
     suite = HEADER + "".join(
-        CASE.format(argv=_argv(HOSTILE_STEPS[name]), name=name) for name in cases
+        CASE.format(script=_script(HOSTILE_STEPS[name]), name=name) for name in cases
     )
     pytester.makepyfile(test_suite=suite + "\n\ndef test_after():\n    pass\n")
     transcripts = pytester.path / "transcripts"
-    result = pytester.runpytest_subprocess(
-        *LEAN,
-        "--acp-conformance=strict",
-        f"--acp-transcripts={transcripts}",
-        "-rA",
-        timeout=180,
+    result = pytester.runpytest(
+        *LEAN, "--acp-conformance=strict", f"--acp-transcripts={transcripts}", "-rA"
     )
     out = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in out, out

@@ -1,14 +1,13 @@
 """Hostile-output fuzz: mutated real v2 and v1 agent output through the plugin's
 checks, views and transcript writer and through the CLI renderer (in-process,
 hypothesis), then once end to end through pytester (strict conformance,
-``--acp-transcripts``) and the ``acp-lite prompt`` command."""
+``--acp-transcripts``) and once through the ``acp-lite prompt`` command."""
 
 from __future__ import annotations
 
 import io
 import json
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acp_lite import cli
 from acp_lite._cli_render import Renderer
 from acp_lite.transcript import Transcript
 from pytest_acp import normalize
@@ -74,14 +74,19 @@ SEED = 20261201
 
 
 def _agent(lines: list[str]) -> list[str]:
-    steps = [{"type": "raw", "text": line} for line in lines]
-    script = {"turns": [{"steps": steps, "stop_reason": "end_turn"}]}
-    return [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
+    script = json.dumps(_script(lines))
+    return [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", script]
 
 
 SUITE = """
+import functools
+import pytest
+from acp_lite.testing import InProcessAgent
 from pytest_acp import normalize
 
+SCRIPT = {script!r}
+
+@pytest.mark.acp_agent(in_process=functools.partial(InProcessAgent, script=SCRIPT))
 def test_turn(acp_session, acp_snapshot):
     turn = acp_session.run("go")
     normalize(turn.updates, view="final")
@@ -91,17 +96,21 @@ def test_after():
 """
 
 
+def _script(lines: list[str]) -> dict[str, object]:
+    steps = [{"type": "raw", "text": line} for line in lines]
+    return {"turns": [{"steps": steps, "stop_reason": "end_turn"}]}
+
+
 def test_mutated_output_through_the_plugin(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_suite=SUITE)
+    # The agent runs in this process: what it prints is the point, not the process.
+    script = _script(mutated_lines(SEED, 150))
+    pytester.makepyfile(test_suite=SUITE.format(script=script))
     transcripts = pytester.path / "transcripts"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         *LEAN,
-        "--acp-agent",
-        shlex.join(_agent(mutated_lines(SEED, 150))),
         "--acp-conformance=strict",
         f"--acp-transcripts={transcripts}",
         "--acp-timeout=20",
-        timeout=120,
     )
     out = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in out, out
@@ -115,19 +124,18 @@ def test_mutated_output_through_the_plugin(pytester: pytest.Pytester) -> None:
             json.loads(line, parse_constant=_no_constant)
 
 
-def test_mutated_output_through_the_cli(tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "acp_lite.cli", "prompt", "--timeout", "20", "--agent"]
-    proc = subprocess.run(
-        [*argv, shlex.join(_agent(mutated_lines(SEED + 1, 150))), "--transcript", "t.ndjson", "go"],
-        capture_output=True,
-        timeout=60,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        env={**__import__("os").environ, "PYTHONIOENCODING": "utf-8"},
-    )
-    err = proc.stderr.decode("utf-8")
+def test_mutated_output_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `acp-lite prompt` run in this process (its agent is a process): what it shows
+    # of hostile output and how it ends, with no traceback.
+    monkeypatch.chdir(tmp_path)
+    agent = shlex.join(_agent(mutated_lines(SEED + 1, 150)))
+    argv = ["prompt", "--timeout", "20", "--agent", agent, "--transcript", "t.ndjson", "go"]
+    code = cli.main(argv)
+    err = capsys.readouterr().err
     assert "Traceback" not in err, err
-    assert proc.returncode in (0, 1, 5, 7), err  # the turn's outcome or a protocol error
+    assert code in (0, 1, 5, 7), err  # the turn's outcome or a protocol error
     for line in (tmp_path / "t.ndjson").read_text(encoding="utf-8").splitlines():
         json.loads(line, parse_constant=_no_constant)
 

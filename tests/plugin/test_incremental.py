@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from typing import Any
 
 import pytest
 
 from acp_lite import connect_in_memory
-from acp_lite.client import connect
 from acp_lite.errors import AcpError
 from acp_lite.limits import Limits
 from acp_lite.testing import InProcessAgent
@@ -22,8 +20,6 @@ from acp_lite.transcript import Transcript
 from pytest_acp._incremental import IncrementalCheck, shifted
 from pytest_acp._tracking import Tracked, tracked_violations
 from pytest_acp.conformance import check_transcript
-
-AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
 
 #: Scenarios whose traffic breaks connection rules, model rules (in the live stream
 #: and at finish), or none; each driven through two sessions, as two tests sharing
@@ -79,7 +75,8 @@ def traffic(scenario: str) -> list[Any]:
     if scenario == "unmatched_user_message":
         return unmatched_user_message()
     limits = Limits(default_timeout=2.0, connect_timeout=10.0)
-    with connect([*AGENT, "--scenario", scenario], limits=limits) as client:
+    # The agent in this process: the traffic is what counts, not the process.
+    with connect_in_memory(InProcessAgent(scenario=scenario), limits=limits) as client:
         for text in ("one", "two"):
             session = client.new_session(cwd="/")
             # A broken agent may not end its turn: the traffic is what counts.

@@ -1,6 +1,7 @@
 """--acp-conformance=strict fails every deliberately broken scenario of the reference
 agent with the rule it breaks, and passes the conforming ones it drives (all scenarios:
-tests/testing/test_conformance.py)."""
+tests/testing/test_conformance.py). The agents run in this process: the traffic is
+the point, not the process."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from acp_lite.testing.scenarios import BROKEN_RULES, SCENARIOS, kind
 
-from .conftest import LEAN, REFERENCE_AGENT
+from .conftest import LEAN
 
 #: Each broken scenario and the rule its traffic must be reported for.
 BROKEN = BROKEN_RULES
@@ -35,11 +36,11 @@ CONFORMING = [
 ]
 
 SUITE = f"""
+import functools
 import time
 
 import pytest
-
-AGENT = {REFERENCE_AGENT!r}
+from acp_lite.testing import InProcessAgent
 
 
 def wait_for_idles(session, count):
@@ -51,37 +52,38 @@ def wait_for_idles(session, count):
 
 
 @pytest.fixture
-def acp_agent_command(request):
-    return [*AGENT, "--scenario", request.param]
+def acp_agent_command(scenario):
+    # A factory: each test gets its own agent, in this process.
+    return functools.partial(InProcessAgent, scenario=scenario)
 
 
-@pytest.mark.parametrize("acp_agent_command", {sorted(BROKEN)!r}, indirect=True)
-def test_broken(acp_agent_command, acp_session):
-    if acp_agent_command[-1] == "broken_cancel_not_confirmed":
+@pytest.mark.parametrize("scenario", {sorted(BROKEN)!r})
+def test_broken(scenario, acp_session):
+    if scenario == "broken_cancel_not_confirmed":
         acp_session.prompt("work")
         acp_session.cancel()
         acp_session.wait_idle(timeout=5)
-    elif acp_agent_command[-1] == "broken_no_idle":
-        acp_session.run("x", timeout=0.5)  # the test gives up waiting: traffic ended
-    elif acp_agent_command[-1] == "broken_duplicate_message_id":
+    elif scenario == "broken_no_idle":
+        acp_session.run("x", timeout=0.25)  # the test gives up waiting: traffic ended
+    elif scenario == "broken_duplicate_message_id":
         acp_session.run("first")
         acp_session.run("second")  # gets the same messageId
-    elif acp_agent_command[-1] == "broken_idle_before_running":
+    elif scenario == "broken_idle_before_running":
         acp_session.run("x")
         wait_for_idles(acp_session, 2)  # the output after the first idle is the point
     else:
         acp_session.run("x")
 
 
-@pytest.mark.parametrize("acp_agent_command", {CONFORMING!r}, indirect=True)
-def test_conforming(acp_agent_command, acp_session):
+@pytest.mark.parametrize("scenario", {CONFORMING!r})
+def test_conforming(scenario, acp_session):
     acp_session.run("x")
-    if acp_agent_command[-1] == "background":
-        acp_session.wait_quiet(timeout=5)
+    if scenario == "background":
+        acp_session.wait_quiet(timeout=5, grace=0.05)  # the background work ends
 
 
-@pytest.mark.parametrize("acp_agent_command", ["slow_cancel"], indirect=True)
-def test_cancel_conforming(acp_agent_command, acp_session):
+@pytest.mark.parametrize("scenario", ["slow_cancel"])
+def test_cancel_conforming(scenario, acp_session):
     acp_session.prompt("work")
     acp_session.cancel()
     acp_session.wait_idle(timeout=5)

@@ -1,32 +1,40 @@
-"""Fixtures against real agent processes, in one pytester run: clients,
-sessions, the transcript fixture, policies, env/cwd, timeouts, scopes, async
-fixtures with pytest-trio, report sections and saved transcripts."""
+"""Fixtures end to end, in one pytester run: clients, sessions, the transcript
+fixture, policies, env/cwd, timeouts, scopes, async fixtures with pytest-trio,
+report sections and saved transcripts. The run's agent is the reference agent in
+this process (``--acp-agent python:...``); agent processes where the process
+matters (env, cwd, stderr, exit status, process sharing), and once for each
+client fixture."""
 
 from __future__ import annotations
 
 import json
-import shlex
 
 import pytest
 
-from .conftest import LEAN, REFERENCE_AGENT
+from .conftest import IN_PROCESS, LEAN, REFERENCE_AGENT
 
-SUITE = f"""
+SUITE = (
+    IN_PROCESS
+    + f"""
 import os, sys, time
 import pytest
+from acp_lite import Client
 from acp_lite.errors import AgentExited
 from pytest_acp import normalize
 
 AGENT = {REFERENCE_AGENT!r}
+CLIENTS = {{}}
 PIDS = {{}}
 
 
-def scenario(name):
+def process(name):
+    # The reference agent as a process (the run's default agent is in this process).
     return pytest.mark.acp_agent([*AGENT, "--scenario", name])
 
 
 def test_client_and_session(acp_client, acp_session, acp_transcript, tmp_path):
-    PIDS["first"] = acp_client.pid
+    CLIENTS["first"] = acp_client
+    assert isinstance(acp_client, Client) and acp_client.pid is None  # no process
     assert acp_client.protocol_version == 2
     turn = acp_session.run("hello pytest")
     assert turn.stop_reason == "end_turn" and turn.text == "hello pytest"
@@ -39,6 +47,8 @@ def test_client_and_session(acp_client, acp_session, acp_transcript, tmp_path):
     assert sent[1]["params"]["cwd"] == str(tmp_path)
     assert acp_transcript.violations() == []
     assert '"dir": "recv"' in acp_transcript.to_ndjson()
+    assert acp_client.returncode is None
+    assert any("ready: scenario 'echo', in process" in line for line in acp_client.stderr_tail())
 
 
 @scenario("tool_call_permission")
@@ -64,34 +74,24 @@ def test_elicitation_marker(acp_session):
 
 
 @pytest.mark.acp_agent(
-    ["sh", "-c", 'echo "FOO=$FOO" >&2; pwd >&2; exec "$0" -m acp_lite.testing.agent',
+    ["sh", "-c", 'echo "FOO=$FOO BAR=$BAR" >&2; pwd >&2; exec "$0" -m acp_lite.testing.agent',
      sys.executable],
     env={{"FOO": "from-marker"}},
     cwd="/",
 )
-def test_env_and_cwd(acp_client):
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        tail = acp_client.stderr_tail()
-        if any("ready" in line for line in tail):
-            break
-        time.sleep(0.02)
-    assert "FOO=from-marker" in tail and "/" in tail
-
-
-@pytest.mark.acp_agent(
-    ["sh", "-c", 'echo "BAR=$BAR" >&2; exec "$0" -m acp_lite.testing.agent', sys.executable]
-)
-def test_env_option(acp_client):
+def test_env_cwd_and_env_option(acp_client):
     deadline = time.monotonic() + 5
     while not any("ready" in line for line in acp_client.stderr_tail()):
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    assert "BAR=from-cli" in acp_client.stderr_tail()
+    tail = acp_client.stderr_tail()
+    assert "/" in tail  # the marker's cwd
+    # The marker's env, and --acp-env merged under it.
+    assert "FOO=from-marker BAR=from-cli" in tail
 
 
 @scenario("hang")
-@pytest.mark.acp_timeout(0.5)
+@pytest.mark.acp_timeout(0.3)
 def test_timeout_marker(acp_session):
     start = time.monotonic()
     with pytest.raises(TimeoutError):
@@ -100,11 +100,19 @@ def test_timeout_marker(acp_session):
 
 
 class TestModuleScope:
+    # One agent process for the class: the overriding command's (an argv list).
     pytestmark = pytest.mark.acp_scope("module")
 
-    def test_first(self, acp_client, acp_session):
+    @pytest.fixture
+    def acp_agent_command(self):
+        return [*AGENT, "--scenario", "thinking"]
+
+    def test_first_runs_the_overriding_command(self, acp_client, acp_session):
         PIDS["module"] = acp_client.pid
-        acp_session.run("one")
+        assert acp_client.pid is not None
+        turn = acp_session.run("q")
+        assert turn.text == "Here is my answer."
+        assert "agent_thought_chunk" in [e.tag for e in turn.updates]
 
     def test_second_shares_the_agent(self, acp_client, acp_session, acp_transcript):
         assert acp_client.pid == PIDS["module"]
@@ -114,22 +122,24 @@ class TestModuleScope:
         assert methods[0] == "session/new" and "initialize" not in methods
 
 
+class TestModuleScopeInProcess:
+    pytestmark = pytest.mark.acp_scope("module")
+
+    def test_first(self, acp_client, acp_session):
+        CLIENTS["module"] = acp_client
+        acp_session.run("one")
+
+    def test_second_shares_the_agent(self, acp_client, acp_transcript):
+        assert acp_client is CLIENTS["module"]
+        methods = [m.get("method") for m in acp_transcript.messages("send")]
+        assert methods == []  # none yet in this test
+
+
 def test_function_scope_is_fresh(acp_client):
-    assert acp_client.pid not in (PIDS["module"], PIDS["first"])
+    assert acp_client is not CLIENTS["first"] and acp_client is not CLIENTS["module"]
 
 
-class TestOverriddenCommand:
-    @pytest.fixture
-    def acp_agent_command(self):
-        return [*AGENT, "--scenario", "thinking"]
-
-    def test_client_runs_the_overriding_command(self, acp_session):
-        turn = acp_session.run("q")
-        assert turn.text == "Here is my answer."
-        assert "agent_thought_chunk" in [e.tag for e in turn.updates]
-
-
-@scenario("crash")
+@process("crash")
 @pytest.mark.acp_conformance("strict")
 def test_agent_crash_is_not_a_conformance_violation(acp_session):
     # Work left running by an agent that exited is not `work-not-ended`: no update
@@ -138,12 +148,28 @@ def test_agent_crash_is_not_a_conformance_violation(acp_session):
         acp_session.run("x")
 
 
+@scenario("crash")
+@pytest.mark.acp_conformance("strict")
+def test_in_process_agent_crash_is_not_a_conformance_violation(acp_client, acp_session):
+    with pytest.raises(AgentExited):
+        acp_session.run("x")
+    assert acp_client.returncode == 3  # the in-process agent's exit status
+
+
 @pytest.mark.trio
 async def test_async_fixtures(acp_async_client, acp_async_session, acp_transcript):
     turn = await acp_async_session.run("async hello")
     assert turn.text == "async hello"
-    assert acp_async_client.protocol_version == 2
+    assert acp_async_client.protocol_version == 2 and acp_async_client.pid is None
     assert len(acp_transcript) >= 6
+    assert any("in process" in line for line in acp_async_client.stderr_tail())
+
+
+@pytest.mark.trio
+@pytest.mark.acp_agent(AGENT)
+async def test_async_fixtures_with_a_process(acp_async_client, acp_async_session):
+    turn = await acp_async_session.run("async hello")
+    assert turn.text == "async hello" and acp_async_client.pid is not None
 
 
 @scenario("broken_bad_stop_reason")
@@ -169,17 +195,24 @@ def test_conformance_strict_marker(acp_session):
     acp_session.run("x")
 
 
-@pytest.mark.acp_agent([*AGENT, "--script", "no_stop_reason.json"])
+@pytest.mark.acp_agent(in_process=functools.partial(InProcessAgent, script="no_stop_reason.json"))
 @pytest.mark.acp_conformance("strict")
 def test_should_rules_only_warn_in_strict_mode(acp_session):
     acp_session.run("x")
 
 
-@scenario("streaming")
+@process("streaming")
 def test_fails_on_purpose(acp_session):
     acp_session.run("please stream")
     assert False, "deliberate failure"
+
+
+@scenario("streaming")
+def test_fails_in_process_on_purpose(acp_session):
+    acp_session.run("please stream")
+    assert False, "deliberate failure"
 """
+)
 
 
 def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
@@ -189,6 +222,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(
         "-p",
         "no:cacheprovider",
+        "--acp-agent=python:acp_lite.testing:InProcessAgent",
         "--acp-env=BAR=from-cli",
         "--acp-transcripts=saved",
         "-rP",
@@ -196,7 +230,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
         "default::pytest_acp.plugin.AcpConformanceWarning",
     )
     out = result.stdout.str()
-    result.assert_outcomes(passed=18, failed=2)
+    result.assert_outcomes(passed=20, failed=3)
 
     # Conformance: warn (default) -> a warning naming the rule; waived / off -> nothing;
     # the strict marker fails the test with the rule, its explanation and spec section.
@@ -229,16 +263,22 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     assert '--> {"jsonrpc":"2.0","id":1,"method":"initialize"' in transcript
     assert "<-- " in transcript and '"text":"Streaming "' in transcript
     assert "[agent] ready: scenario 'streaming'" in failure.split("ACP agent stderr")[1]
-    # Only failed tests get the sections: the two failures, none of the passes (-rP
+    # The same sections for an agent in this process: its log is its stderr.
+    failure = out.split("_ test_fails_in_process_on_purpose _")[1].split("\n____")[0]
+    transcript = failure.split("ACP transcript")[1].split("ACP agent stderr")[0]
+    assert '--> {"jsonrpc":"2.0","id":1,"method":"initialize"' in transcript
+    assert '"text":"Streaming "' in transcript
+    assert "[agent] ready: scenario 'streaming', in process" in failure
+    # Only failed tests get the sections: the three failures, none of the passes (-rP
     # would print a passed test's report sections under PASSES).
-    assert out.count(" ACP transcript ") == 2 and out.count(" ACP agent stderr ") == 2
+    assert out.count(" ACP transcript ") == 3 and out.count(" ACP agent stderr ") == 3
     assert "ACP" not in out.split("= PASSES =")[1]
 
     # --acp-transcripts: one NDJSON file per test that used a client.
     saved = sorted(p.name for p in (pytester.path / "saved").iterdir())
     assert "test_suite.py_test_client_and_session.ndjson" in saved
     assert "test_suite.py_TestModuleScope_test_second_shares_the_agent.ndjson" in saved
-    assert len(saved) == 20  # every test above uses an ACP client
+    assert len(saved) == 23  # every test above uses an ACP client
     records = [
         json.loads(line)
         for line in (pytester.path / "saved" / "test_suite.py_test_client_and_session.ndjson")
@@ -250,25 +290,21 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
 
 
 def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
-        f"""
-        import sys
-        import pytest
-
-        AGENT = {REFERENCE_AGENT!r}
-        PIDS = []
-
-
-        def scenario(name):
-            return pytest.mark.acp_agent([*AGENT, "--scenario", name])
-        """
-    )
+    # Session scope with agents in this process: one agent per kind of agent for the
+    # whole run, whatever the file (a process shared per module: the run above).
+    pytester.makeconftest(IN_PROCESS + "\nCLIENTS = []\n")
     pytester.makepyfile(
+        session_agents="""
+        from acp_lite.testing import InProcessAgent
+
+        def thinking():
+            return InProcessAgent(scenario="thinking")
+        """,
         test_a="""
-        from conftest import PIDS, scenario
+        from conftest import CLIENTS, scenario
 
         def test_a(acp_client):
-            PIDS.append(acp_client.pid)
+            CLIENTS.append(acp_client)
 
         @scenario("tool_call_permission")
         def test_permission_option(acp_session):
@@ -276,10 +312,10 @@ def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
         """,
         test_b="""
         import pytest
-        from conftest import PIDS, scenario
+        from conftest import CLIENTS, scenario
 
         def test_b_shares_the_session_agent(acp_client):
-            assert PIDS == [acp_client.pid]
+            assert len(CLIENTS) == 1 and CLIENTS[0] is acp_client
 
         def test_agent_from_the_command_line(acp_session):
             assert acp_session.run("q").text == "Here is my answer."
@@ -296,13 +332,14 @@ def test_session_scope_and_policy_options(pytester: pytest.Pytester) -> None:
         @scenario("broken_bad_stop_reason")
         @pytest.mark.acp_conformance("strict")
         def test_shared_agent_later_test_sees_only_its_traffic(acp_client):
-            PIDS.append(acp_client.pid)  # the broken agent again, nothing sent this time
+            CLIENTS.append(acp_client)  # the broken agent again, nothing sent this time
         """,
     )
+    pytester.syspathinsert()
     result = pytester.runpytest(
         *LEAN,
         "--acp-scope=session",
-        f"--acp-agent={shlex.join([*REFERENCE_AGENT, '--scenario', 'thinking'])}",
+        "--acp-agent=python:session_agents:thinking",
         "--acp-permission=allow_once",
         "--acp-elicitation=cancel",
     )

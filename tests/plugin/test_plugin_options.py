@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from .conftest import LEAN
+
 
 def test_help_lists_the_acp_group_and_ini_keys(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
@@ -277,8 +279,9 @@ def test_plugin_works_without_syrupy(pytester: pytest.Pytester) -> None:
         "            raise ImportError('No module named ' + repr(name))\n"
         "sys.meta_path.insert(0, NoSyrupy())\n"
         "import pytest\n"
-        # --assert=plain: the rewrite hook would import the syrupy plugin module anyway.
-        "args = ['-p', 'no:syrupy', '-p', 'no:cacheprovider', '-q', '--assert=plain']\n"
+        # --assert=plain: the rewrite hook would import the syrupy plugin module anyway;
+        # LEAN: neither pytest-trio nor hypothesis, whose imports cost seconds.
+        f"args = ['-p', 'no:syrupy', *{LEAN!r}, '-q', '--assert=plain']\n"
         "sys.exit(pytest.main(args))\n"
     )
     result = pytester.run(sys.executable, "-c", code, timeout=60)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import LEAN, RANDOM_IDS_AGENT
+from .conftest import LEAN, PYTHONPATH
 
 TEST_FILE = """
 def test_turn(acp_session, acp_snapshot):
@@ -35,10 +35,22 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest(*LEAN, *args)
 
 
+AGENTS = """
+from random_ids_agent import RandomIdsAgent
+
+
+def scripted():
+    # The script as it is when the test starts (each run rewrites it).
+    return RandomIdsAgent(script="script.json")
+"""
+
+
 def test_snapshot_lifecycle(pytester: pytest.Pytester) -> None:
-    agent = " ".join([*RANDOM_IDS_AGENT, "--script", "script.json"])
-    pytester.makeini(f"[pytest]\nacp_agent = {agent}\n")
-    pytester.makepyfile(test_agent=TEST_FILE)
+    # The reference agent in this process, behind a proxy giving its ids new random
+    # values on every run.
+    pytester.makeini(f"[pytest]\n{PYTHONPATH}\nacp_agent = python:snapshot_agents:scripted\n")
+    pytester.makepyfile(test_agent=TEST_FILE, snapshot_agents=AGENTS)
+    pytester.syspathinsert()
     (pytester.path / "script.json").write_text(script(["Hello ", "world"]))
 
     created = run(pytester, "--snapshot-update")
@@ -103,7 +115,8 @@ def test_snapshot_lifecycle(pytester: pytest.Pytester) -> None:
 
 
 def test_normalize_hook_ini_view_and_stale_format(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nacp_snapshot_view = raw\n")
+    agent = "python:acp_lite.testing:InProcessAgent"
+    pytester.makeini(f"[pytest]\nacp_snapshot_view = raw\nacp_agent = {agent}\n")
     pytester.makeconftest(
         """
         def pytest_acp_normalize(update, view, config):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import LEAN, RANDOM_IDS_AGENT
+from .conftest import LEAN, PYTHONPATH
 
 SUITE = """
 import os
@@ -29,13 +29,17 @@ def test_shared_agent_per_worker(acp_session, acp_snapshot, n):
 
 
 def test_two_workers(pytester: pytest.Pytester) -> None:
-    agent = " ".join(RANDOM_IDS_AGENT)
-    pytester.makeini(f"[pytest]\nacp_agent = {agent}\nacp_conformance = strict\n")
+    # The reference agent behind a proxy giving its ids new random values, in each
+    # worker's process: the workers are the processes that matter here.
+    agent = "python:random_ids_agent:RandomIdsAgent"
+    pytester.makeini(f"[pytest]\n{PYTHONPATH}\nacp_agent = {agent}\nacp_conformance = strict\n")
     pytester.makepyfile(test_suite=SUITE)
     # Written by one process (this one), checked by two workers (with other random ids).
     first = pytester.runpytest(*LEAN, "--snapshot-update", "-n", "0")
     first.assert_outcomes(passed=6)
     first.stdout.fnmatch_lines(["*6 snapshots generated*"])
-    second = pytester.runpytest_subprocess(*LEAN, "-n", "2", timeout=120)
+    # Each worker is a new interpreter: --assert=plain spares it rewriting the modules
+    # of the installed plugins, which it cannot cache here (PYTHONDONTWRITEBYTECODE).
+    second = pytester.runpytest(*LEAN, "--assert=plain", "-n", "2")
     second.assert_outcomes(passed=6)
     second.stdout.fnmatch_lines(["*2 workers*", "*6 snapshots passed*"])
