@@ -166,7 +166,8 @@ class ClientRequests:
                     logger.exception("%s handler raised", req.method)
                 conn.core.log_event(
                     "callback_error",
-                    data=params,
+                    # Not a write's content: the log keeps its entries for a while.
+                    data={k: v for k, v in params.items() if k != "content"},
                     error=exc,
                     session_id=sid if isinstance(sid, str) else None,
                     method=req.method,

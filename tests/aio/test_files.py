@@ -230,6 +230,7 @@ async def test_a_path_outside_the_session_is_refused(
         # Refusals are in the client event log, and the connection goes on.
         logged = [e for e in client.events if e.kind == "callback_error"]
         assert [(e.method, e.session_id) for e in logged] == [(method, session.id)]
+        assert logged[0].data == {"sessionId": session.id, "path": path}  # no content kept
         ok = await agent.result(READ, {"sessionId": session.id, "path": str(work / "notes.txt")})
         assert ok == {"content": "inside\n"}
     assert (tmp_path / "outside" / "secret.txt").read_text() == "SECRET\n"
