@@ -37,10 +37,18 @@ from acp_lite.errors import (
 )
 
 if TYPE_CHECKING:
-    from acp_lite import aio, permissions, protocol
+    from acp_lite import aio, files, permissions, protocol
     from acp_lite._memory_sync import connect_in_memory
+    from acp_lite.aio._terminals import (
+        LocalTerminals,
+        TerminalCommand,
+        TerminalExitStatus,
+        TerminalHandler,
+        TerminalOutput,
+    )
     from acp_lite.auth import AuthMethod
     from acp_lite.client import Client, Session, connect, connect_streams
+    from acp_lite.files import FileHandler, HandlerError, LocalFiles, PathNotAllowed, Workspace
     from acp_lite.hookspec import hookimpl
     from acp_lite.limits import Limits
     from acp_lite.model import RULES, Event, SessionModel, Submission, Violation
@@ -66,8 +74,18 @@ _LAZY: dict[str, str] = {
     "RULES": "acp_lite.model",
     "hookimpl": "acp_lite.hookspec",
     "AuthMethod": "acp_lite.auth",
+    "LocalFiles": "acp_lite.files",
+    "FileHandler": "acp_lite.files",
+    "HandlerError": "acp_lite.files",
+    "PathNotAllowed": "acp_lite.files",
+    "Workspace": "acp_lite.files",
+    "LocalTerminals": "acp_lite.aio._terminals",
+    "TerminalHandler": "acp_lite.aio._terminals",
+    "TerminalCommand": "acp_lite.aio._terminals",
+    "TerminalOutput": "acp_lite.aio._terminals",
+    "TerminalExitStatus": "acp_lite.aio._terminals",
 }
-_SUBMODULES = {"aio", "auth", "permissions", "protocol", "model", "hookspec", "testing"}
+_SUBMODULES = {"aio", "auth", "files", "permissions", "protocol", "model", "hookspec", "testing"}
 
 __all__ = [
     "RULES",
@@ -78,13 +96,22 @@ __all__ = [
     "Client",
     "ClientClosed",
     "Event",
+    "FileHandler",
+    "HandlerError",
     "Limits",
+    "LocalFiles",
+    "LocalTerminals",
+    "PathNotAllowed",
     "PromptRejected",
     "ProtocolError",
     "RequestError",
     "Session",
     "SessionModel",
     "Submission",
+    "TerminalCommand",
+    "TerminalExitStatus",
+    "TerminalHandler",
+    "TerminalOutput",
     "Timeout",
     "Transcript",
     "TranscriptEntry",
@@ -93,12 +120,14 @@ __all__ = [
     "TurnFailed",
     "UnsupportedProtocolVersion",
     "Violation",
+    "Workspace",
     "aio",
     "auth",
     "connect",
     "connect_in_memory",
     "connect_streams",
     "errors",
+    "files",
     "hookimpl",
     "permissions",
     "protocol",

@@ -57,6 +57,8 @@ from acp_lite.model.rules import Violation
 
 if TYPE_CHECKING:
     from acp_lite.aio import ConnectionEvent
+    from acp_lite.aio._terminals import TerminalHandler
+    from acp_lite.files import FileHandler
     from acp_lite.transcript import Transcript
 
 __all__ = ["Client", "ClientClosed", "Session", "connect", "connect_streams"]
@@ -75,6 +77,8 @@ def connect(
     capabilities: Mapping[str, Any] | Any | None = None,
     on_permission: Callable[[Any, Session], Any] | None = None,
     on_elicitation: Callable[[Any, Session | None], Any] | None = None,
+    files: FileHandler | None = None,
+    terminals: TerminalHandler | None = None,
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
@@ -93,6 +97,9 @@ def connect(
     thread is left behind when it does. ``conformance=True`` locates every
     conformance violation the session models observe in the transcript, sessions
     not opened here included (:meth:`Client.violations`; a few bytes per update).
+    ``files=`` / ``terminals=`` serve an ACP v1 agent's ``fs/*`` / ``terminal/*``
+    requests (e.g. :class:`acp_lite.LocalFiles`, :class:`acp_lite.LocalTerminals`);
+    without them those are neither advertised nor served.
     """
     argv = command_argv(command)  # TypeError for a string: no shell splits it
     limits = effective_limits(limits, timeout)
@@ -109,6 +116,8 @@ def connect(
         capabilities=capabilities,
         on_permission=on_permission,
         on_elicitation=on_elicitation,
+        files=files,
+        terminals=terminals,
         plugins=plugins,
         limits=limits,
         protocol_version=protocol_version,
@@ -132,6 +141,8 @@ def connect_streams(
     capabilities: Mapping[str, Any] | Any | None = None,
     on_permission: Callable[[Any, Session], Any] | None = None,
     on_elicitation: Callable[[Any, Session | None], Any] | None = None,
+    files: FileHandler | None = None,
+    terminals: TerminalHandler | None = None,
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     name: str = "streams",
@@ -165,6 +176,8 @@ def connect_streams(
             capabilities=capabilities,
             on_permission=on_permission,
             on_elicitation=on_elicitation,
+            files=files,
+            terminals=terminals,
             plugins=plugins,
             limits=limits,
             protocol_version=protocol_version,

@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.turn": 0,  # plain data; AsyncSession.run builds it, errors annotate with it
     "acp_lite.permissions": 0,
     "acp_lite.hookspec": 0,
+    "acp_lite.files": 0,  # fs request handling: path confinement, LocalFiles (plain Python)
     # 1: the session model
     "acp_lite.model": 1,
     # 2: the sans-IO connection state machine (core replaces the legacy rpc engine)

@@ -54,6 +54,13 @@ from acp_lite.aio._client import PROTOCOL_VERSION, AsyncClient, connect, connect
 from acp_lite.aio._memory import connect_in_memory
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession, prompt_blocks
+from acp_lite.aio._terminals import (
+    LocalTerminals,
+    TerminalCommand,
+    TerminalExitStatus,
+    TerminalHandler,
+    TerminalOutput,
+)
 from acp_lite.core import ConnectionEvent, OversizeLine
 
 __all__ = [
@@ -62,7 +69,12 @@ __all__ = [
     "AsyncClient",
     "AsyncSession",
     "ConnectionEvent",
+    "LocalTerminals",
     "OversizeLine",
+    "TerminalCommand",
+    "TerminalExitStatus",
+    "TerminalHandler",
+    "TerminalOutput",
     "connect",
     "connect_in_memory",
     "connect_streams",

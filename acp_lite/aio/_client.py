@@ -16,9 +16,11 @@ from acp_lite.aio._connection import Connection
 from acp_lite.aio._methods import _to_wire
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
+from acp_lite.aio._terminals import TerminalHandler
 from acp_lite.auth import AuthMethod, auth_methods_from
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
 from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
+from acp_lite.files import FileHandler
 from acp_lite.hookspec import plugin_manager
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
@@ -83,9 +85,17 @@ class AsyncClient(ClientMethods):
         conn = self._conn
         info = _wire(client_info) or {"name": "acp-lite", "version": _version()}
         caps = DEFAULT_CAPABILITIES if capabilities is None else _wire(capabilities)
-        entry = conn.core.initialize(
-            {"protocolVersion": PROTOCOL_VERSION, "info": info, "capabilities": caps}
-        )
+        params: dict[str, Any] = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "info": info,
+            "capabilities": caps,
+        }
+        requests = conn.client_requests
+        if requests is not None and conn.requested_version != 2:
+            # v1 agents read v1 clientCapabilities: a v1 agent answering this v2
+            # initialize sees what is served (docs/v1.md, "Files and terminals").
+            params["clientCapabilities"] = requests.capabilities()
+        entry = conn.core.initialize(params)
         conn.flush()
         try:
             response = await conn.wait_response(
@@ -243,6 +253,7 @@ class AsyncClient(ClientMethods):
         if replay:
             wire["replayFrom"] = {"type": "start"}
         entry = conn.core.resume(session_id, wire, replay=replay)
+        conn.sent(entry, wire)
         conn.flush()
         session = conn.session_for(conn.core.sessions[session_id])
         await conn.wait_response(entry, timeout=timeout, state=lambda: session.model.state)
@@ -298,6 +309,8 @@ async def connect_streams(
     capabilities: Mapping[str, Any] | Any | None = None,
     on_permission: Callable[[Any, Any], Any] | None = None,
     on_elicitation: Callable[[Any, Any], Any] | None = None,
+    files: FileHandler | None = None,
+    terminals: TerminalHandler | None = None,
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
@@ -313,7 +326,9 @@ async def connect_streams(
     ``protocol_version``: ``"auto"`` asks for v2 and continues in v1 when the agent
     answers v1 (by version, or by the shape of its answer); ``2`` or ``1`` insist.
     ``conformance=True`` locates the session models' violations in the transcript
-    (:meth:`AsyncClient.violations`).
+    (:meth:`AsyncClient.violations`). ``files`` / ``terminals`` serve the ACP v1
+    agent requests ``fs/*`` / ``terminal/*`` (e.g. ``acp_lite.LocalFiles()``,
+    ``acp_lite.LocalTerminals()``); only what is given is advertised.
     """
     limits = effective_limits(limits, timeout)
     conn = Connection(
@@ -327,6 +342,8 @@ async def connect_streams(
         session_view=_session_view,
         protocol_version=protocol_version,
         conformance=conformance,
+        files=files,
+        terminals=terminals,
     )
     client = AsyncClient(conn, _hook_client)
     try:
@@ -359,6 +376,8 @@ async def connect(
     capabilities: Mapping[str, Any] | Any | None = None,
     on_permission: Callable[[Any, Any], Any] | None = None,
     on_elicitation: Callable[[Any, Any], Any] | None = None,
+    files: FileHandler | None = None,
+    terminals: TerminalHandler | None = None,
     plugins: Iterable[Any] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
@@ -371,7 +390,8 @@ async def connect(
     ``env`` is merged onto this process's environment, or replaces it with
     ``inherit_env=False``. Leaving the block closes the agent: close stdin, wait,
     SIGTERM, wait, SIGKILL (bounded by ``limits.shutdown_timeout``).
-    ``protocol_version`` and ``conformance`` as for :func:`connect_streams`.
+    ``protocol_version``, ``conformance``, ``files`` and ``terminals`` as for
+    :func:`connect_streams`.
     """
     argv = command_argv(command)
     limits = effective_limits(limits, timeout)
@@ -387,6 +407,8 @@ async def connect(
             capabilities=capabilities,
             on_permission=on_permission,
             on_elicitation=on_elicitation,
+            files=files,
+            terminals=terminals,
             plugins=plugins,
             limits=limits,
             protocol_version=protocol_version,

@@ -18,6 +18,7 @@ import pluggy
 import trio
 
 from acp_lite.aio._agent_requests import AgentRequestDecider
+from acp_lite.aio._client_requests import ClientRequests
 from acp_lite.aio._process import AgentProcess
 from acp_lite.core import (
     AgentRequestReceived,
@@ -36,7 +37,9 @@ from acp_lite.protocol import ErrorCode
 
 if TYPE_CHECKING:
     from acp_lite.aio._session import AsyncSession
+    from acp_lite.aio._terminals import TerminalHandler
     from acp_lite.core import AgentRequest
+    from acp_lite.files import FileHandler
     from acp_lite.transcript import Transcript
 
 __all__ = ["Connection"]
@@ -62,6 +65,8 @@ class Connection:
         session_view: Callable[[AsyncSession], Any] | None = None,
         protocol_version: int | Literal["auto"] = "auto",
         conformance: bool = False,
+        files: FileHandler | None = None,
+        terminals: TerminalHandler | None = None,
     ) -> None:
         self.limits = limits
         self.process = process
@@ -80,7 +85,14 @@ class Connection:
             locate_findings=conformance,
         )
         self.session_view = session_view
+        #: The ``protocol_version`` asked for (1, 2 or "auto").
+        self.requested_version = protocol_version
         self._decider = AgentRequestDecider(plugin_manager, on_permission, on_elicitation)
+        #: Serves fs/* and terminal/* when the user gave handlers (else None).
+        self.client_requests = ClientRequests.create(files, terminals)
+        if self.client_requests is not None:
+            rpc = self.core.rpc
+            rpc.handled_methods = rpc.handled_methods | self.client_requests.methods
         #: Object passed as ``client`` to hooks (the facade may substitute its own).
         self.hook_client: Any = None
         self.closed = trio.Event()
@@ -166,6 +178,8 @@ class Connection:
     def _fail(self, failure: AcpError) -> None:
         if self.core.failure is not None:
             return
+        if self.client_requests is not None:
+            self.client_requests.close()  # no terminal outlives the connection
         for entry in self.core.connection_lost(failure):
             self._wake(entry)
         self._pump_events()
@@ -249,8 +263,14 @@ class Connection:
     ) -> PendingRequest:
         """Queue a request now; await :meth:`wait_response` for its result."""
         entry = self.core.send_request(method, params, session_id=session_id)
+        self.sent(entry, params)
         self.flush()
         return entry
+
+    def sent(self, entry: PendingRequest, params: Any) -> None:
+        """Note a request queued with the core (a session's directories, for fs/*)."""
+        if self.client_requests is not None:
+            self.client_requests.sent(entry, params)
 
     async def wait_response(
         self,
@@ -327,6 +347,8 @@ class Connection:
     def _pump_events(self) -> None:
         for ev in self.core.next_events():
             if isinstance(ev, ResponseArrived):
+                if self.client_requests is not None:
+                    self.client_requests.answered(ev.request)
                 self._wake(ev.request)
             elif isinstance(ev, SessionOpened):
                 self.session_for(ev.session)
@@ -365,6 +387,10 @@ class Connection:
         scope = trio.CancelScope()
         req.handle = scope
         assert self._nursery is not None
+        requests = self.client_requests
+        if requests is not None and req.method in requests.methods:
+            self._nursery.start_soon(requests.handle, self, req, scope)
+            return
         self._nursery.start_soon(self._decide, req, scope)
 
     async def _decide(self, req: AgentRequest, scope: trio.CancelScope) -> None:

@@ -19,6 +19,8 @@ from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 import trio
 
 from acp_lite.aio._client import AsyncClient, _unwrap_group, connect_streams
+from acp_lite.aio._terminals import TerminalHandler
+from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
 
 __all__ = [
@@ -53,6 +55,8 @@ class ConnectOptions(TypedDict, total=False):
     capabilities: Mapping[str, object] | None
     on_permission: Callable[..., object] | None
     on_elicitation: Callable[..., object] | None
+    files: FileHandler | None
+    terminals: TerminalHandler | None
     plugins: Iterable[object]
     limits: Limits | None
     protocol_version: int | Literal["auto"]

@@ -56,18 +56,25 @@ def is_v1_initialize(result: Any) -> bool:
 def initialize_params(params: Any) -> dict[str, Any]:
     """v2 ``initialize`` params -> v1 ``InitializeRequest`` (protocol version 1).
 
-    ``info`` -> ``clientInfo``; ``capabilities`` -> ``clientCapabilities``: the
-    client handles neither ``fs/*`` nor ``terminal/*`` requests, so those are
-    advertised ``false``; ``auth.terminal`` and ``elicitation`` keep their value.
+    ``info`` -> ``clientInfo``; ``capabilities`` -> ``clientCapabilities``:
+    ``fs.readTextFile``, ``fs.writeTextFile`` and ``terminal`` are ``true`` only
+    where the v2 params carry them as ``true`` in an extra ``clientCapabilities``
+    member (what the IO layer adds when the user gave file or terminal handlers),
+    else ``false``; ``auth.terminal`` and ``elicitation`` keep their value.
     """
     p = _dict(params)
     caps = _dict(p.get("capabilities"))
     auth = _dict(caps.get("auth"))
+    served = _dict(p.get("clientCapabilities"))
+    fs = _dict(served.get("fs"))
     # v2 advertises terminal auth with an object, v1 with a boolean.
     terminal = isinstance(auth.get("terminal"), dict) or auth.get("terminal") is True
     v1caps: dict[str, Any] = {
-        "fs": {"readTextFile": False, "writeTextFile": False},
-        "terminal": False,
+        "fs": {
+            "readTextFile": _flag(fs.get("readTextFile")),
+            "writeTextFile": _flag(fs.get("writeTextFile")),
+        },
+        "terminal": _flag(served.get("terminal")),
         "auth": {"terminal": terminal},
     }
     if isinstance(caps.get("elicitation"), dict):
