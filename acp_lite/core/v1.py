@@ -437,7 +437,10 @@ class V1Translator:
         turn.begun = True
         turn.echoing = echo
         sess.last_kind = None
-        self._synthesize(state, {"sessionUpdate": "state_update", "state": "running"})
+        # background: [] on every synthesized state (v1 reports no background work):
+        # after an idle listed it, a state without the list breaks a v2 MUST.
+        running = {"sessionUpdate": "state_update", "state": "running", "background": []}
+        self._synthesize(state, running)
         if not echo:
             user = {"sessionUpdate": "user_message", "messageId": turn.message_id}
             self._synthesize(state, {**user, "content": turn.blocks})
