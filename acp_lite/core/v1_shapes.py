@@ -38,11 +38,14 @@ def _dict(value: Any) -> dict[str, Any]:
 def is_v1_initialize(result: Any) -> bool:
     """Whether an ``initialize`` result is a v1 answer.
 
-    v1 when ``protocolVersion`` is 1, or 2 with v1 field names (``agentInfo`` /
-    ``agentCapabilities``, no ``info``): some agents echo the requested version
-    but answer in v1 fields (notes/real-agents.md: detect by shape, not number).
-    A 1 in the v2 shape (``info``, no v1 field) is not: what such an agent means
-    is unknowable, so it stays an unsupported version.
+    v1 when ``protocolVersion`` is 1, or 2 without ``info`` (required in v2) and
+    either with v1 field names (``agentInfo`` / ``agentCapabilities``) or without
+    the v2 ``capabilities``: some agents echo the requested version but answer in
+    v1 (notes/real-agents.md: detect by shape, not number); the Python SDK's
+    example echo agent answers a bare ``{"protocolVersion": 2}``, which only v1
+    can read. A 1 in the v2 shape (``info``, no v1 field) is not: what such an
+    agent means is unknowable, so it stays an unsupported version; a 2 with
+    ``capabilities`` but no ``info`` is a broken v2 answer.
     """
     if not isinstance(result, dict):
         return False
@@ -50,7 +53,7 @@ def is_v1_initialize(result: Any) -> bool:
     v1_fields = "agentInfo" in result or "agentCapabilities" in result
     if version == 1:
         return v1_fields or "info" not in result
-    return version == 2 and "info" not in result and v1_fields
+    return version == 2 and "info" not in result and (v1_fields or "capabilities" not in result)
 
 
 def initialize_params(params: Any) -> dict[str, Any]:

@@ -4,7 +4,9 @@ lines the SDK agent wrote, bytes only."""
 
 from __future__ import annotations
 
-from tests.core.test_v1 import chunk, prompt, result, update, v1_conn
+from acp_lite.core import ClientConnection
+from acp_lite.errors import ProtocolError
+from tests.core.test_v1 import V2_INIT_PARAMS, chunk, prompt, result, update, v1_conn
 
 
 def test_second_turn_has_no_background_violation() -> None:
@@ -22,3 +24,26 @@ def test_second_turn_has_no_background_violation() -> None:
     assert [s["state"] for s in states] == ["running", "idle"] * 3
     assert all(s["background"] == [] for s in states)
     assert model.violations == []
+
+
+def test_a_bare_echoed_2_is_v1() -> None:
+    """The Python SDK's example echo agent answers ``InitializeResponse(
+    protocol_version=protocol_version)``, which the SDK writes as exactly this line
+    when asked for 2: no ``info`` (required in v2), nothing but the version. Only
+    v1 can read it (v1 requires nothing else), so it is v1, as a bare 1 is."""
+    conn = ClientConnection()
+    entry = conn.initialize(V2_INIT_PARAMS)
+    conn.data_to_send()
+    conn.receive_data(b'{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":2}}\n' % entry.id)
+    assert entry.error is None and conn.protocol_version == 1
+    assert entry.result.info.name == "unknown"  # v1 agentInfo is optional
+
+
+def test_a_2_with_v2_capabilities_but_no_info_stays_an_error() -> None:
+    """A v2-shaped answer that lacks ``info`` is a broken v2 agent, not a v1 one."""
+    conn = ClientConnection()
+    entry = conn.initialize(V2_INIT_PARAMS)
+    conn.data_to_send()
+    conn.receive_data(result(entry.id, {"protocolVersion": 2, "capabilities": {}}))
+    assert isinstance(entry.error, ProtocolError) and "info" in str(entry.error)
+    assert conn.protocol_version == 2
