@@ -11,9 +11,11 @@ What v1 does not say, the translator makes up, and marks: every event it
 synthesizes is applied with ``source="v1:synthesized"``, every translated wire
 update with ``source="v1:session/update"``:
 
-* v1 ``session/prompt`` answers only when the turn ends. When the first update of
-  the session arrives after the prompt was sent (or the response, whichever
-  comes first), the translator applies a ``running`` state and the inserted
+* v1 ``session/prompt`` answers only when the turn ends. When the first turn
+  content of the session (a chunk, a tool call, a plan, a compaction; not a
+  session-level update such as ``available_commands_update``) arrives after the
+  prompt was sent (or the response, whichever comes first), the translator
+  applies a ``running`` state and the inserted
   ``user_message`` (id ``v1-prompt-<request id>``, the prompt's blocks) and
   accepts the submission; the prompt's :class:`PendingRequest` completes then
   with that ``messageId`` (as a v2 prompt response would at insertion). The v1
@@ -105,6 +107,23 @@ _V1_TAGS = frozenset(
         "session_info_update",
         "usage_update",
         "notice",
+        "compaction_update",
+        "compaction_summary_chunk",
+    }
+)
+#: The v1 updates that show the agent took the prompt (turn content). The others
+#: (available_commands_update, current_mode_update, config_option_update,
+#: session_info_update, usage_update, notice, custom tags) may come at any time:
+#: agents send the commands right after session/new, which can reach the client
+#: after the first prompt was sent.
+_TURN_TAGS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
         "compaction_update",
         "compaction_summary_chunk",
     }
@@ -353,7 +372,7 @@ class V1Translator:
         sess = self._session(state.id)
         turn = sess.turn
         tag = raw.get("sessionUpdate")
-        if turn is not None and not turn.begun and not state.replaying:
+        if turn is not None and not turn.begun and not state.replaying and tag in _TURN_TAGS:
             echo = tag == "user_message_chunk" and raw.get("messageId") is None
             self._begin(state, sess, turn, echo=echo)
         update: Any

@@ -4,9 +4,22 @@ lines the SDK agent wrote, bytes only."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from acp_lite.core import ClientConnection
-from acp_lite.errors import ProtocolError
-from tests.core.test_v1 import V2_INIT_PARAMS, chunk, prompt, result, update, v1_conn
+from acp_lite.errors import PromptRejected, ProtocolError
+from tests.core.test_v1 import (
+    MODES,
+    V2_INIT_PARAMS,
+    chunk,
+    error,
+    prompt,
+    result,
+    update,
+    v1_conn,
+)
 
 
 def test_second_turn_has_no_background_violation() -> None:
@@ -47,3 +60,84 @@ def test_a_2_with_v2_capabilities_but_no_info_stays_an_error() -> None:
     conn.receive_data(result(entry.id, {"protocolVersion": 2, "capabilities": {}}))
     assert isinstance(entry.error, ProtocolError) and "info" in str(entry.error)
     assert conn.protocol_version == 2
+
+
+#: What both SDK agents send right after the ``session/new`` response, as Claude
+#: Code's adapter does: it can reach the client after the first prompt was sent.
+COMMANDS = {
+    "sessionUpdate": "available_commands_update",
+    "availableCommands": [{"name": "plan", "description": "Make a plan"}],
+}
+
+
+@pytest.mark.parametrize(
+    "session_update",
+    [
+        COMMANDS,
+        {"sessionUpdate": "current_mode_update", "currentModeId": "code"},
+        {"sessionUpdate": "session_info_update", "title": "A title"},
+        {"sessionUpdate": "usage_update", "used": 10, "size": 100},
+        {"sessionUpdate": "x_custom", "any": 1},
+    ],
+    ids=["commands", "mode", "session_info", "usage", "unknown"],
+)
+def test_a_session_level_update_does_not_insert_the_prompt(session_update: Any) -> None:
+    """Only turn content (a chunk, a tool call, a plan) shows the agent took the
+    prompt: session-level updates come at any time. Before, the commands sent
+    after ``session/new`` made a prompt the agent then refused count as
+    inserted, and its error an ``error`` stop instead of ``PromptRejected``."""
+    conn = v1_conn(modes=MODES)
+    entry, sub, _ = prompt(conn, "invalid")
+    conn.receive_data(update("s1", session_update))
+    assert sub.status == "pending" and not entry.done
+    conn.receive_data(error(entry.id, -32602, "Invalid params", {"reason": "refused"}))
+    assert isinstance(entry.error, PromptRejected) and entry.error.code == -32602
+    assert sub.status == "rejected"
+    model = conn.sessions["s1"].model
+    assert [e.tag for e in model.events] == [structure_tag(session_update)]  # nothing made up
+    assert model.state == "idle" and model.violations == []
+
+
+def structure_tag(session_update: dict[str, Any]) -> str:
+    tag = str(session_update["sessionUpdate"])
+    return "config_option_update" if tag == "current_mode_update" else tag
+
+
+def test_a_session_level_update_before_the_echo_keeps_the_echo() -> None:
+    conn = v1_conn()
+    entry, sub, _ = prompt(conn, "recap this")
+    conn.receive_data(update("s1", COMMANDS))
+    conn.receive_data(update("s1", chunk("recap this", "user_message_chunk")))
+    conn.receive_data(update("s1", chunk("recapped")))
+    conn.receive_data(result(entry.id, {"stopReason": "end_turn"}))
+    model = conn.sessions["s1"].model
+    assert [(e.tag, e.synthesized) for e in model.events] == [
+        ("available_commands_update", False),
+        ("state_update", True),
+        ("user_message_chunk", False),  # the echo is the user message: none made up
+        ("agent_message_chunk", False),
+        ("state_update", True),
+    ]
+    assert sub.user_message is not None and sub.user_message.id == sub.message_id
+    assert [(m.kind, m.text) for m in model.timeline] == [
+        ("user_message", "recap this"),
+        ("agent_message", "recapped"),
+    ]
+    assert [c.name for c in model.available_commands] == ["plan"]
+
+
+def test_a_turn_of_session_level_updates_only_is_inserted_at_the_response() -> None:
+    conn = v1_conn(modes=MODES)
+    entry, sub, _ = prompt(conn, "mode")
+    conn.receive_data(update("s1", {"sessionUpdate": "current_mode_update", "currentModeId": "code"}))
+    assert sub.status == "pending"
+    conn.receive_data(result(entry.id, {"stopReason": "end_turn"}))
+    assert sub.status == "inserted" and sub.done and sub.stop_reason == "end_turn"
+    model = conn.sessions["s1"].model
+    assert [e.tag for e in model.events] == [
+        "config_option_update",
+        "state_update",
+        "user_message",
+        "state_update",
+    ]
+    assert model.config_options[0].current_value == "code"
