@@ -129,7 +129,9 @@ def test_a_session_level_update_before_the_echo_keeps_the_echo() -> None:
 def test_a_turn_of_session_level_updates_only_is_inserted_at_the_response() -> None:
     conn = v1_conn(modes=MODES)
     entry, sub, _ = prompt(conn, "mode")
-    conn.receive_data(update("s1", {"sessionUpdate": "current_mode_update", "currentModeId": "code"}))
+    conn.receive_data(
+        update("s1", {"sessionUpdate": "current_mode_update", "currentModeId": "code"})
+    )
     assert sub.status == "pending"
     conn.receive_data(result(entry.id, {"stopReason": "end_turn"}))
     assert sub.status == "inserted" and sub.done and sub.stop_reason == "end_turn"
