@@ -24,8 +24,9 @@ The first word of the prompt text picks the behaviour (default: echo):
 Every session's history (the v1 updates it sent, the prompts as
 ``user_message_chunk``) is saved to ``HISTORY_DIR/<sessionId>.json``;
 ``session/load`` replays such a file, ``session/list`` lists them. The agent
-advertises ``loadSession``, ``sessionCapabilities.list``, one auth method and two
-modes (``ask``, ``code``); each new session gets an ``available_commands_update``.
+advertises ``loadSession``, ``sessionCapabilities.list``, one auth method, two
+modes (``ask``, ``code``) and a ``model`` select option (values in a group); each
+new session gets an ``available_commands_update``.
 
 ``--echo-version`` answers ``initialize`` the way the SDK's own example echo agent
 does, ``InitializeResponse(protocol_version=<the requested version>)``, which the
@@ -49,6 +50,7 @@ from acp import (
     NewSessionResponse,
     PromptResponse,
     RequestError,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     plan_entry,
     run_agent,
@@ -72,6 +74,9 @@ from acp.schema import (
     ListSessionsResponse,
     PermissionOption,
     SessionCapabilities,
+    SessionConfigOptionSelect,
+    SessionConfigSelectGroup,
+    SessionConfigSelectOption,
     SessionInfo,
     SessionListCapabilities,
     SessionMode,
@@ -94,11 +99,36 @@ def modes(current: str) -> SessionModeState:
     )
 
 
+MODELS = {"fast": "Fast", "smart": "Smart"}
+
+
+def config_options(model: str) -> list[SessionConfigOptionSelect]:
+    """One select option, its values in groups (v1 groups are keyed ``group``)."""
+    groups = [
+        SessionConfigSelectGroup(
+            group="house",
+            name="House models",
+            options=[SessionConfigSelectOption(value=v, name=n) for v, n in MODELS.items()],
+        )
+    ]
+    return [
+        SessionConfigOptionSelect(
+            id="model",
+            name="Model",
+            category="model",
+            type="select",
+            current_value=model,
+            options=groups,
+        )
+    ]
+
+
 class Session:
     def __init__(self, sid: str, cwd: str) -> None:
         self.id = sid
         self.cwd = cwd
         self.mode = "ask"
+        self.model = "fast"
         self.cancelled = asyncio.Event()
         #: The v1 updates sent for this session, as wire dicts (replayed by load).
         self.history: list[dict[str, Any]] = []
@@ -133,7 +163,8 @@ class SdkAgent:
 
     def save(self, session: Session) -> None:
         path = self.history_dir / f"{session.id}.json"
-        data = {"cwd": session.cwd, "mode": session.mode, "history": session.history}
+        data = {"cwd": session.cwd, "mode": session.mode, "model": session.model}
+        data["history"] = session.history
         path.write_text(json.dumps(data))
 
     def session(self, sid: str) -> Session:
@@ -178,7 +209,9 @@ class SdkAgent:
         asyncio.get_running_loop().call_soon(
             lambda: asyncio.ensure_future(self.send(session, commands, record=False))
         )
-        return NewSessionResponse(session_id=sid, modes=modes(session.mode))
+        return NewSessionResponse(
+            session_id=sid, modes=modes(session.mode), config_options=config_options("fast")
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, **kwargs: Any
@@ -188,12 +221,14 @@ class SdkAgent:
             raise RequestError.resource_not_found(session_id)
         saved = json.loads(path.read_text())
         session = self.sessions[session_id] = Session(session_id, cwd)
-        session.mode = saved["mode"]
+        session.mode, session.model = saved["mode"], saved["model"]
         for item in saved["history"]:
             # The SDK's own model, rebuilt from what it serialized.
             note = SessionNotification.model_validate({"sessionId": session_id, "update": item})
             await self.send(session, note.update)
-        return LoadSessionResponse(modes=modes(session.mode))
+        return LoadSessionResponse(
+            modes=modes(session.mode), config_options=config_options(session.model)
+        )
 
     async def list_sessions(self, cwd: str | None = None, **kwargs: Any) -> ListSessionsResponse:
         infos = []
@@ -211,6 +246,15 @@ class SdkAgent:
             raise RequestError.invalid_params({"modeId": mode_id})
         session.mode = mode_id
         return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        session = self.session(session_id)
+        if config_id != "model" or value not in MODELS:
+            raise RequestError.invalid_params({"configId": config_id, "value": value})
+        session.model = str(value)
+        return SetSessionConfigOptionResponse(config_options=config_options(session.model))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

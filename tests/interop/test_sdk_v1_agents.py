@@ -405,15 +405,22 @@ def test_plan_entries(session: Any) -> None:
     ]
 
 
+def values(options: Any) -> dict[str, Any]:
+    return {o.config_id: o.current_value for o in options}
+
+
 def test_modes_are_a_config_option(agent: Agent, session: Any) -> None:
-    (option,) = session.model.config_options
+    """v1 ``modes`` become a select option ``mode`` next to the agent's own options;
+    setting it is ``session/set_mode``."""
+    model_option, option = session.model.config_options
     assert (option.config_id, option.category, option.current_value) == ("mode", "mode", "ask")
     assert [(o.value, o.name) for o in option.options] == [("ask", "Ask"), ("code", "Code")]
     assert option.meta == {"acp_lite/v1": {"synthesized": True, "from": "modes"}}
+    assert model_option.config_id == "model" and not model_option.meta  # the agent's own
     mark = len(agent.client.transcript)
     response = session.set_config_option("mode", "code", timeout=TIMEOUT)
-    assert [o.current_value for o in response.config_options] == ["code"]
-    assert session.model.config_options[0].current_value == "code"
+    assert values(response.config_options) == {"model": "fast", "mode": "code"}
+    assert values(session.model.config_options) == {"model": "fast", "mode": "code"}
     (set_mode,) = [m for d, m in agent.wire(mark) if d == "send"]
     assert set_mode["method"] == "session/set_mode"
     assert set_mode["params"] == {"sessionId": session.id, "modeId": "code"}
@@ -422,7 +429,24 @@ def test_modes_are_a_config_option(agent: Agent, session: Any) -> None:
     assert turn.text == "mode is now ask"
     (change,) = updates(turn, "config_option_update")
     assert change.raw == {"sessionUpdate": "current_mode_update", "currentModeId": "ask"}
-    assert session.model.config_options[0].current_value == "ask"
+    assert values(session.model.config_options) == {"model": "fast", "mode": "ask"}
+
+
+def test_a_config_option_of_the_agent(agent: Agent, session: Any) -> None:
+    """v1 ``configOptions`` (``id``, value groups keyed ``group``) in the v2 shape;
+    setting one sends the v1 request, a value id without ``type``."""
+    option = session.model.config_options[0]
+    assert (option.config_id, option.name, option.category) == ("model", "Model", "model")
+    (group,) = option.options
+    assert (group.group_id, group.name) == ("house", "House models")
+    assert [(o.value, o.name) for o in group.options] == [("fast", "Fast"), ("smart", "Smart")]
+    mark = len(agent.client.transcript)
+    response = session.set_config_option("model", "smart", timeout=TIMEOUT)
+    assert values(response.config_options) == {"model": "smart", "mode": "ask"}
+    assert values(session.model.config_options) == {"model": "smart", "mode": "ask"}
+    (request,) = [m for d, m in agent.wire(mark) if d == "send"]
+    assert request["method"] == "session/set_config_option"
+    assert request["params"] == {"sessionId": session.id, "configId": "model", "value": "smart"}
 
 
 def test_refusal_is_a_stop_reason(session: Any) -> None:
@@ -464,6 +488,7 @@ def test_login_is_authenticate(agent: Agent) -> None:
 
 def test_load_replays_the_saved_history(agent: Agent, session: Any) -> None:
     agent.answer = lambda request, asked: option_of(request, "allow_once")
+    session.set_config_option("model", "smart", timeout=TIMEOUT)
     for text in ("hello", "permission", "plan"):
         session.run(text, timeout=TIMEOUT).raise_for_stop()
     # A session saved by an earlier run of the agent: the same history, another id.
@@ -492,7 +517,7 @@ def test_load_replays_the_saved_history(agent: Agent, session: Any) -> None:
     (tool,) = model.tool_calls
     assert (tool.title, tool.status, tool.replayed) == ("Write greeting.txt", "completed", True)
     assert [e.status for e in model.latest_plan.entries] == ["completed", "in_progress", "pending"]
-    assert model.config_options[0].current_value == "ask"
+    assert values(model.config_options) == {"model": "smart", "mode": "ask"}
     # The loaded session is live.
     turn = loaded.run("after load", timeout=TIMEOUT)
     assert (turn.stop_reason, turn.text) == ("end_turn", "echo: after load")

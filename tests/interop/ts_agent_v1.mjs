@@ -25,8 +25,9 @@
 //
 // Histories are saved to HISTORY_DIR/<sessionId>.json (the v1 updates sent and
 // the prompts as user_message_chunk); session/load replays one, session/list lists
-// them. Advertises loadSession, sessionCapabilities.list, one auth method and two
-// modes (ask, code); each new session gets an available_commands_update.
+// them. Advertises loadSession, sessionCapabilities.list, one auth method, two
+// modes (ask, code) and a "model" select option (values in a group); each new
+// session gets an available_commands_update.
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -50,6 +51,28 @@ function modes(current) {
   };
 }
 
+const MODELS = { fast: "Fast", smart: "Smart" };
+
+/** One select option, its values in groups (v1 groups are keyed `group`). */
+function configOptions(model) {
+  return [
+    {
+      id: "model",
+      name: "Model",
+      category: "model",
+      type: "select",
+      currentValue: model,
+      options: [
+        {
+          group: "house",
+          name: "House models",
+          options: Object.entries(MODELS).map(([value, name]) => ({ value, name })),
+        },
+      ],
+    },
+  ];
+}
+
 function text(t) {
   return { type: "text", text: t };
 }
@@ -60,6 +83,7 @@ class Session {
     this.cwd = cwd;
     this.client = client;
     this.mode = "ask";
+    this.model = "fast";
     /** @type {AbortController} */
     this.abort = new AbortController();
     /** The v1 updates sent for this session (replayed by session/load). */
@@ -85,7 +109,7 @@ class Session {
   }
 
   save() {
-    const data = { cwd: this.cwd, mode: this.mode, history: this.history };
+    const data = { cwd: this.cwd, mode: this.mode, model: this.model, history: this.history };
     writeFileSync(join(HISTORY_DIR, `${this.id}.json`), JSON.stringify(data));
   }
 }
@@ -261,7 +285,7 @@ const app = acp
         { record: false },
       ),
     );
-    return { sessionId: session.id, modes: modes(session.mode) };
+    return { sessionId: session.id, modes: modes(session.mode), configOptions: configOptions("fast") };
   })
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
     const path = join(HISTORY_DIR, `${params.sessionId}.json`);
@@ -271,11 +295,12 @@ const app = acp
     const saved = JSON.parse(readFileSync(path, "utf8"));
     const session = new Session(params.sessionId, params.cwd, client);
     session.mode = saved.mode;
+    session.model = saved.model;
     sessions.set(session.id, session);
     for (const update of saved.history) {
       await session.send(update);
     }
-    return { modes: modes(session.mode) };
+    return { modes: modes(session.mode), configOptions: configOptions(session.model) };
   })
   .onRequest(acp.methods.agent.session.list, ({ params }) => {
     const found = [];
@@ -295,6 +320,14 @@ const app = acp
     }
     session.mode = params.modeId;
     return {};
+  })
+  .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
+    const session = sessionOf(params.sessionId);
+    if (params.configId !== "model" || !Object.hasOwn(MODELS, params.value)) {
+      throw acp.RequestError.invalidParams({ configId: params.configId, value: params.value });
+    }
+    session.model = params.value;
+    return { configOptions: configOptions(session.model) };
   })
   .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
     const session = sessionOf(params.sessionId);
