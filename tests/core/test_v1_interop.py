@@ -8,15 +8,17 @@ from typing import Any
 
 import pytest
 
-from acp_lite.core import ClientConnection
+from acp_lite.core import AgentRequestReceived, ClientConnection
 from acp_lite.errors import PromptRejected, ProtocolError
 from tests.core.test_v1 import (
     MODES,
     V2_INIT_PARAMS,
     chunk,
     error,
+    line,
     prompt,
     result,
+    sources,
     update,
     v1_conn,
 )
@@ -143,3 +145,43 @@ def test_a_turn_of_session_level_updates_only_is_inserted_at_the_response() -> N
         "state_update",
     ]
     assert model.config_options[0].current_value == "code"
+
+
+def test_a_permission_request_first_inserts_the_prompt() -> None:
+    """A v1 agent may ask before it reports anything (the tool call comes with the
+    request). That is turn activity: the prompt is inserted and the session runs
+    before the tool call the request carries is applied. Before, the session
+    stayed idle with the prompt pending while the user was asked, and the tool
+    call came before the user message."""
+    conn = v1_conn()
+    entry, sub, _ = prompt(conn, "list the files")
+    tool_call = {"toolCallId": "t1", "title": "Run ls", "kind": "execute", "rawInput": {"c": 1}}
+    ask = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "session/request_permission",
+        "params": {
+            "sessionId": "s1",
+            "toolCall": tool_call,
+            "options": [{"optionId": "yes", "name": "Allow", "kind": "allow_once"}],
+        },
+    }
+    conn.receive_data(line(ask))
+    model = conn.sessions["s1"].model
+    assert sub.status == "inserted" and sub.message_id == f"v1-prompt-{entry.id}"
+    assert entry.done and model.state == "running"
+    (received,) = [e for e in conn.next_events() if isinstance(e, AgentRequestReceived)]
+    assert received.request.params.title == "Run ls"
+    assert sources(conn) == [
+        ("state_update", "v1:synthesized"),
+        ("user_message", "v1:synthesized"),
+        ("tool_call_update", "session/request_permission"),
+    ]
+    conn.respond(0, {"outcome": {"outcome": "selected", "optionId": "yes"}})
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}
+    conn.receive_data(update("s1", done) + result(entry.id, {"stopReason": "end_turn"}))
+    assert sub.done and sub.stop_reason == "end_turn"
+    assert [e.kind for e in model.timeline] == ["user_message", "tool_call"]
+    call = model.entity("tool_call", "t1")
+    assert (call.title, call.tool_kind, call.status) == ("Run ls", "execute", "completed")
+    assert model.violations == []
