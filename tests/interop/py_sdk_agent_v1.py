@@ -12,6 +12,8 @@ The first word of the prompt text picks the behaviour (default: echo):
   with allow_once / reject_once; reports the outcome it received as text
   (``outcome: selected allow`` ...). Allowed: the tool goes in_progress then
   completed with a diff; rejected: failed; cancelled outcome: stop ``cancelled``
+* ``ask``        - ``session/request_permission`` before anything else (the tool
+  call, ``Run ls``, comes with it); allowed: completed, ``ran ls``
 * ``slow``       - a tool call in progress and ``working...``, then waits for
   ``session/cancel`` (10 s cap): tool failed, stop ``cancelled``
 * ``plan``       - a plan of three entries, then the same plan with progress
@@ -328,6 +330,32 @@ class SdkAgent:
             update_tool_call(tid, status="completed", content=[diff], raw_output={"bytes": 6}),
         )
         await self.say(session, "permission granted")
+        return "end_turn"
+
+    async def run_ask(self, session: Session, text: str, prompt: list[Any]) -> str:
+        # Asks first: the tool call comes with the request, nothing reported before.
+        tid = session.next_id("shell")
+        response = await self.conn.request_permission(
+            session_id=session.id,
+            tool_call=ToolCallUpdate(
+                tool_call_id=tid, title="Run ls", kind="execute", raw_input={"command": "ls"}
+            ),
+            options=[
+                PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
+                PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+            ],
+        )
+        outcome = response.outcome
+        if outcome.outcome == "cancelled":
+            return "cancelled"
+        if outcome.option_id != "allow":
+            await self.send(session, update_tool_call(tid, status="failed"))
+            await self.say(session, "did not run ls")
+            return "end_turn"
+        await self.send(
+            session, update_tool_call(tid, status="completed", raw_output={"files": ["a.txt"]})
+        )
+        await self.say(session, "ran ls")
         return "end_turn"
 
     async def run_slow(self, session: Session, text: str, prompt: list[Any]) -> str:

@@ -345,6 +345,29 @@ def test_tool_call_and_permission(
     assert session.model.violations == []
 
 
+def test_a_permission_asked_first(agent: Agent, session: Any) -> None:
+    """The agent asks before reporting anything, the tool call in the request: the
+    user is asked with the prompt inserted and the session running."""
+    seen: list[Any] = []
+
+    def decide(request: Any, asked_session: Any) -> str:
+        # The agent waits for this answer: nothing changes the session meanwhile.
+        timeline = [(e.kind, e.id) for e in asked_session.timeline]
+        seen.append((asked_session.state, timeline, request.title))
+        return option_of(request, "allow_once")
+
+    agent.answer = decide
+    turn = session.run("ask", timeout=TIMEOUT)
+    assert (turn.stop_reason, turn.text) == ("end_turn", "ran ls")
+    ((state, timeline, title),) = seen
+    (tool,) = session.model.tool_calls
+    assert (state, title) == ("running", "Run ls")
+    assert timeline == [("user_message", turn.message_id), ("tool_call", tool.id)]
+    assert (tool.title, tool.tool_kind, tool.status) == ("Run ls", "execute", "completed")
+    assert (tool.raw_input, tool.raw_output) == ({"command": "ls"}, {"files": ["a.txt"]})
+    assert session.model.violations == []
+
+
 def test_cancel_a_running_turn(agent: Agent, session: Any) -> None:
     mark = len(agent.client.transcript)
     submission = session.prompt("slow")

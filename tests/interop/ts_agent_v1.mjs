@@ -13,6 +13,8 @@
 //                the outcome it received ("outcome: selected allow; ..."); allowed:
 //                in_progress -> completed with a diff; rejected: failed;
 //                cancelled outcome: stop "cancelled"
+//   ask        - session/request_permission before anything else (the tool call,
+//                "Run ls", comes with it); allowed: completed, "ran ls"
 //   slow       - a tool call in progress and "working...", then waits for
 //                session/cancel (10 s cap): tool failed, stop "cancelled"
 //   plan       - a plan of three entries, then the same plan with progress
@@ -206,6 +208,34 @@ const RUNNERS = {
       }),
     );
     await session.say("permission granted");
+    return "end_turn";
+  },
+  async ask(session) {
+    // Asks first: the tool call comes with the request, nothing reported before.
+    const toolCallId = session.nextId("shell");
+    const { outcome } = await session.client.request(
+      acp.methods.client.session.requestPermission,
+      {
+        sessionId: session.id,
+        toolCall: { toolCallId, title: "Run ls", kind: "execute", rawInput: { command: "ls" } },
+        options: [
+          { optionId: "allow", name: "Allow once", kind: "allow_once" },
+          { optionId: "reject", name: "Reject", kind: "reject_once" },
+        ],
+      },
+    );
+    if (outcome.outcome === "cancelled") {
+      return "cancelled";
+    }
+    if (outcome.optionId !== "allow") {
+      await session.send(toolUpdate(toolCallId, { status: "failed" }));
+      await session.say("did not run ls");
+      return "end_turn";
+    }
+    await session.send(
+      toolUpdate(toolCallId, { status: "completed", rawOutput: { files: ["a.txt"] } }),
+    );
+    await session.say("ran ls");
     return "end_turn";
   },
   async slow(session) {
