@@ -21,49 +21,20 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 import trio
 from rawpipe import HERE, node_executable
+from v1wire import validate_v1
 
 import acp_lite
 from acp_lite.errors import PromptRejected, TurnFailed
 
 TIMEOUT = 10.0
-SCHEMA_V1 = HERE.parent / "data" / "schema" / "v1" / "schema.json"
 PY_AGENT = HERE / "py_sdk_agent_v1.py"
 TS_AGENT = HERE / "ts_agent_v1.mjs"
-
-#: The v1 schema definition of each message's params (requests, notifications)
-#: or result (responses, by the request's method).
-AGENT_PARAMS = {
-    "session/update": "SessionNotification",
-    "session/request_permission": "RequestPermissionRequest",
-}
-AGENT_RESULTS = {
-    "initialize": "InitializeResponse",
-    "authenticate": "AuthenticateResponse",
-    "session/new": "NewSessionResponse",
-    "session/load": "LoadSessionResponse",
-    "session/list": "ListSessionsResponse",
-    "session/set_mode": "SetSessionModeResponse",
-    "session/prompt": "PromptResponse",
-}
-CLIENT_PARAMS = {
-    "initialize": "InitializeRequest",
-    "authenticate": "AuthenticateRequest",
-    "session/new": "NewSessionRequest",
-    "session/load": "LoadSessionRequest",
-    "session/list": "ListSessionsRequest",
-    "session/set_mode": "SetSessionModeRequest",
-    "session/prompt": "PromptRequest",
-    "session/cancel": "CancelNotification",
-}
-CLIENT_RESULTS = {"session/request_permission": "RequestPermissionResponse"}
 
 
 def agent_command(name: str, history: Path) -> list[str]:
@@ -99,32 +70,6 @@ class Agent:
             validate_v1(msg, entry.direction, methods)
             out.append((entry.direction, msg))
         return out
-
-
-@cache
-def _schema() -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(SCHEMA_V1.read_text())
-    return loaded
-
-
-def validate_v1(msg: dict[str, Any], direction: str, methods: dict[tuple[str, Any], str]) -> None:
-    schema = _schema()
-    cls = jsonschema.validators.validator_for(schema)
-    cls(schema).validate(msg)
-    # recv: what the agent wrote (its requests, notifications and results).
-    params, results = (
-        (AGENT_PARAMS, AGENT_RESULTS) if direction == "recv" else (CLIENT_PARAMS, CLIENT_RESULTS)
-    )
-    if "method" in msg:
-        name, body = params.get(msg["method"]), msg.get("params")
-    elif "result" in msg:
-        # A response answers a request of the other side.
-        asker = "send" if direction == "recv" else "recv"
-        name, body = results.get(methods.get((asker, msg["id"]), "")), msg["result"]
-    else:
-        name, body = None, None
-    if name is not None:
-        cls({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}).validate(body)
 
 
 @pytest.fixture(scope="module")
@@ -470,6 +415,38 @@ def test_a_config_option_of_the_agent(agent: Agent, session: Any) -> None:
     (request,) = [m for d, m in agent.wire(mark) if d == "send"]
     assert request["method"] == "session/set_config_option"
     assert request["params"] == {"sessionId": session.id, "configId": "model", "value": "smart"}
+
+
+def test_sessions_run_at_once(agent: Agent) -> None:
+    """Three sessions of one v1 connection, their turns at the same time (one thread
+    each): every turn's synthesized events and ids stay in its own session."""
+    agent.answer = lambda request, asked: option_of(request, "allow_once")
+    sessions = [agent.client.new_session(cwd=str(agent.work)) for _ in range(3)]
+    turns: dict[str, Any] = {}
+
+    def run(session: Any, text: str) -> None:
+        turns[session.id] = session.run(text, timeout=TIMEOUT)
+
+    texts = ["plan", "hello", "permission"]
+    threads = [
+        threading.Thread(target=run, args=pair) for pair in zip(sessions, texts, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT + 1)
+    results = [(turns[s.id].stop_reason, turns[s.id].text) for s in sessions]
+    assert results == [
+        ("end_turn", "planned"),
+        ("end_turn", "echo: hello"),
+        ("end_turn", "outcome: selected allow; permission granted"),
+    ]
+    for session, text in zip(sessions, texts, strict=True):
+        (user,) = [e for e in session.model.timeline if e.kind == "user_message"]
+        assert (user.id, user.text) == (turns[session.id].message_id, text)
+        assert session.model.violations == []
+    assert len({turns[s.id].message_id for s in sessions}) == 3
+    agent.answer = no_answer
 
 
 def test_refusal_is_a_stop_reason(session: Any) -> None:
