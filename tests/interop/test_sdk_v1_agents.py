@@ -31,8 +31,12 @@ from v1wire import validate_v1
 
 import acp_lite
 from acp_lite.errors import PromptRejected, TurnFailed
+from acp_lite.limits import Limits
 
-TIMEOUT = 10.0
+TIMEOUT = 20.0
+#: Starting an agent: importing the Python SDK alone takes a second or more, many on
+#: a busy machine (only a failing start waits this long).
+LIMITS = Limits(default_timeout=TIMEOUT, connect_timeout=60.0)
 PY_AGENT = HERE / "py_sdk_agent_v1.py"
 TS_AGENT = HERE / "ts_agent_v1.mjs"
 
@@ -103,7 +107,7 @@ def agent(
     sdk = Agent(name, tmp_path_factory.mktemp(f"{name}-work"), tmp_path_factory.mktemp(name))
     with acp_lite.connect(
         agent_command(name, sdk.history),
-        timeout=TIMEOUT,
+        limits=LIMITS,
         on_permission=lambda request, session: sdk.answer(request, session),
     ) as sdk.client:
         yield sdk
@@ -536,7 +540,7 @@ def test_python_sdk_example_echo_initialize(echo_version_agent: Any) -> None:
     def open_streams() -> tuple[trio.lowlevel.FdStream, trio.lowlevel.FdStream]:
         return trio.lowlevel.FdStream(os.dup(fds[0])), trio.lowlevel.FdStream(os.dup(fds[1]))
 
-    with acp_lite.connect_streams(open_streams, timeout=TIMEOUT, name="echo-version") as client:
+    with acp_lite.connect_streams(open_streams, limits=LIMITS, name="echo-version") as client:
         assert client.initialize_result == {"protocolVersion": 2}
         assert client.protocol_version == 1
         assert client.agent_info.name == "unknown"  # v1 agentInfo is optional
