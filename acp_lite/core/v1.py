@@ -11,9 +11,11 @@ What v1 does not say, the translator makes up, and marks: every event it
 synthesizes is applied with ``source="v1:synthesized"``, every translated wire
 update with ``source="v1:session/update"``:
 
-* v1 ``session/prompt`` answers only when the turn ends. When the first update of
-  the session arrives after the prompt was sent (or the response, whichever
-  comes first), the translator applies a ``running`` state and the inserted
+* v1 ``session/prompt`` answers only when the turn ends. When the first turn
+  content of the session (a chunk, a tool call, a plan, a compaction; not a
+  session-level update such as ``available_commands_update``) arrives after the
+  prompt was sent (or the response, whichever comes first), the translator
+  applies a ``running`` state and the inserted
   ``user_message`` (id ``v1-prompt-<request id>``, the prompt's blocks) and
   accepts the submission; the prompt's :class:`PendingRequest` completes then
   with that ``messageId`` (as a v2 prompt response would at insertion). The v1
@@ -90,25 +92,6 @@ _NO_V1 = frozenset(
 )
 #: v2 method -> v1 method where only the name differs.
 _RENAMED = {"auth/login": "authenticate", "auth/logout": "logout"}
-#: The v1 SessionUpdate variants (schema v1, SessionUpdate).
-_V1_TAGS = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-        "notice",
-        "compaction_update",
-        "compaction_summary_chunk",
-    }
-)
 #: Chunk tag -> the kind used in synthetic message ids.
 _CHUNK_KIND = {
     "user_message_chunk": "user",
@@ -276,9 +259,9 @@ class V1Translator:
     # ------------------------------------------------------------------ incoming
 
     def decode(self, line: bytes) -> Message | list[Message]:
-        """``decode_line``, except that v1 permission requests get v2 params and a
-        ``session/update`` is not decoded as v2 (:meth:`route_update` translates
-        its raw payload)."""
+        """``decode_line``, except that v1 permission requests get v2 params (and
+        insert a prompt not inserted yet) and a ``session/update`` is not decoded
+        as v2 (:meth:`route_update` translates its raw payload)."""
         update = _UPDATE_BYTES in line
         if not update and _PERMISSION_BYTES not in line:
             return decode_line(line)
@@ -314,6 +297,7 @@ class V1Translator:
     def _permission_params(self, p: dict[str, Any]) -> dict[str, Any]:
         # v1 RequestPermissionRequest {sessionId, toolCall, options} -> v2 (title,
         # subject.toolCall): the title is the tool call's, else the one reported.
+        self._permission_arrived(p.get("sessionId"))
         call = _dict(p.get("toolCall"))
         title = call.get("title")
         if not isinstance(title, str) or not title:
@@ -322,6 +306,19 @@ class V1Translator:
         out["title"] = title
         out["subject"] = {"type": "tool_call", "toolCall": shapes.tool_call(call, create=False)}
         return out
+
+    def _permission_arrived(self, sid: Any) -> None:
+        # Asking is turn activity, possibly the first (the request carries the tool
+        # call): the prompt is inserted now, before the connection applies that
+        # tool call, which it does right after this line is decoded.
+        if not isinstance(sid, str):
+            return
+        state, sess = self.conn.sessions.get(sid), self.sessions.get(sid)
+        turn = sess.turn if sess is not None else None
+        if state is None or sess is None or turn is None:
+            return
+        if not turn.begun and not state.replaying:
+            self._begin(state, sess, turn, echo=False)
 
     def _known_title(self, sid: Any, tool_call_id: Any) -> str:
         state = self.conn.sessions.get(sid) if isinstance(sid, str) else None
@@ -354,11 +351,11 @@ class V1Translator:
         sess = self._session(state.id)
         turn = sess.turn
         tag = raw.get("sessionUpdate")
-        if turn is not None and not turn.begun and not state.replaying:
+        if turn is not None and not turn.begun and not state.replaying and tag in shapes.TURN_TAGS:
             echo = tag == "user_message_chunk" and raw.get("messageId") is None
             self._begin(state, sess, turn, echo=echo)
         update: Any
-        if isinstance(tag, str) and tag not in _V1_TAGS:
+        if isinstance(tag, str) and tag not in shapes.V1_UPDATE_TAGS:
             # Not a v1 update (custom, future, or a v2 tag such as state_update,
             # which must not drive the v2 model here): kept, as unrecognised.
             update = UnrecognizedSessionUpdate(session_update=tag, raw=raw)
@@ -393,7 +390,7 @@ class V1Translator:
         if tag == "available_commands_update":
             commands = raw.get("availableCommands")
             if isinstance(commands, list):
-                commands = [_command(c) for c in commands]
+                commands = [shapes.command(c) for c in commands]
             return {**raw, "availableCommands": commands}
         if tag == "config_option_update":
             options = raw.get("configOptions")
@@ -438,8 +435,8 @@ class V1Translator:
         turn.begun = True
         turn.echoing = echo
         sess.last_kind = None
-        # v1 has no background work: every synthesized state lists none (v2: a
-        # state_update that omits background after one reported it is a violation).
+        # background: [] on every synthesized state (v1 reports no background work):
+        # after an idle listed it, a state without the list breaks a v2 MUST.
         running = {"sessionUpdate": "state_update", "state": "running", "background": []}
         self._synthesize(state, running)
         if not echo:
@@ -494,7 +491,7 @@ class V1Translator:
                 wire_error: dict[str, Any] = {"code": err.code, "message": err.message}
                 if data is not None:
                     wire_error["data"] = data
-                self._synthesize(state, _idle("error", error=wire_error))
+                self._synthesize(state, shapes.idle("error", error=wire_error))
         else:
             result = ev.result if isinstance(ev.result, dict) else {}
             if not turn.begun:
@@ -508,7 +505,9 @@ class V1Translator:
                     method=_PROMPT,
                     session_id=state.id,
                 )
-            self._synthesize(state, _idle(stop if isinstance(stop, str) else None, meta=result))
+            self._synthesize(
+                state, shapes.idle(stop if isinstance(stop, str) else None, meta=result)
+            )
             extra = {k: v for k, v in result.items() if k != "messageId"}
             entry.result = converter.structure(
                 {**extra, "messageId": turn.message_id}, PromptResponse
@@ -537,7 +536,7 @@ class V1Translator:
             state = self.conn.sessions.get(entry.session_id)
             if state is not None:
                 # The resume snapshot v2 sends and v1 has not: nothing runs after a load.
-                self._synthesize(state, _idle(None))
+                self._synthesize(state, shapes.idle(None))
             return _setup(result, sess)
         elif method == "session/set_config_option":
             sess = self._session(entry.session_id or "")
@@ -569,26 +568,6 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _pick(p: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: p[k] for k in keys if k in p}
-
-
-def _command(command: Any) -> Any:
-    # v2 AvailableCommand is tagged ("type": "command"); v1 has no tag.
-    if isinstance(command, dict) and "type" not in command:
-        return {"type": "command", **command}
-    return command
-
-
-def _idle(
-    stop: str | None, *, error: dict[str, Any] | None = None, meta: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    update: dict[str, Any] = {"sessionUpdate": "state_update", "state": "idle", "background": []}
-    if stop is not None:
-        update["stopReason"] = stop
-    if error is not None:
-        update["error"] = error
-    if meta is not None and isinstance(meta.get("_meta"), dict):
-        update["_meta"] = meta["_meta"]
-    return update
 
 
 def _setup(result: dict[str, Any], sess: _Session) -> dict[str, Any]:

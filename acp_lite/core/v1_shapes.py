@@ -15,8 +15,12 @@ from typing import Any
 
 __all__ = [
     "META_KEY",
+    "TURN_TAGS",
+    "V1_UPDATE_TAGS",
     "auth_method",
+    "command",
     "config_option",
+    "idle",
     "initialize_params",
     "initialize_response",
     "is_v1_initialize",
@@ -26,6 +30,43 @@ __all__ = [
 
 #: The ``_meta`` key under which acp_lite marks what it made up from v1 data.
 META_KEY = "acp_lite/v1"
+
+#: The v1 SessionUpdate variants (schema v1, SessionUpdate).
+V1_UPDATE_TAGS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+        "notice",
+        "compaction_update",
+        "compaction_summary_chunk",
+    }
+)
+#: The v1 updates that show the agent took the prompt (turn content). The others
+#: (available_commands_update, current_mode_update, config_option_update,
+#: session_info_update, usage_update, notice, custom tags) may come at any time:
+#: agents send the commands right after session/new, which can reach the client
+#: after the first prompt was sent.
+TURN_TAGS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+        "compaction_update",
+        "compaction_summary_chunk",
+    }
+)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -38,11 +79,14 @@ def _dict(value: Any) -> dict[str, Any]:
 def is_v1_initialize(result: Any) -> bool:
     """Whether an ``initialize`` result is a v1 answer.
 
-    v1 when ``protocolVersion`` is 1, or 2 with v1 field names (``agentInfo`` /
-    ``agentCapabilities``, no ``info``): some agents echo the requested version
-    but answer in v1 fields (notes/real-agents.md: detect by shape, not number).
-    A 1 in the v2 shape (``info``, no v1 field) is not: what such an agent means
-    is unknowable, so it stays an unsupported version.
+    v1 when ``protocolVersion`` is 1, or 2 without ``info`` (required in v2) and
+    either with v1 field names (``agentInfo`` / ``agentCapabilities``) or without
+    the v2 ``capabilities``: some agents echo the requested version but answer in
+    v1 (notes/real-agents.md: detect by shape, not number); the Python SDK's
+    example echo agent answers a bare ``{"protocolVersion": 2}``, which only v1
+    can read. A 1 in the v2 shape (``info``, no v1 field) is not: what such an
+    agent means is unknowable, so it stays an unsupported version; a 2 with
+    ``capabilities`` but no ``info`` is a broken v2 answer.
     """
     if not isinstance(result, dict):
         return False
@@ -50,7 +94,7 @@ def is_v1_initialize(result: Any) -> bool:
     v1_fields = "agentInfo" in result or "agentCapabilities" in result
     if version == 1:
         return v1_fields or "info" not in result
-    return version == 2 and "info" not in result and v1_fields
+    return version == 2 and "info" not in result and (v1_fields or "capabilities" not in result)
 
 
 def initialize_params(params: Any) -> dict[str, Any]:
@@ -272,3 +316,28 @@ def git_patch(path: str, old: str | None, new: str) -> str:
             line += "\n\\ No newline at end of file\n"
         body.append(line)
     return "".join(head + body)
+
+
+# ---------------------------------------------------------------------- updates
+
+
+def command(command: Any) -> Any:
+    """v1 ``AvailableCommand`` -> v2 (tagged ``"type": "command"``; v1 has no tag)."""
+    if isinstance(command, dict) and "type" not in command:
+        return {"type": "command", **command}
+    return command
+
+
+def idle(
+    stop: str | None, *, error: dict[str, Any] | None = None, meta: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The v2 idle ``state_update`` standing for a v1 turn's end (``background: []``:
+    v1 reports no background work); ``meta``'s ``_meta`` (a v1 result's) is kept."""
+    update: dict[str, Any] = {"sessionUpdate": "state_update", "state": "idle", "background": []}
+    if stop is not None:
+        update["stopReason"] = stop
+    if error is not None:
+        update["error"] = error
+    if meta is not None and isinstance(meta.get("_meta"), dict):
+        update["_meta"] = meta["_meta"]
+    return update
