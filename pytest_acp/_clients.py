@@ -5,13 +5,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
+
+import attrs
 
 from pytest_acp._incremental import IncrementalCheck
 from pytest_acp._settings import AgentCommand
 
 __all__ = [
     "HANDSHAKE_TIMEOUT",
+    "Handshake",
     "Policies",
     "Pool",
     "close_quietly",
@@ -57,9 +60,45 @@ def limits_for(timeout: float) -> Any:
 _UNSTARTABLE: dict[tuple[Any, ...], str] = {}
 
 
-def connect(command: AgentCommand, timeout: float, policies: Policies) -> Any:
-    """A connected blocking client; a failure to start or initialize the agent fails
-    the test with one clear line (the agent's stderr tail once), no traceback."""
+@attrs.frozen
+class Handshake:
+    """How to open the connection: the protocol to speak, the auth method to log in with."""
+
+    protocol: int | Literal["auto"] = "auto"
+    login: str | None = None
+
+
+def connect(
+    command: AgentCommand, timeout: float, policies: Policies, handshake: Handshake = Handshake()
+) -> Any:
+    """A connected blocking client, logged in if ``handshake.login`` says so; a failure
+    to start, initialize or log in fails the test with one clear line (the agent's
+    stderr tail once), no traceback."""
+    __tracebackhide__ = True
+    client = _connect(command, timeout, policies, handshake)
+    if handshake.login is not None:
+        _login(client, command, handshake.login)
+    return client
+
+
+def _login(client: Any, command: AgentCommand, method_id: str) -> None:
+    __tracebackhide__ = True
+    import pytest
+
+    from acp_lite.errors import AcpError
+
+    try:
+        client.login(method_id)
+        return
+    except AcpError as exc:
+        message = f"could not log in to the agent {command} with {method_id!r} (--acp-login): {exc}"
+    close_quietly(client)
+    pytest.fail(message, pytrace=False)
+
+
+def _connect(
+    command: AgentCommand, timeout: float, policies: Policies, handshake: Handshake
+) -> Any:
     __tracebackhide__ = True
     import pytest
 
@@ -77,6 +116,7 @@ def connect(command: AgentCommand, timeout: float, policies: Policies) -> Any:
         # The session rules are judged by the client's own models, located in its
         # transcript (no replay of the traffic).
         "conformance": True,
+        "protocol_version": handshake.protocol,
     }
     if command.in_process is not None:
         from pytest_acp._inprocess import connect_in_process, new_agent, stderr_tail_of
@@ -107,18 +147,23 @@ async def connect_async(
     timeout: float,
     permission: Callable[[Any, Any], Any],
     elicitation: Callable[[Any, Any], Any],
+    handshake: Handshake = Handshake(),
 ) -> AsyncIterator[Any]:
-    """A connected ``acp_lite.aio.AsyncClient`` (one agent per use)."""
+    """A connected ``acp_lite.aio.AsyncClient`` (one agent per use), logged in if
+    ``handshake.login`` says so."""
     options: dict[str, Any] = {
         "limits": limits_for(timeout),
         "on_permission": permission,
         "on_elicitation": elicitation,
         "conformance": True,  # as for connect()
+        "protocol_version": handshake.protocol,
     }
     if command.in_process is not None:
         from pytest_acp._inprocess import connect_in_process_async
 
         async with connect_in_process_async(command.in_process, **options) as client:
+            if handshake.login is not None:
+                await client.login(handshake.login)
             yield client
         return
     from acp_lite import aio
@@ -126,6 +171,8 @@ async def connect_async(
     async with aio.connect(
         list(command.argv), cwd=command.cwd, env=dict(command.env) or None, **options
     ) as client:
+        if handshake.login is not None:
+            await client.login(handshake.login)
         yield client
 
 
@@ -142,11 +189,15 @@ class Pool:
         self.clients: dict[tuple[Any, ...], tuple[Any, Policies, IncrementalCheck]] = {}
 
     def get(
-        self, command: AgentCommand, timeout: float, policies: Policies
+        self,
+        command: AgentCommand,
+        timeout: float,
+        policies: Policies,
+        handshake: Handshake = Handshake(),
     ) -> tuple[Any, Policies, IncrementalCheck]:
         """The shared client for ``command`` (started on first use, restarted if its
         agent died), its policies and the conformance state of its traffic."""
-        key = (*command.key(), timeout)
+        key = (*command.key(), timeout, handshake.protocol, handshake.login)
         found = self.clients.get(key)
         if found is not None and (
             getattr(found[0], "closed", False) or getattr(found[0], "returncode", None) is not None
@@ -154,7 +205,7 @@ class Pool:
             close_quietly(found[0])  # the agent died in an earlier test: start a new one
             found = None
         if found is None:
-            client = connect(command, timeout, policies)
+            client = connect(command, timeout, policies, handshake)
             found = self.clients[key] = (client, policies, IncrementalCheck())
         return found
 

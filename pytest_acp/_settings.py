@@ -11,7 +11,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import pytest
@@ -22,6 +22,7 @@ __all__ = [
     "ELICITATION_POLICIES",
     "IN_PROCESS_PREFIX",
     "PERMISSION_POLICIES",
+    "PROTOCOLS",
     "SCOPES",
     "AgentCommand",
     "as_agent_command",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 SCOPES = ("function", "module", "session")
+PROTOCOLS = ("auto", "1", "2")
 CONFORMANCE_MODES = ("off", "warn", "strict")
 DEFAULT_TIMEOUT = 30.0
 PERMISSION_POLICIES = ("reject", "allow_once", "allow_always", "cancelled")
@@ -258,6 +260,21 @@ def conformance_mode(node: pytest.Item, config: pytest.Config) -> str:
     """``off``, ``warn`` (default) or ``strict``."""
     value = _marker_arg(node, "acp_conformance") or _option(config, "acp_conformance") or "warn"
     return _choice(value, CONFORMANCE_MODES, "acp conformance")
+
+
+def protocol_of(node: pytest.Item, config: pytest.Config) -> int | Literal["auto"]:
+    """The ACP version to speak: ``"auto"`` (default: v2, or v1 when the agent
+    answers v1), ``1`` or ``2`` (``acp_protocol`` marker, ``--acp-protocol``, ini)."""
+    value = _marker_arg(node, "acp_protocol") or _option(config, "acp_protocol") or "auto"
+    chosen = _choice(str(value), PROTOCOLS, "acp protocol")
+    return "auto" if chosen == "auto" else int(chosen)
+
+
+def login_of(node: pytest.Item, config: pytest.Config) -> str | None:
+    """The auth method to log in with after ``initialize`` (``--acp-login``, ini
+    ``acp_login``, ``acp_login`` marker), or ``None``."""
+    value = _marker_arg(node, "acp_login") or _option(config, "acp_login")
+    return str(value) if value else None
 
 
 def waived_rules(node: pytest.Item, config: pytest.Config) -> set[str]:

@@ -123,6 +123,11 @@ def _from_wire(message: Any) -> list[dict[str, Any]]:
     return []
 
 
+#: Event sources that are updates the agent sent: a v2 ``session/update``, or a v1
+#: one (``acp_lite.core.v1.SOURCE_TRANSLATED``: its payload kept as received).
+_STREAMED = frozenset({"session/update", "v1:session/update"})
+
+
 def _payloads_of(item: Any) -> list[dict[str, Any]]:
     """The update payloads (``{"sessionUpdate": ...}``) carried by ``item``."""
     if isinstance(item, Mapping):
@@ -136,9 +141,10 @@ def _payloads_of(item: Any) -> list[dict[str, Any]]:
         if "method" in item or "result" in item or "error" in item:
             return _from_wire(item)  # a whole JSON-RPC message
         raise TypeError(f"not an ACP update: a mapping without 'sessionUpdate' ({item!r:.200})")
-    if getattr(item, "source", "session/update") != "session/update":
-        # Derived by the client (e.g. the tool call a permission request carries):
-        # snapshots show what the agent streamed, as the transcript view does.
+    if getattr(item, "source", "session/update") not in _STREAMED:
+        # Derived by the client (the tool call a permission request carries, what
+        # the v1 translator synthesizes): snapshots show what the agent streamed,
+        # as the transcript view does.
         return []
     raw = getattr(item, "raw", None)  # model Event, Unrecognized* updates
     if isinstance(raw, Mapping):

@@ -24,6 +24,7 @@ import pytest
 
 from pytest_acp import _settings as settings
 from pytest_acp._clients import (
+    Handshake,
     Policies,
     Pool,
     close_quietly,
@@ -69,6 +70,8 @@ MARKERS = (
     "(pass a callable with @pytest.mark.acp_permission.with_args(fn)).",
     "acp_elicitation(policy): answer elicitations with 'decline' (default), 'cancel' or a "
     "callable (request, session) -> response.",
+    "acp_protocol(version): the ACP version to speak here: 'auto' (default), 1 or 2.",
+    "acp_login(method_id): log in with this auth method right after initialize.",
 )
 
 
@@ -104,6 +107,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "acp_elicitation": "elicitation policy: decline (default), cancel",
         "acp_transcripts": "directory to save every test's wire transcript (NDJSON)",
         "acp_snapshot_view": "default acp_snapshot view: merged (default), raw, final",
+        "acp_protocol": "ACP version to speak: auto (default: 2, or 1 if the agent answers "
+        "1), 1 or 2",
+        "acp_login": "auth method id to log in with after initialize (agent methods)",
     }
     for name, help_text in strings.items():
         parser.addini(name, help_text, type="string", default="")
@@ -150,6 +156,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="acp_elicitation",
         choices=settings.ELICITATION_POLICIES,
         help="answer elicitation requests with this policy (default: decline)",
+    )
+    group.addoption(
+        "--acp-protocol",
+        dest="acp_protocol",
+        choices=settings.PROTOCOLS,
+        help="ACP version to speak: auto (default: v2, or v1 when the agent answers v1), 1, 2",
+    )
+    group.addoption(
+        "--acp-login",
+        dest="acp_login",
+        metavar="METHOD",
+        help="log in with this auth method (client.login) right after initialize",
     )
     group.addoption(
         "--acp-transcripts",
@@ -272,9 +290,15 @@ def acp_client(
     command = settings.as_agent_command(acp_agent_command)
     node: pytest.Item = request.node
     scope = settings.scope_of(node, request.config)
+    handshake = Handshake(
+        settings.protocol_of(node, request.config), settings.login_of(node, request.config)
+    )
     if scope == "function":
         client = connect(
-            command, acp_timeout, Policies(acp_permission_policy, acp_elicitation_policy)
+            command,
+            acp_timeout,
+            Policies(acp_permission_policy, acp_elicitation_policy),
+            handshake,
         )
         track(node, client, fresh=True)
         try:
@@ -284,7 +308,7 @@ def acp_client(
         return
     pool: Pool = request.getfixturevalue(f"_acp_{scope}_pool")
     client, policies, check = pool.get(
-        command, acp_timeout, Policies(acp_permission_policy, acp_elicitation_policy)
+        command, acp_timeout, Policies(acp_permission_policy, acp_elicitation_policy), handshake
     )
     policies.current_permission = acp_permission_policy
     policies.current_elicitation = acp_elicitation_policy
@@ -314,8 +338,12 @@ async def acp_async_client(
     """A connected ``acp_lite.aio.AsyncClient`` for trio tests (needs pytest-trio: mark
     the test ``@pytest.mark.trio`` or set ``trio_mode = true``). One agent per test."""
     command = settings.as_agent_command(acp_agent_command)
+    node: pytest.Item = request.node
+    handshake = Handshake(
+        settings.protocol_of(node, request.config), settings.login_of(node, request.config)
+    )
     async with connect_async(
-        command, acp_timeout, acp_permission_policy, acp_elicitation_policy
+        command, acp_timeout, acp_permission_policy, acp_elicitation_policy, handshake
     ) as client:
         track(request.node, client, fresh=True)
         yield client

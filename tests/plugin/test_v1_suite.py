@@ -1,0 +1,86 @@
+"""A pytest_acp suite with snapshots, unchanged, against v1 agents: the reference
+agent in v1 (``--protocol 1``) and an agent on the official Python SDK (v1); the
+``--acp-protocol`` and ``--acp-login`` options."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE_V1 = shlex.join([sys.executable, "-m", "acp_lite.testing.agent", "--protocol", "1"])
+
+SUITE = """
+from typing import Any
+
+
+def test_echo(acp_session: Any, acp_snapshot: Any, acp_client: Any) -> None:
+    assert acp_client.protocol_version == 1
+    turn = acp_session.run("hello there")
+    assert turn.stop_reason == "end_turn"
+    assert "hello there" in turn.text
+    assert turn.updates == acp_snapshot
+"""
+
+
+def run_suite(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_suite=SUITE)
+    first = pytester.runpytest("-p", "no:randomly", "--snapshot-update", *args)
+    first.assert_outcomes(passed=1)
+    # Unchanged, against the recorded snapshot, in strict conformance.
+    return pytester.runpytest("-p", "no:randomly", "--acp-conformance", "strict", *args)
+
+
+def test_the_reference_agent_in_v1(pytester: pytest.Pytester) -> None:
+    result = run_suite(pytester, "--acp-agent", REFERENCE_V1)
+    result.assert_outcomes(passed=1)
+    (snapshot,) = [p for p in (pytester.path / "__snapshots__").rglob("*") if p.is_file()]
+    text = snapshot.read_text()
+    # What the agent sent (its v1 chunks), not what the translator synthesized
+    # (the states, the user message).
+    assert "hello there" in text and "agent_message_chunk" in text
+    assert "state_update" not in text and "user_message" not in text
+
+
+def test_an_agent_on_the_official_python_sdk(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    agent = ROOT / "tests" / "interop" / "py_sdk_agent_v1.py"
+    command = shlex.join([sys.executable, str(agent), str(tmp_path / "history")])
+    result = run_suite(pytester, "--acp-agent", command, "--acp-timeout", "60")
+    result.assert_outcomes(passed=1)
+
+
+def test_insisting_on_v2_names_the_mismatch(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("--acp-agent", REFERENCE_V1, "--acp-protocol", "2")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*could not start the agent*protocol version*"])
+
+
+def test_acp_login_logs_in_before_the_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        "def test_new_session(acp_session):\n"
+        "    assert acp_session.run('hi').stop_reason == 'end_turn'\n"
+    )
+    agent = shlex.join(
+        [sys.executable, "-m", "acp_lite.testing.agent", "--scenario", "auth_required"]
+    )
+    without = pytester.runpytest("--acp-agent", agent)
+    without.assert_outcomes(errors=1)
+    without.stdout.fnmatch_lines(["*Authentication required*log in with 'token'*"])
+    logged_in = pytester.runpytest("--acp-agent", agent, "--acp-login", "token")
+    logged_in.assert_outcomes(passed=1)
+    wrong = pytester.runpytest("--acp-agent", agent, "--acp-login", "nope")
+    wrong.assert_outcomes(errors=1)
+    wrong.stdout.fnmatch_lines(["*could not log in to the agent*'nope' (--acp-login)*"])
+
+
+def test_the_source_names_match_the_translator() -> None:
+    from acp_lite.core.v1 import SOURCE_SYNTHESIZED, SOURCE_TRANSLATED
+    from pytest_acp.normalize import _STREAMED
+
+    assert SOURCE_TRANSLATED in _STREAMED and SOURCE_SYNTHESIZED not in _STREAMED
