@@ -1,0 +1,72 @@
+"""The tools, unchanged, on v1 agents written with the official SDKs (Python 0.12.1,
+TypeScript 2.4.0's default v1 export): the README's blocking example, ``acp-lite
+info``, ``acp-lite prompt`` and a pytest_acp suite with snapshots."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+from test_sdk_v1_agents import agent_command
+
+import acp_lite
+from acp_lite.cli import EXIT_OK, main
+
+pytest_plugins = ["pytester"]
+
+SDKS = ["python-sdk", "ts-sdk"]
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_readme_blocking_example(sdk: str, tmp_path: Path) -> None:
+    with acp_lite.connect(agent_command(sdk, tmp_path), timeout=60) as client:
+        session = client.new_session(cwd=os.getcwd())
+        turn = session.run("hi")
+        assert client.protocol_version == 1
+        assert (turn.stop_reason, turn.text) == ("end_turn", "echo: hi")
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_cli_info_and_prompt(
+    sdk: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    command = shlex.join(agent_command(sdk, tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert main(["info", "--agent", command, "--timeout", "60"]) == EXIT_OK
+    info = capsys.readouterr().out
+    assert "protocol:     1" in info
+    assert {"python-sdk": "py-sdk-v1-agent", "ts-sdk": "ts-sdk-v1-agent"}[sdk] in info
+    assert "demo-key (agent) Demo key" in info
+    assert main(["prompt", "--agent", command, "--timeout", "60", "hello"]) == EXIT_OK
+    assert capsys.readouterr().out == "echo: hello\n"
+
+
+SUITE = """
+def test_echo(acp_session, acp_snapshot, acp_client):
+    assert acp_client.protocol_version == 1
+    turn = acp_session.run("hello")
+    assert turn.text == "echo: hello"
+    assert turn.updates == acp_snapshot
+"""
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_pytest_acp_suite_with_snapshots(
+    sdk: str, pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    args = ["-p", "no:randomly", "--acp-agent", shlex.join(agent_command(sdk, tmp_path))]
+    args += ["--acp-timeout", "60"]
+    pytester.runpytest("--snapshot-update", *args).assert_outcomes(passed=1)
+    result = pytester.runpytest("--acp-conformance", "strict", *args)
+    result.assert_outcomes(passed=1)
+    (snapshot,) = [p for p in (pytester.path / "__snapshots__").rglob("*") if p.is_file()]
+    assert "echo: " in snapshot.read_text()
+
+
+def test_the_python_sdk_is_the_one_pinned() -> None:
+    from importlib.metadata import version
+
+    assert version("agent-client-protocol") == "0.12.1"
