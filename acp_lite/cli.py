@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_CODES", "main"]
 
+_PERMISSION = "session/request_permission"
+
 # -- argument parsing ---------------------------------------------------------------------
 
 
@@ -243,12 +245,32 @@ class _Ui:
             try:
                 update = raw_update(event)
                 if self.json_mode:
+                    if getattr(event, "source", None) == _PERMISSION:
+                        return  # not streamed: the permission line stands for it
                     self.out.write(json_line(update))
                     self.out.flush()
                 else:
                     self.renderer.update(update)
             except BrokenPipeError:
                 self._closed()
+
+    def permission(self, request: Any, chosen: str | None) -> None:
+        """With ``--json``: the permission request and its answer, as one line."""
+        if not self.json_mode:
+            return
+        tool_call = getattr(getattr(request, "subject", None), "tool_call", None)
+        line = {
+            "permission": {
+                "title": getattr(request, "title", None),
+                "toolCallId": getattr(tool_call, "tool_call_id", None),
+                "options": [oid for oid, _, _ in _options(request)],
+                "answer": chosen if chosen is not None else "cancelled",
+            }
+        }
+        with self.lock:
+            if self.open:
+                self.out.write(json_line(line))
+                self.out.flush()
 
     def status(self, text: str) -> None:
         with self.lock:
@@ -306,11 +328,14 @@ def _permission_handler(
             _show_backlog(ui, session)
         title = getattr(request, "title", None) or "permission requested"
         if policy is None and interactive:
-            return _ask(ui, request, str(title))
+            answer = _ask(ui, request, str(title))
+            ui.permission(request, answer)
+            return answer
         chosen = _policy(policy or "reject")(request, session)
         labels = {oid: f"{name} [{kind or oid}]" for oid, name, kind in _options(request)}
         outcome = "cancelled" if chosen is None else labels.get(chosen, chosen)
         ui.status(f"permission: {title} -> {outcome}")
+        ui.permission(request, chosen)
         return chosen
 
     return handle

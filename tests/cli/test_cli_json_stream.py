@@ -1,0 +1,42 @@
+"""``acp-lite prompt --json`` prints what the agent streamed (the updates of the
+transcript, in order) and each permission request as its own line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from acp_lite.cli import EXIT_OK
+
+from .conftest import RunCli
+
+
+def test_json_holds_the_streamed_updates_and_the_permission(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "t.ndjson"
+    proc = run_cli(
+        "prompt", "--json", "--permission", "allow", "--transcript", str(transcript),
+        "--scenario", "tool_call_permission", "go",
+    )  # fmt: skip
+    assert proc.returncode == EXIT_OK, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    updates = [line for line in lines if "sessionUpdate" in line]
+    (permission,) = [line["permission"] for line in lines if "permission" in line]
+    streamed = []
+    for text in transcript.read_text().splitlines():
+        record = json.loads(text)
+        msg = record.get("msg") or {}
+        if record["dir"] == "recv" and msg.get("method") == "session/update":
+            streamed.append(msg["params"]["update"])
+    assert updates == streamed  # nothing the agent did not send
+    assert permission == {
+        "title": "Allow writing notes.txt?",
+        "toolCallId": "call-1",
+        "options": ["allow", "allow_always", "reject"],
+        "answer": "allow",
+    }
+    # In stream order: after the state that asks, before the state that resumes.
+    index = lines.index({"permission": permission})
+    assert lines[index - 1].get("state") == "requires_action"
+    assert lines[index + 1].get("state") == "running"
