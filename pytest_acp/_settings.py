@@ -296,7 +296,12 @@ def _policy(
 ) -> Callable[[Any, Any], Any]:
     from acp_lite import permissions
 
-    value = _marker_arg(node, name)
+    marker = node.get_closest_marker(name)
+    # policy=fn: pytest takes a lone callable argument of a marker for the function
+    # it decorates, so a callable is passed by keyword.
+    value = marker.kwargs.get("policy") if marker is not None else None
+    if value is None:
+        value = _marker_arg(node, name)
     if value is None:
         value = _option(config, name) or default
     if callable(value):

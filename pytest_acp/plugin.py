@@ -67,9 +67,9 @@ MARKERS = (
     "acp_waive(*rule_ids, reason=None): do not report these ACP conformance rules here.",
     "acp_permission(policy): answer permission requests with 'reject' (default), "
     "'allow_once', 'allow_always', 'cancelled' or a callable (request, session) -> option id "
-    "(pass a callable with @pytest.mark.acp_permission.with_args(fn)).",
+    "(pass a callable by keyword: @pytest.mark.acp_permission(policy=fn)).",
     "acp_elicitation(policy): answer elicitations with 'decline' (default), 'cancel' or a "
-    "callable (request, session) -> response.",
+    "callable (request, session) -> response (by keyword: acp_elicitation(policy=fn)).",
     "acp_protocol(version): the ACP version to speak here: 'auto' (default), 1 or 2.",
     "acp_login(method_id): log in with this auth method right after initialize.",
 )
