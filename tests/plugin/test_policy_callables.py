@@ -15,7 +15,8 @@ def test_a_callable_policy_by_keyword(pytester: pytest.Pytester) -> None:
 
         import pytest
 
-        AGENT = [sys.executable, "-m", "acp_lite.testing.agent", "--scenario", "tool_call_permission"]
+        AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
+        AGENT += ["--scenario", "tool_call_permission"]
         asked = []
 
 
