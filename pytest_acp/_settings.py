@@ -11,6 +11,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import attrs
@@ -186,9 +187,26 @@ def agent_command(node: pytest.Item, config: pytest.Config) -> AgentCommand:
             factory = load_factory(configured, "--acp-agent / ini acp_agent")
             return AgentCommand((), in_process=factory)
         argv = _split(configured) if configured else default_agent_argv()
+        from_ini = configured and not config.getoption("acp_agent", None)
+        if from_ini and config.inipath is not None:
+            argv = _relative_to(argv, config.inipath.parent)
     if not argv:
         raise pytest.UsageError("the ACP agent command is empty")
     return AgentCommand(argv, env, cwd)
+
+
+def _relative_to(argv: tuple[str, ...], base: Path) -> tuple[str, ...]:
+    """An ini ``acp_agent``'s relative paths, resolved against the ini file's directory
+    (as pytest does for paths in ini files) rather than where pytest runs: a token
+    that names an existing file or directory there (the program only when it has a
+    ``/``: a bare name is looked up on ``PATH``)."""
+    out: list[str] = []
+    for i, token in enumerate(argv):
+        relative = not os.path.isabs(token) and not token.startswith("-")
+        if relative and (i > 0 or "/" in token) and (base / token).exists():
+            token = str(base / token)
+        out.append(token)
+    return tuple(out)
 
 
 def _marker_in_process(node: pytest.Item, marker: pytest.Mark) -> AgentCommand | None:
