@@ -133,6 +133,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="answer permission requests this way; default: ask on a terminal, otherwise reject",
     )
     prompt.add_argument(
+        "--wait",
+        choices=("idle", "quiet"),
+        default="idle",
+        help="stop when the turn's work is idle (default), or also wait until the "
+        "agent's background work is done (quiet)",
+    )
+    prompt.add_argument(
         "--transcript",
         metavar="FILE",
         default=None,
@@ -407,6 +414,10 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         timeout=timeout or DEFAULT_TURN_TIMEOUT,
                         insert_timeout=timeout or _DEFAULTS.default_timeout,
                     )
+                    if args.wait == "quiet":
+                        # Background work the turn left running: shown until it ends
+                        # (spec: "Foreground and background work").
+                        session.wait_quiet(timeout=timeout or DEFAULT_TURN_TIMEOUT)
                 except KeyboardInterrupt:
                     # Session.run already sent session/cancel and waited briefly.
                     _show_backlog(ui, session)

@@ -40,3 +40,13 @@ def test_json_holds_the_streamed_updates_and_the_permission(
     index = lines.index({"permission": permission})
     assert lines[index - 1].get("state") == "requires_action"
     assert lines[index + 1].get("state") == "running"
+
+
+def test_wait_quiet_shows_the_background_work_finishing(run_cli: RunCli) -> None:
+    idle = run_cli("prompt", "--scenario", "background", "go")
+    assert idle.returncode == EXIT_OK, idle.stderr
+    assert "-> completed" not in idle.stderr  # stops at the turn's idle
+    quiet = run_cli("prompt", "--wait", "quiet", "--scenario", "background", "go")
+    assert quiet.returncode == EXIT_OK, quiet.stderr
+    assert "tool: Index the repository -> completed" in quiet.stderr
+    assert quiet.stderr.rstrip().endswith("state: idle")
