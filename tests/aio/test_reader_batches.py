@@ -18,6 +18,7 @@ import trio
 import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite import aio
 from acp_lite.core import LineFramer, OversizeLine
@@ -81,7 +82,7 @@ pieces = st.lists(
 ).map(b"".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(3))
 @given(chunks=st.lists(pieces, max_size=8))
 def test_plain_batches_hold_only_plain_lines_and_nothing_is_lost(chunks: list[bytes]) -> None:
     limit = 8
@@ -119,7 +120,7 @@ ops = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(3))
 @given(cap=st.none() | st.integers(1, 6), steps=ops)
 def test_record_many_keeps_order_and_counts_dropped(cap: int | None, steps: list[Any]) -> None:
     t = Transcript(cap)
