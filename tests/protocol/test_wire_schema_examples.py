@@ -44,7 +44,8 @@ def test_generated_example_round_trips_and_validates(
     if back != example:
         # A tagged-variant class structured outside its union re-emits its implied tag.
         assert added_tags(example, back)
-    assert schema_errors(back, name) == []
+        # (When back == example it was validated above: validation is the slow part.)
+        assert schema_errors(back, name) == []
     if not _is_custom_variant(name, variant):
         assert unrecognized_parts(obj) == []
     elif DEFINITIONS[name] in UNIONS:
