@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp_lite.testing.scenarios import SCENARIOS
@@ -50,6 +49,8 @@ from acp_lite.testing.script import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path  # annotations only: pathlib costs the agent's start-up time
+
     from acp_lite.testing.inprocess import InProcessAgent
 
 __version__ = "0.1.0"

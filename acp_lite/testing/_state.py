@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from datetime import UTC, datetime
+import time
 from typing import Any
 
 import attrs
@@ -29,7 +29,8 @@ FINAL_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 def now_rfc3339() -> str:
     """The current time as an RFC 3339 UTC timestamp (``SessionInfo.updatedAt``)."""
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    # time, not datetime: one import less at every start of the agent.
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class TurnEnded(Exception):

@@ -14,7 +14,6 @@ The lifecycle follows the spec's "Prompt Lifecycle" page:
 
 from __future__ import annotations
 
-import base64
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -404,6 +403,8 @@ class TurnRunner:
         agent.report_state(session)
 
         def finish_later() -> None:
+            import base64  # only background terminals need it: not loaded at start-up
+
             stopped = item.stop.wait(step.seconds)
             if item.kind == "terminal":
                 exit_status = {"signal": "SIGTERM"} if stopped else {"exitCode": 0}

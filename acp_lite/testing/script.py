@@ -107,12 +107,13 @@ and JSON: ``{"turns": [[{"type": "text", "text": "Hello"}, {"type": "fail"}]]}``
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import attrs
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "DEFAULT_PERMISSION_OPTIONS",
@@ -460,6 +461,11 @@ class Script:
 
 def load_script(path: str | Path) -> Script:
     """Load a script from a ``.json`` or ``.toml`` file."""
+    # Imported here, not at the top: the agent process loads this module at every
+    # start, and most agents never read a script file.
+    import tomllib
+    from pathlib import Path
+
     path = Path(path)
     try:
         if path.suffix == ".toml":

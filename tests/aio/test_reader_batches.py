@@ -18,6 +18,7 @@ import trio
 import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite import aio
 from acp_lite.core import LineFramer, OversizeLine
@@ -25,7 +26,7 @@ from acp_lite.hookspec import hookimpl
 from acp_lite.protocol import SessionUpdate, converter
 from acp_lite.transcript import Transcript
 
-from .conftest import FAST, agent, scripted
+from .conftest import FAST, inproc, inproc_scripted
 
 # ------------------------------------------------------------------ LineFramer.plain
 
@@ -81,7 +82,7 @@ pieces = st.lists(
 ).map(b"".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(3))
 @given(chunks=st.lists(pieces, max_size=8))
 def test_plain_batches_hold_only_plain_lines_and_nothing_is_lost(chunks: list[bytes]) -> None:
     limit = 8
@@ -119,7 +120,7 @@ ops = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(3))
 @given(cap=st.none() | st.integers(1, 6), steps=ops)
 def test_record_many_keeps_order_and_counts_dropped(cap: int | None, steps: list[Any]) -> None:
     t = Transcript(cap)
@@ -138,7 +139,9 @@ def test_record_many_keeps_order_and_counts_dropped(cap: int | None, steps: list
     assert times == sorted(times)
 
 
-# ------------------------------------------------------------------ through a real agent
+# ------------------------------------------------------------------ through a real connection
+# The reference agent in this process, over two pipes: the same reader and batch sizes
+# as with a subprocess.
 
 CHUNK = (
     '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"{{session_id}}",'
@@ -176,7 +179,7 @@ def assert_log_matches_wire(session: Any, client: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.trio
 async def test_streamed_chunks_read_back_as_sent() -> None:
-    async with aio.connect(agent("streaming"), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc("streaming"), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("hi")
         # The hot path was taken: chunk entries hold only their tag and line until read.
@@ -207,7 +210,7 @@ async def test_batches_with_empty_lines_and_crlf_lose_and_reorder_nothing() -> N
             }
         ]
     }
-    async with aio.connect(scripted(script), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc_scripted(script), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         await session.run("go")
         sid = session.id
@@ -236,7 +239,9 @@ async def test_hook_path_and_hot_path_log_the_same() -> None:
 
     results = []
     for plugins in ([], [Plugin()]):
-        async with aio.connect(agent("streaming"), limits=FAST, plugins=plugins) as client:
+        async with aio.connect_in_memory(
+            inproc("streaming"), limits=FAST, plugins=plugins
+        ) as client:
             session = await client.new_session(cwd="/tmp")
             turn = await session.run("hi")
             payloads = assert_log_matches_wire(session, client)
@@ -252,7 +257,7 @@ async def test_hook_path_and_hot_path_log_the_same() -> None:
 @pytest.mark.trio
 async def test_keep_raw_updates_false_still_reads_back() -> None:
     limits = attrs.evolve(FAST, keep_raw_updates=False)
-    async with aio.connect(agent("streaming"), limits=limits) as client:
+    async with aio.connect_in_memory(inproc("streaming"), limits=limits) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("hi")
         log: Any = session.model.events
@@ -270,7 +275,7 @@ async def test_events_read_in_worker_threads_while_streaming_match_the_wire() ->
     keeps appending: what they read is still exactly what was received."""
     seen: list[tuple[int, str, dict[str, Any], Any]] = []
     script = {"turns": [{"steps": [{"type": "flood", "count": 2000, "batch": 200}]}]}
-    async with aio.connect(scripted(script), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc_scripted(script), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         unsubscribe = session.on_update(
             lambda ev: seen.append((ev.index, ev.tag, ev.raw, ev.update))

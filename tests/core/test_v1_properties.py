@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite.core import ClientConnection
 from acp_lite.limits import Limits
@@ -161,7 +162,7 @@ def _open(conn: ClientConnection, modes: bool) -> None:
     assert conn.protocol_version == 1 and "s1" in conn.sessions
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(3))
 @given(
     st.lists(steps, max_size=25),
     st.booleans(),

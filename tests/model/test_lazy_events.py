@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite.model import SessionModel
 from acp_lite.model.events import Event
@@ -152,7 +153,7 @@ update_dicts = st.one_of(
 raw_kinds = st.sampled_from(["dict", "line", "none"])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(1.5))
 @given(
     steps=st.lists(
         st.tuples(update_dicts, raw_kinds, st.booleans(), st.sampled_from([None, "s", "x"])),

@@ -6,6 +6,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite.model import SessionModel
 
@@ -133,7 +134,7 @@ def observed(m: SessionModel) -> tuple[list[tuple[str, str]], dict[Any, Any]]:
     return order, ents
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(3))
 @given(ops)
 def test_random_interleavings_match_the_reference_model(op_list: list[tuple[Any, ...]]) -> None:
     m = SessionModel("s")
@@ -146,7 +147,7 @@ def test_random_interleavings_match_the_reference_model(op_list: list[tuple[Any,
     assert list(m.violations) == []
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(1))
 @given(ops, st.integers(0, 40))
 def test_text_read_midway_does_not_change_the_result(
     op_list: list[tuple[Any, ...]], cut: int

@@ -6,6 +6,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite.model import SessionModel
 
@@ -116,7 +117,7 @@ noise = st.builds(
 updates = st.one_of(well_formed, well_formed, well_formed, noise)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(4))
 @given(st.lists(updates, max_size=12), st.lists(st.booleans(), max_size=12))
 def test_arbitrary_updates_never_raise_and_are_all_logged(
     payloads: list[dict[str, Any]], flags: list[bool]

@@ -16,8 +16,9 @@ from unittest import mock
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite.protocol import (
     DEFINITIONS,
@@ -139,34 +140,37 @@ def check_line(line: bytes) -> None:
         assert got.raw_params == parsed["params"]
 
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Each generated example is checked with every backend (generating it costs more than
+# checking it); a failure's notes name the backend.
 
 
-@pytest.mark.parametrize("name", BACKENDS)
-@SETTINGS
+@settings(max_examples=examples(3))
 @given(params=chunk_params(), compact=st.booleans())
-def test_chunks_decode_like_the_generic_path(name: str, params: Any, compact: bool) -> None:
-    with backend(name):
-        line = line_of(params, compact=compact)
-        check_line(line)
-        check_line(line + b"\n")
-        msg = decode_line(line)
-        if isinstance(msg, Notification) and not isinstance(msg.params, dict):
-            # Re-encoding what was decoded gives back the payload (unknown keys included).
-            generic = converter.structure(params, PARAMS_TYPE)
-            assert json.loads(encode_message(msg))["params"] == converter.unstructure(generic)
+def test_chunks_decode_like_the_generic_path(params: Any, compact: bool) -> None:
+    line = line_of(params, compact=compact)
+    for name in BACKENDS:
+        note(f"JSON backend: {name}")
+        with backend(name):
+            check_line(line)
+            check_line(line + b"\n")
+            msg = decode_line(line)
+            if isinstance(msg, Notification) and not isinstance(msg.params, dict):
+                # Re-encoding what was decoded gives back the payload (unknown keys included).
+                generic = converter.structure(params, PARAMS_TYPE)
+                assert json.loads(encode_message(msg))["params"] == converter.unstructure(generic)
 
 
-@pytest.mark.parametrize("name", BACKENDS)
-@SETTINGS
+@settings(max_examples=examples(3))
 @given(batch=st.lists(chunk_params(), min_size=1, max_size=4))
-def test_batches_decode_like_the_generic_path(name: str, batch: list[Any]) -> None:
-    with backend(name):
-        msgs = [{"jsonrpc": "2.0", "method": "session/update", "params": p} for p in batch]
-        line = json.dumps(msgs).encode()
-        check_line(line)
-        got = decode_line(line)
-        assert isinstance(got, list) and len(got) == len(batch)
+def test_batches_decode_like_the_generic_path(batch: list[Any]) -> None:
+    msgs = [{"jsonrpc": "2.0", "method": "session/update", "params": p} for p in batch]
+    line = json.dumps(msgs).encode()
+    for name in BACKENDS:
+        note(f"JSON backend: {name}")
+        with backend(name):
+            check_line(line)
+            got = decode_line(line)
+            assert isinstance(got, list) and len(got) == len(batch)
 
 
 @pytest.mark.parametrize("name", BACKENDS)
@@ -226,7 +230,7 @@ json_values = st.recursive(
 pads = st.sampled_from(["", " ", "\n", "\t", "\r\n", " x", "]", "1", "\ufeff"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(3))
 @given(value=json_values, before=pads, after=pads)
 def test_std_loads_equals_json_loads(value: Any, before: str, after: str) -> None:
     text = before + json.dumps(value) + after

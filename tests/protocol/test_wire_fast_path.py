@@ -11,6 +11,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite.protocol import (
     DEFINITIONS,
@@ -96,7 +97,7 @@ def test_fast_shape_equals_generic_structure(tag: str) -> None:
     _check(params)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(4))
 @given(near_fast_params())
 def test_near_fast_shapes_decode_like_the_generic_path(params: dict[str, Any]) -> None:
     _check(params)

@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
-import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from protocol_examples import def_example, schema, variant_count
 
 from acp_lite.protocol import (
@@ -27,8 +27,6 @@ from acp_lite.protocol import (
     structure_update,
     unstructure,
 )
-
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 JSON = st.recursive(
     st.none()
@@ -87,7 +85,7 @@ def backend(name: str) -> Iterator[None]:
         yield
 
 
-@SETTINGS
+@settings(max_examples=examples(1.5))
 @given(update_payloads())
 def test_any_update_object_structures_and_round_trips(update: dict[str, Any]) -> None:
     obj = structure_update(update)
@@ -96,33 +94,40 @@ def test_any_update_object_structures_and_round_trips(update: dict[str, Any]) ->
         assert obj.raw == update
 
 
-@pytest.mark.parametrize("name", BACKENDS)
-@SETTINGS
+# Each generated example is checked with every backend (generating it costs more than
+# checking it); a failure's notes name the backend.
+
+
+@settings(max_examples=examples(1.5))
 @given(update=update_payloads() | JSON, session_id=st.text(max_size=5) | JSON)
-def test_decode_line_never_raises_on_any_update(name: str, update: Any, session_id: Any) -> None:
+def test_decode_line_never_raises_on_any_update(update: Any, session_id: Any) -> None:
     wire = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id}}
     wire["params"]["update"] = update
-    with backend(name):
-        msg = decode_line(json.dumps(wire))
-        if isinstance(msg, InvalidMessage):
-            # Only the envelope-level fields can make a session/update invalid.
-            assert msg.error.code == -32602 and msg.method == "session/update"
-            assert not isinstance(session_id, str) or not isinstance(update, dict)
-            return
-        assert isinstance(msg, Notification)
-        assert json.loads(encode_message(msg)) == wire
+    line = json.dumps(wire)
+    for name in BACKENDS:
+        note(f"JSON backend: {name}")
+        with backend(name):
+            msg = decode_line(line)
+            if isinstance(msg, InvalidMessage):
+                # Only the envelope-level fields can make a session/update invalid.
+                assert msg.error.code == -32602 and msg.method == "session/update"
+                assert not isinstance(session_id, str) or not isinstance(update, dict)
+                continue
+            assert isinstance(msg, Notification)
+            assert json.loads(encode_message(msg)) == wire
 
 
-@pytest.mark.parametrize("name", BACKENDS)
-@SETTINGS
+@settings(max_examples=examples(1.5))
 @given(raw=st.binary(max_size=40) | st.text(max_size=40).map(str.encode))
-def test_decode_line_never_raises_on_garbage(name: str, raw: bytes) -> None:
-    with backend(name):
-        got = decode_line(raw)
-    assert got is not None
+def test_decode_line_never_raises_on_garbage(raw: bytes) -> None:
+    for name in BACKENDS:
+        note(f"JSON backend: {name}")
+        with backend(name):
+            got = decode_line(raw)
+        assert got is not None
 
 
-@SETTINGS
+@settings(max_examples=examples(1.5))
 @given(value=JSON, name=st.sampled_from(sorted(DEFINITIONS)))
 def test_structure_raises_only_wire_error(value: Any, name: str) -> None:
     try:
@@ -144,7 +149,7 @@ UPDATE_VARIANTS = [
 ]
 
 
-@SETTINGS
+@settings(max_examples=examples(1.5))
 @given(
     base=st.sampled_from(UPDATE_VARIANTS),
     unknown=st.dictionaries(

@@ -42,7 +42,16 @@ def _validator(definition: str) -> Any:
 
 
 def _check(definition: str, instance: Any, where: str) -> list[str]:
-    return [f"{where}: {e.message[:300]}" for e in _validator(definition).iter_errors(instance)]
+    key = json.dumps(instance, sort_keys=True)
+    return [f"{where}: {error}" for error in _errors(definition, key)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _errors(definition: str, instance_json: str) -> tuple[str, ...]:
+    # Keyed by the instance's JSON: the agents of different tests send many identical
+    # messages (initialize results, state updates, ...), and validating is the slow part.
+    instance = json.loads(instance_json)
+    return tuple(e.message[:300] for e in _validator(definition).iter_errors(instance))
 
 
 def schema_errors(messages: list[Any], sent: dict[Any, str]) -> list[str]:
