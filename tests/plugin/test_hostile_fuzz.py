@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite import cli
 from acp_lite._cli_render import Renderer
@@ -40,7 +41,7 @@ def _transcript(lines: list[str]) -> Transcript:
     return t
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(0.6), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 40))
 def test_mutated_output_never_raises_in_process(
     seed: int, count: int, tmp_path_factory: pytest.TempPathFactory

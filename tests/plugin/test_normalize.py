@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from pytest_acp.normalize import IdMap, extract_updates, normalize
 
@@ -174,7 +175,7 @@ def test_tmp_paths_become_placeholder(tmp_path: Path) -> None:
     assert out[0]["content"][0]["content"]["uri"] == "file://<tmp>/src/main.py"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(0.6), deadline=None)
 @given(text=st.text(min_size=1, max_size=40), cuts=st.lists(st.integers(0, 40), max_size=8))
 def test_merged_and_final_views_do_not_depend_on_chunk_boundaries(
     text: str, cuts: list[int]
