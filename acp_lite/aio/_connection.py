@@ -49,6 +49,10 @@ logger = logging.getLogger("acp_lite.connection")
 _RECEIVE_SIZE = 256 * 1024
 
 
+#: The close grace after a wait on the agent timed out (seconds).
+_AFTER_TIMEOUT_GRACE = 0.1
+
+
 class Connection:
     """Runs one :class:`ClientConnection` over a pair of trio byte streams."""
 
@@ -97,6 +101,9 @@ class Connection:
         self.hook_client: Any = None
         self.closed = trio.Event()
         self._closing = False
+        #: A wait on the agent timed out: closing then skips the close grace (the
+        #: agent did not answer in time; it is not waited for again).
+        self.timed_out = False
         self._reader_done = trio.Event()
         self._writer_done = trio.Event()
         self._send_tx, self._send_rx = trio.open_memory_channel[bytes](math.inf)
@@ -161,13 +168,18 @@ class Connection:
             # before its stdin closes; bounded, since the agent may not be reading.
             self._send_tx.close()
             started = trio.current_time()
-            with trio.move_on_after(self.limits.close_grace):
+            # After a timeout, a moment for an agent that exits at end of input, then
+            # SIGTERM: one that did not answer in time is not waited for again.
+            grace = min(_AFTER_TIMEOUT_GRACE, self.limits.close_grace)
+            if not self.timed_out:
+                grace = self.limits.close_grace
+            with trio.move_on_after(grace):
                 await self._writer_done.wait()
             if self.process is not None:
                 # The drain is part of the close grace: an agent that stopped
                 # reading must not make close() exceed Limits.shutdown_timeout.
                 spent = trio.current_time() - started
-                await self.process.aclose(close_grace=self.limits.close_grace - spent)
+                await self.process.aclose(close_grace=max(0.0, grace - spent))
             else:
                 with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                     await self._send_stream.aclose()
@@ -295,6 +307,7 @@ class Connection:
                     self.core.abandon(entry)
                     self.flush()
             if not entry.done:
+                self.timed_out = True
                 raise Timeout(
                     f"no response to {entry.method} (request {entry.id}) within {timeout:g}s",
                     awaited=f"response to {entry.method} request {entry.id}",

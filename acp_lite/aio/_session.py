@@ -156,6 +156,7 @@ class AsyncSession(SessionMethods):
                 conn.check(session_id=self.id)
                 await self._changed_wait()
             return
+        conn.timed_out = True
         raise Timeout(
             f"timed out after {timeout:g}s waiting for {awaited} "
             f"(session state: {self.model.state})",

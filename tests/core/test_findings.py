@@ -57,7 +57,7 @@ def test_live_models_find_what_a_replay_finds(name: str) -> None:
                 session.cancel()
             # A broken scenario may never end its work: it is judged as it stands.
             with contextlib.suppress(AcpError):
-                session.wait_idle(timeout=2)
+                session.wait_idle(timeout=0.5)
         client.request("_acp_lite/sync")  # everything the agent sent has arrived
         found = live(client)
         assert found == replayed(client)

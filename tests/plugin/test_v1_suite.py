@@ -1,6 +1,7 @@
 """A pytest_acp suite with snapshots, unchanged, against v1 agents: the reference
-agent in v1 (``--protocol 1``) and an agent on the official Python SDK (v1); the
-``--acp-protocol`` and ``--acp-login`` options."""
+agent in v1 (``--protocol 1``; the official SDKs' v1 agents:
+``tests/interop/test_sdk_v1_tools.py``); the ``--acp-protocol`` and ``--acp-login``
+options."""
 
 from __future__ import annotations
 
@@ -45,13 +46,6 @@ def test_the_reference_agent_in_v1(pytester: pytest.Pytester) -> None:
     # (the states, the user message).
     assert "hello there" in text and "agent_message_chunk" in text
     assert "state_update" not in text and "user_message" not in text
-
-
-def test_an_agent_on_the_official_python_sdk(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    agent = ROOT / "tests" / "interop" / "py_sdk_agent_v1.py"
-    command = shlex.join([sys.executable, str(agent), str(tmp_path / "history")])
-    result = run_suite(pytester, "--acp-agent", command, "--acp-timeout", "60")
-    result.assert_outcomes(passed=1)
 
 
 def test_insisting_on_v2_names_the_mismatch(pytester: pytest.Pytester) -> None:
