@@ -1,7 +1,7 @@
 """The event log fed as the connection feeds it: ``raw`` is the received line (bytes).
 
-Issue 3: "Every update received, known or not, is appended to an ordered event log
-with its raw payload". The log keeps only the line and decodes it again on read; what
+Every update received, known or not, is appended to an ordered event log with
+its raw payload. The log keeps only the line and decodes it again on read; what
 is read back must equal what a dict-fed log holds, and the rules that look at the raw
 payload (a malformed background list, a chunk without messageId) must still fire.
 """

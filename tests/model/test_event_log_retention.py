@@ -1,5 +1,5 @@
-"""Limits.max_session_events: a bounded session event log (issue 4, "Retention of
-the transcript and event logs is a limits setting")."""
+"""Limits.max_session_events: a bounded session event log (the
+retention of the transcript and event logs is a limits setting)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Unknown enum values (states, stop reasons, statuses, kinds, severities ...) are kept in
-their typed field and re-emitted unchanged (issue: "Nothing is lost").
+their typed field and re-emitted unchanged (nothing is lost).
 
 Every property of every schema definition that refers to a string or integer enum
 definition (``ToolKind``, ``ToolCallStatus``, ``PlanEntryStatus``, ``NoticeSeverity``,

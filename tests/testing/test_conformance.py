@@ -1,8 +1,7 @@
 """Every built-in scenario against the project's conformance checks
 (``pytest_acp.conformance.check_transcript``: the connection rules plus the session
-model's rules), on the wire transcript of a raw-pipe client (issue 5: "the
-project's conformance checks pass on every built-in scenario except the
-deliberately broken ones").
+model's rules), on the wire transcript of a raw-pipe client: they pass on every built-in
+scenario except the deliberately broken ones.
 
 * ``conforming`` scenarios: no violation, with the traffic treated as ended (so
   work left running would be reported too);
