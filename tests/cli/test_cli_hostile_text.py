@@ -50,8 +50,21 @@ def run(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-def test_rendered_text_is_escaped_and_replaced(tmp_path: Path) -> None:
-    proc = run(tmp_path)
+@pytest.fixture(scope="module")
+def rendered(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[bytes], Path]:
+    """One run of the rendered output that also writes a transcript (both are checked,
+    by separate tests, on the same run: one process instead of two)."""
+    tmp_path = tmp_path_factory.mktemp("hostile")
+    transcript = tmp_path / "t.jsonl"
+    return run(tmp_path, "--transcript", str(transcript)), transcript
+
+
+def test_rendered_text_is_escaped_and_replaced(
+    rendered: tuple[subprocess.CompletedProcess[bytes], Path],
+) -> None:
+    proc, _ = rendered
     out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
     assert proc.returncode == 0, err
     assert "Traceback" not in err
@@ -60,19 +73,20 @@ def test_rendered_text_is_escaped_and_replaced(tmp_path: Path) -> None:
     assert "\x1b]2;" not in err and "\\x1b]2;evil\\x07" in err
 
 
-@pytest.mark.parametrize("option", ["--json", "--transcript"])
-def test_json_and_transcript_stay_valid(tmp_path: Path, option: str) -> None:
-    extra = [option] if option == "--json" else [option, str(tmp_path / "t.jsonl")]
-    proc = run(tmp_path, *extra)
+def test_transcript_stays_valid(rendered: tuple[subprocess.CompletedProcess[bytes], Path]) -> None:
+    proc, transcript = rendered
     err = proc.stderr.decode("utf-8")
     assert proc.returncode == 0, err
     assert "Traceback" not in err
-    if option == "--json":
-        lines = [json.loads(x) for x in proc.stdout.decode("utf-8").splitlines()]
-        texts = [
-            u["content"]["text"] for u in lines if u.get("sessionUpdate") == "agent_message_chunk"
-        ]
-        assert "".join(texts) == HOSTILE  # --json is the wire, unescaped, surrogate kept
-    else:
-        text = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
-        assert all(json.loads(x) for x in text.splitlines())
+    text = transcript.read_text(encoding="utf-8")
+    assert all(json.loads(x) for x in text.splitlines())
+
+
+def test_json_stays_valid(tmp_path: Path) -> None:
+    proc = run(tmp_path, "--json")
+    err = proc.stderr.decode("utf-8")
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    lines = [json.loads(x) for x in proc.stdout.decode("utf-8").splitlines()]
+    texts = [u["content"]["text"] for u in lines if u.get("sessionUpdate") == "agent_message_chunk"]
+    assert "".join(texts) == HOSTILE  # --json is the wire, unescaped, surrogate kept
