@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,11 @@ def run_cli(
     Returns a ``CompletedProcess`` (exit code, stdout, stderr); ``input=`` is the
     text on stdin (never a TTY), ``cwd=`` the working directory;
     ``agent_process=True`` starts even the reference agent as a process.
+
+    stderr gets what the command's own process would print there besides its
+    output: log records from WARNING up (``logging.lastResort``, with their
+    tracebacks) and uncaught exceptions of threads. stdout and stderr are
+    pytest's capture streams, strict UTF-8 like ``PYTHONIOENCODING=utf-8``.
     """
     from acp_lite.cli import main
 
@@ -80,12 +87,30 @@ def run_cli(
             if not agent_process:
                 other = functools.partial(_reference_agent_in_memory, client_module.connect)
                 patch.setattr(client_module, "connect", other)
+            # The process's defaults, which pytest replaces while a test runs.
+            patch.setattr(threading, "excepthook", threading.__excepthook__)
+            last_resort = _StderrHandler()
+            logging.getLogger().addHandler(last_resort)
             capsys.readouterr()
-            code = main(list(args))
+            try:
+                code = main(list(args))
+            finally:
+                logging.getLogger().removeHandler(last_resort)
             out, err = capsys.readouterr()
         return subprocess.CompletedProcess(["acp-lite", *args], code, out, err)
 
     return run
+
+
+class _StderrHandler(logging.Handler):
+    """Like ``logging.lastResort`` in a process that configures no logging (the CLI):
+    records from WARNING up, with their tracebacks, to the current ``sys.stderr``."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(self.format(record) + "\n")
 
 
 def _reference_agent_in_memory(

@@ -1,6 +1,5 @@
 """``acp-lite prompt`` against the reference agent: in this process (``run_cli``), or a
-real subprocess where the process is the point (stdout/stderr, a TTY, SIGINT, a
-closed stdout)."""
+real subprocess where the process is the point (a TTY, SIGINT, a closed stdout)."""
 
 from __future__ import annotations
 
@@ -22,8 +21,8 @@ from .conftest import RunCli, cli_env
 def test_echo_by_default(run_cli: RunCli) -> None:
     proc = run_cli("prompt", "hello", "world")
     assert proc.returncode == EXIT_OK, proc.stderr
-    # stdout carries only the agent's text; status lines go to stderr. (In a real
-    # process too: test_cli_hostile_text.py, and the README's command.)
+    # stdout carries only the agent's text; status lines go to stderr. (Real
+    # processes' streams: the Ctrl-C and closed-stdout tests, the README command.)
     assert "hello world" in proc.stdout
     assert "state:" not in proc.stdout
     assert "state: idle (end_turn)" in proc.stderr
