@@ -267,11 +267,12 @@ def test_ctrl_c_during_a_twin_cancels_its_work_and_reraises(portal: Portal) -> N
 def test_ctrl_c_waits_only_the_portals_bound_for_work_that_does_not_unwind(
     portal: Portal,
 ) -> None:
+    portal.cancel_grace = 0.2  # the bound is the point, not its length
     acounter = AsyncCounter()
     counter = Counter(portal, acounter)
     with ctrl_c_when(acounter.entered.is_set) as stamps:
         try:
-            counter.stubborn()  # unwinding takes 3 s; the portal waits 0.5 s
+            counter.stubborn()  # unwinding takes 3 s; the portal waits 0.2 s
         finally:
             done = time.monotonic()
             # Measured: let the unwinding end now rather than make the teardown
