@@ -2,17 +2,18 @@
 
 ``run_cli`` calls ``acp_lite.cli.main`` here (stdout/stderr captured, stdin not a
 TTY): no interpreter start-up and no client import per test. The reference agent
-(no ``--agent``, or ``--scenario``) runs in this process too (``InProcessAgent``,
-the same scenarios), unless ``agent_process=True``; any other ``--agent`` is the
-process its command line names. Tests of what only a real process shows (a TTY,
-signals, a closed stdout, the encoding of stdout) run ``python -m acp_lite.cli``
-themselves, with :func:`cli_env`.
+(no ``--agent``, ``--scenario``, or its command line with ``--script-json``) runs
+in this process too (``InProcessAgent``, the same scripts), unless
+``agent_process=True``; any other ``--agent`` is the process its command line
+names. Tests of what only a real process shows (a TTY, signals, a closed stdout)
+run ``python -m acp_lite.cli`` themselves, with :func:`cli_env`.
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import json
 import logging
 import os
 import subprocess
@@ -117,13 +118,16 @@ def _reference_agent_in_memory(
     connect: Callable[..., Any], command: Sequence[str], **kwargs: Any
 ) -> Any:
     """``connect(command, **kwargs)``, except that the reference agent's command (what
-    the CLI runs without ``--agent``) is served by an :class:`InProcessAgent`."""
+    the CLI runs without ``--agent``, with ``--scenario NAME`` or ``--script-json
+    JSON``) is served by an :class:`InProcessAgent`."""
     argv = list(command)
     if argv[:3] == list(REFERENCE_AGENT) and len(argv) in (3, 5):
         if len(argv) == 3:
             return connect_in_memory(InProcessAgent(), **kwargs)
         if argv[3] == "--scenario":
             return connect_in_memory(InProcessAgent(argv[4]), **kwargs)
+        if argv[3] == "--script-json":
+            return connect_in_memory(InProcessAgent(script=json.loads(argv[4])), **kwargs)
     return connect(command, **kwargs)
 
 

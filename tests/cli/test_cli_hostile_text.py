@@ -3,8 +3,8 @@ outcome, control characters escaped, lone surrogates replaced.
 
 stdout's UTF-8 encoding is what is at stake: ``run_cli`` writes to pytest's capture
 streams, strict UTF-8 like a real terminal's (checked below), and shows on stderr
-what the process would print there (log records, thread exceptions). The agent is
-a real process.
+what the process would print there (log records, thread exceptions). The agent's
+bytes reach the client through a pipe as from a process (``InProcessAgent``).
 """
 
 from __future__ import annotations
