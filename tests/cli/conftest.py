@@ -1,26 +1,45 @@
-"""Helpers: run the ``acp-lite`` command, in this process or as a real subprocess.
+"""Helpers: run the ``acp-lite`` command in this process; environment for real ones.
 
 ``run_cli`` calls ``acp_lite.cli.main`` here (stdout/stderr captured, stdin not a
-TTY): no interpreter start-up and no client import per test; the agent is still
-the process the command line names. ``run_cli_process`` runs ``python -m
-acp_lite.cli`` for what only a real process shows (end to end).
+TTY): no interpreter start-up and no client import per test. The reference agent
+(no ``--agent``, ``--scenario``, or its command line with ``--script-json``) runs
+in this process too (``InProcessAgent``, the same scripts), unless
+``agent_process=True``; any other ``--agent`` is the process its command line
+names. Tests of what only a real process shows (a TTY, signals, a closed stdout)
+run ``python -m acp_lite.cli`` themselves, with :func:`cli_env`.
 """
 
 from __future__ import annotations
 
+import functools
 import io
+import json
+import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import acp_lite.client as client_module
+from acp_lite import connect_in_memory
+from acp_lite.cli import REFERENCE_AGENT
+from acp_lite.testing import InProcessAgent
+
 AGENTS = Path(__file__).parent / "agents"
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
+    # The README's pytest block runs under pytester; pytest refuses `pytest_plugins`
+    # in a conftest that is not top-level, so load it when this conftest registers.
+    if not manager.has_plugin("pytester"):
+        manager.import_plugin("pytester")
 
 
 def cli_env() -> dict[str, str]:
@@ -43,8 +62,14 @@ def run_cli(
 ) -> RunCli:
     """Run ``acp_lite.cli.main(ARGS)`` in this process, in a temporary directory.
 
-    Same interface and result as :func:`run_cli_process`: ``input=`` is the text on
-    stdin (never a TTY), ``cwd=`` the working directory.
+    Returns a ``CompletedProcess`` (exit code, stdout, stderr); ``input=`` is the
+    text on stdin (never a TTY), ``cwd=`` the working directory;
+    ``agent_process=True`` starts even the reference agent as a process.
+
+    stderr gets what the command's own process would print there besides its
+    output: log records from WARNING up (``logging.lastResort``, with their
+    tracebacks) and uncaught exceptions of threads. stdout and stderr are
+    pytest's capture streams, strict UTF-8 like ``PYTHONIOENCODING=utf-8``.
     """
     from acp_lite.cli import main
 
@@ -54,36 +79,78 @@ def run_cli(
         input: str | None = None,
         cwd: Path | str | None = None,
         stdin: Any = None,
+        agent_process: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         with monkeypatch.context() as patch:
             patch.chdir(cwd if cwd is not None else tmp_path)
             patch.delenv("NO_COLOR", raising=False)
             patch.setattr(sys, "stdin", io.StringIO(input or ""))
+            if not agent_process:
+                other = functools.partial(_reference_agent_in_memory, client_module.connect)
+                patch.setattr(client_module, "connect", other)
+            # The process's defaults, which pytest replaces while a test runs.
+            patch.setattr(threading, "excepthook", threading.__excepthook__)
+            last_resort = _StderrHandler()
+            logging.getLogger().addHandler(last_resort)
             capsys.readouterr()
-            code = main(list(args))
+            try:
+                code = main(list(args))
+            finally:
+                logging.getLogger().removeHandler(last_resort)
             out, err = capsys.readouterr()
         return subprocess.CompletedProcess(["acp-lite", *args], code, out, err)
 
     return run
 
 
-@pytest.fixture
-def run_cli_process(tmp_path: Path) -> RunCli:
-    """Run ``python -m acp_lite.cli ARGS`` (stdin not a TTY) in a temporary directory."""
+class _StderrHandler(logging.Handler):
+    """Like ``logging.lastResort`` in a process that configures no logging (the CLI):
+    records from WARNING up, with their tracebacks, to the current ``sys.stderr``."""
 
-    def run(*args: str, timeout: float = 60, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        kwargs.setdefault("stdin", subprocess.DEVNULL)
-        kwargs.setdefault("cwd", tmp_path)
-        return subprocess.run(
-            [sys.executable, "-m", "acp_lite.cli", *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=cli_env(),
-            **kwargs,
-        )
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
 
-    return run
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(self.format(record) + "\n")
+
+
+def _reference_agent_in_memory(
+    connect: Callable[..., Any], command: Sequence[str], **kwargs: Any
+) -> Any:
+    """``connect(command, **kwargs)``, except that the reference agent's command (what
+    the CLI runs without ``--agent``, with ``--scenario NAME`` or ``--script-json
+    JSON``) is served by an :class:`InProcessAgent`."""
+    argv = list(command)
+    if argv[:3] == list(REFERENCE_AGENT) and len(argv) in (3, 5):
+        if len(argv) == 3:
+            return connect_in_memory(InProcessAgent(), **kwargs)
+        if argv[3] == "--scenario":
+            return connect_in_memory(InProcessAgent(argv[4]), **kwargs)
+        if argv[3] == "--script-json":
+            return connect_in_memory(InProcessAgent(script=json.loads(argv[4])), **kwargs)
+    return connect(command, **kwargs)
+
+
+def child_processes() -> list[str]:
+    """``STATE CMDLINE`` of this process's live or zombie children (Linux ``/proc``)."""
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            # Fields after the parenthesised command name: state, ppid, ...
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            if ppid != me:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+        found.append(f"{state} {cmdline}")
+    return found
 
 
 def assert_clean_error(

@@ -1,17 +1,23 @@
-"""Hostile agent text through the real ``acp-lite prompt`` (a process: stdout's
-UTF-8 encoding and the terminal are what is at stake): no traceback, exit by the
-turn's outcome, control characters escaped, lone surrogates replaced."""
+"""Hostile agent text through ``acp-lite prompt``: no traceback, exit by the turn's
+outcome, control characters escaped, lone surrogates replaced.
+
+stdout's UTF-8 encoding is what is at stake: ``run_cli`` writes to pytest's capture
+streams, strict UTF-8 like a real terminal's (checked below), and shows on stderr
+what the process would print there (log records, thread exceptions). The agent's
+bytes reach the client through a pipe as from a process (``InProcessAgent``).
+"""
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import RunCli
 
 HOSTILE = "a\ud800b \x1b]0;pwned\x07 \x1b[2J end"
 SCRIPT = {
@@ -36,23 +42,17 @@ SCRIPT = {
 }
 
 
-def run(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[bytes]:
+def run(run_cli: RunCli, *extra: str) -> subprocess.CompletedProcess[str]:
+    # Strict, as on a real terminal: a lone surrogate written as is would raise.
+    assert (sys.stdout.encoding.lower(), sys.stdout.errors) == ("utf-8", "strict")
+    assert (sys.stderr.encoding.lower(), sys.stderr.errors) == ("utf-8", "strict")
     agent = [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(SCRIPT)]
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}  # strict, as on a real terminal
-    argv = [sys.executable, "-m", "acp_lite.cli", "prompt", "--timeout", "20", "--agent"]
-    return subprocess.run(
-        [*argv, shlex.join(agent), *extra, "x"],
-        capture_output=True,
-        timeout=30,
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli("prompt", "--timeout", "20", "--agent", shlex.join(agent), *extra, "x")
 
 
-def test_rendered_text_is_escaped_and_replaced(tmp_path: Path) -> None:
-    proc = run(tmp_path)
-    out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+def test_rendered_text_is_escaped_and_replaced(run_cli: RunCli) -> None:
+    proc = run(run_cli)
+    out, err = proc.stdout, proc.stderr
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     assert "a\ufffdb" in out
@@ -61,14 +61,14 @@ def test_rendered_text_is_escaped_and_replaced(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("option", ["--json", "--transcript"])
-def test_json_and_transcript_stay_valid(tmp_path: Path, option: str) -> None:
+def test_json_and_transcript_stay_valid(run_cli: RunCli, tmp_path: Path, option: str) -> None:
     extra = [option] if option == "--json" else [option, str(tmp_path / "t.jsonl")]
-    proc = run(tmp_path, *extra)
-    err = proc.stderr.decode("utf-8")
+    proc = run(run_cli, *extra)
+    err = proc.stderr
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     if option == "--json":
-        lines = [json.loads(x) for x in proc.stdout.decode("utf-8").splitlines()]
+        lines = [json.loads(x) for x in proc.stdout.splitlines()]
         texts = [
             u["content"]["text"] for u in lines if u.get("sessionUpdate") == "agent_message_chunk"
         ]

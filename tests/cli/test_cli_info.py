@@ -12,8 +12,8 @@ from acp_lite.cli import EXIT_OK
 from .conftest import RunCli
 
 
-def test_info_of_the_reference_agent(run_cli_process: RunCli) -> None:
-    proc = run_cli_process("info")
+def test_info_of_the_reference_agent(run_cli: RunCli) -> None:
+    proc = run_cli("info")
     assert proc.returncode == EXIT_OK, proc.stderr
     assert proc.stdout.startswith("agent:        ")
     assert "protocol:     2\n" in proc.stdout

@@ -1,4 +1,5 @@
-"""``acp-lite prompt`` against the reference agent, as a real subprocess."""
+"""``acp-lite prompt`` against the reference agent: in this process (``run_cli``), or a
+real subprocess where the process is the point (a TTY, SIGINT, a closed stdout)."""
 
 from __future__ import annotations
 
@@ -17,18 +18,19 @@ from acp_lite.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED
 from .conftest import RunCli, cli_env
 
 
-def test_echo_by_default(run_cli_process: RunCli) -> None:
-    proc = run_cli_process("prompt", "hello", "world")
+def test_echo_by_default(run_cli: RunCli) -> None:
+    proc = run_cli("prompt", "hello", "world")
     assert proc.returncode == EXIT_OK, proc.stderr
-    # stdout carries only the agent's text; status lines go to stderr.
+    # stdout carries only the agent's text; status lines go to stderr. (Real
+    # processes' streams: the Ctrl-C and closed-stdout tests, the README command.)
     assert "hello world" in proc.stdout
     assert "state:" not in proc.stdout
     assert "state: idle (end_turn)" in proc.stderr
     assert proc.stdout.endswith("\n")
 
 
-def test_prompt_from_stdin(run_cli_process: RunCli) -> None:
-    proc = run_cli_process("prompt", "-", input="from stdin", stdin=None)
+def test_prompt_from_stdin(run_cli: RunCli) -> None:
+    proc = run_cli("prompt", "-", input="from stdin")
     assert proc.returncode == EXIT_OK, proc.stderr
     assert "from stdin" in proc.stdout
 

@@ -132,30 +132,37 @@ def python_blocks(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
-def test_python_blocks_run(doc: Path, tmp_path: Path) -> None:
-    """Scripts run with python; blocks defining ``test_`` functions run under pytest."""
+def test_python_blocks_run(
+    doc: Path,
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Scripts run as ``__main__``; blocks defining ``test_`` functions run under pytest.
+
+    Both in this interpreter (in pytester's temporary directory): what a block does
+    is the point, not a fresh interpreter's start-up; the agents they start are
+    still real processes, and the inner pytest loads pytest_acp by its entry point.
+    """
+    # An inner run must not believe it is an xdist worker (syrupy would keep quiet).
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
     blocks = python_blocks(doc.read_text())
     assert blocks, "at least the blocking API"
     for number, code in enumerate(blocks, 1):
-        if re.search(r"^def test_", code, re.MULTILINE):
-            path = tmp_path / f"test_snippet_{number}.py"
-            path.write_text(code)
-            argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--snapshot-update", path.name]
-        else:
-            argv = ["-c", code]
-        proc = subprocess.run(
-            [sys.executable, *argv],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-        )
         where = f"python block {number} of {doc.name}"
-        assert proc.returncode == 0, f"{where}:\n{proc.stdout}\n{proc.stderr}"
-        assert proc.stdout.strip(), f"{where} printed nothing"
-        if argv[0] == "-m":
-            assert re.search(r"\b[1-9]\d* passed\b", proc.stdout), proc.stdout
+        if re.search(r"^def test_", code, re.MULTILINE):
+            pytester.makepyfile(**{f"test_snippet_{number}": code})
+            options = ("-q", "-p", "no:cacheprovider", "--snapshot-update")
+            result = pytester.runpytest_inprocess(*options)
+            out = result.stdout.str()
+            assert result.ret == 0, f"{where}:\n{out}\n{result.stderr.str()}"
+            assert re.search(r"\b[1-9]\d* passed\b", out), out
+        else:
+            capsys.readouterr()
+            exec(compile(code, f"<{where}>", "exec"), {"__name__": "__main__"})
+            out = capsys.readouterr().out
+        assert out.strip(), f"{where} printed nothing"
 
 
 def test_usage_has_every_api_snippet() -> None:

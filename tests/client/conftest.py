@@ -74,14 +74,22 @@ def child_processes() -> list[str]:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+            # Fields after the parenthesised command name: state, ppid, ...
+            state, ppid = _read(f"/proc/{entry}/stat").rsplit(")", 1)[1].split()[:2]
+            if ppid != me:
+                continue  # most entries: no need to read their command line
+            cmdline = _read(f"/proc/{entry}/cmdline").replace("\0", " ")
+        except (OSError, IndexError, ValueError):
             continue
-        # Fields after the parenthesised command name: state, ppid, ...
-        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        if ppid == me:
-            found.append(f"{state} {cmdline}")
+        found.append(f"{state} {cmdline}")
     return found
+
+
+def _read(path: str) -> str:
+    # os.read, not open(): this runs twice per test over every process of the
+    # machine, and a file object per /proc entry costs twice as much.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 65536).decode(errors="replace")
+    finally:
+        os.close(fd)

@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 
+import attrs
 import pytest
 import trio
 
@@ -214,7 +215,7 @@ def test_timeout_names_what_was_awaited_and_the_state() -> None:
 def test_unresponsive_agent_times_out_at_connect_and_leaves_nothing() -> None:
     start = time.monotonic()
     with pytest.raises(Timeout, match="initialize"):
-        blocking.connect(agent_command("unresponsive"), timeout=0.5, limits=FAST)
+        blocking.connect(agent_command("unresponsive"), timeout=0.2, limits=FAST)
     assert time.monotonic() - start < 5
     assert wait_for(lambda: not portal_threads())
 
@@ -366,7 +367,10 @@ def test_connect_streams_over_pipes_we_opened() -> None:
                 os.dup(stdout_fd)
             )
 
-        with blocking.connect_streams(open_streams, limits=FAST, name="pipes") as client:
+        # The agent sees no end of input while we hold its stdin: a short wait for
+        # its output to end on close (the default is 0.5 s).
+        limits = attrs.evolve(FAST, exit_status_wait=0.05)
+        with blocking.connect_streams(open_streams, limits=limits, name="pipes") as client:
             assert client.pid is None
             assert client.new_session(cwd="/tmp").run("over streams").text == "over streams"
         proc.stdin.close()  # our copy: now the agent sees EOF and exits

@@ -6,6 +6,7 @@ import json
 import os
 import threading
 
+import attrs
 import pytest
 import trio
 
@@ -90,7 +91,8 @@ def test_trio_native_agent_is_cancelled_on_close() -> None:
         finally:
             cancelled.set()
 
-    with acp_lite.connect_in_memory(stubborn, limits=FAST):
+    # It never closes its output either: a short wait for that, then the cancel.
+    with acp_lite.connect_in_memory(stubborn, limits=attrs.evolve(FAST, exit_status_wait=0.05)):
         pass
     assert cancelled.is_set()
     assert portal_threads() == []

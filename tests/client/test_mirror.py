@@ -1,7 +1,8 @@
 """``acp_lite._mirror.blocking``: one-line blocking twins of async methods.
 
 Most tests use a made-up async class on a bare :class:`Portal` (no agent); the last
-ones check the real ``Client`` / ``Session`` twins against the reference agent.
+ones check the real ``Client`` / ``Session`` twins against the reference agent (in
+this process: nothing here is about the agent being a process).
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import pytest
 import trio
 
 import acp_lite.client as blocking_client
+from acp_lite import connect_in_memory
 from acp_lite._mirror import Facade, blocking, mirrored_async
 from acp_lite._portal import Portal
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.errors import Timeout
 from acp_lite.model.submissions import Submission
-from acp_lite.testing import agent_command
+from acp_lite.testing import InProcessAgent
 
 from .conftest import FAST, wait_for
 
@@ -42,6 +44,8 @@ class AsyncCounter:
         self.threads: list[str] = []
         self.entered = threading.Event()
         self.cancelled = 0
+        #: Ends ``stubborn``'s slow unwinding early (once the test measured it).
+        self.release = threading.Event()
 
     async def add(self, n: int, step: int = 1, *, timeout: float | None = None) -> int:
         """Add ``n * step``; return the new value."""
@@ -64,13 +68,14 @@ class AsyncCounter:
             raise
 
     async def stubborn(self, *, timeout: float | None = None) -> None:
-        """Wait forever, and take 3 s to unwind when cancelled."""
+        """Wait forever, and take 3 s to unwind when cancelled (or until released)."""
         self.entered.set()
         try:
             await trio.sleep_forever()
         finally:
-            with trio.CancelScope(shield=True):
-                await trio.sleep(3)
+            with trio.CancelScope(shield=True), trio.move_on_after(3):
+                while not self.release.is_set():
+                    await trio.sleep(0.01)
 
     async def fail(self) -> None:
         """Raise ``ValueError``."""
@@ -262,13 +267,17 @@ def test_ctrl_c_during_a_twin_cancels_its_work_and_reraises(portal: Portal) -> N
 def test_ctrl_c_waits_only_the_portals_bound_for_work_that_does_not_unwind(
     portal: Portal,
 ) -> None:
+    portal.cancel_grace = 0.2  # the bound is the point, not its length
     acounter = AsyncCounter()
     counter = Counter(portal, acounter)
     with ctrl_c_when(acounter.entered.is_set) as stamps:
         try:
-            counter.stubborn()  # unwinding takes 3 s; the portal waits 0.5 s
+            counter.stubborn()  # unwinding takes 3 s; the portal waits 0.2 s
         finally:
             done = time.monotonic()
+            # Measured: let the unwinding end now rather than make the teardown
+            # (the portal's close) wait out the rest of the 3 s.
+            acounter.release.set()
     assert portal.cancel_grace - 0.1 <= done - stamps[0] < portal.cancel_grace + 1.5
 
 
@@ -312,7 +321,7 @@ def test_real_twins_carry_the_async_docs_and_signatures() -> None:
 
 
 def test_sessions_come_back_as_blocking_sessions() -> None:
-    with blocking_client.connect(agent_command("many_sessions", count=3), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("many_sessions", count=3), limits=FAST) as client:
         session = client.new_session("/tmp")
         assert_type(session, blocking_client.Session)
         assert isinstance(session, blocking_client.Session)
@@ -328,7 +337,7 @@ def test_sessions_come_back_as_blocking_sessions() -> None:
 
 
 def test_session_twins_return_their_typed_results() -> None:
-    with blocking_client.connect(agent_command("echo"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("echo"), limits=FAST) as client:
         session = client.new_session("/tmp")
         pending = session.submit("hello")
         assert_type(pending, Submission)
@@ -339,7 +348,7 @@ def test_session_twins_return_their_typed_results() -> None:
 
 
 def test_ctrl_c_during_a_mirrored_wait_cancels_the_wait_and_reraises() -> None:
-    with blocking_client.connect(agent_command("slow_cancel"), limits=FAST) as client:
+    with connect_in_memory(InProcessAgent("slow_cancel"), limits=FAST) as client:
         session = client.new_session("/tmp")
         session.prompt("long work")  # inserted; its work runs ~30 s
         # Running for sure (the state update may follow the prompt's response).

@@ -136,11 +136,15 @@ def test_keyboard_interrupt_cancels_trio_work_and_reraises(portal: Portal) -> No
 def test_keyboard_interrupt_waits_only_a_bounded_time() -> None:
     portal = Portal(name="stubborn", cancel_grace=0.2)
     started = threading.Event()
+    release = threading.Event()
 
     async def ignores_cancel() -> None:
         started.set()
-        with trio.CancelScope(shield=True):
-            await trio.sleep(1)
+        # 1 s to unwind, or until released at the end of the test (the no-leak
+        # check would otherwise wait for the thread to finish the whole second).
+        with trio.CancelScope(shield=True), trio.move_on_after(1):
+            while not release.is_set():
+                await trio.sleep(0.01)
 
     def interrupt() -> None:
         started.wait(5)
@@ -154,6 +158,7 @@ def test_keyboard_interrupt_waits_only_a_bounded_time() -> None:
     assert time.monotonic() - start < 0.9
     portal.close(timeout=0.1)  # the shielded sleep outlives this bound: must not hang
     assert portal.closed
+    release.set()
 
 
 def test_calling_from_the_trio_thread_is_a_clear_error(portal: Portal) -> None:

@@ -1,31 +1,54 @@
-"""Every example in examples/ runs as is (a real subprocess, no arguments)."""
+"""Every example in examples/ runs as is, as ``__main__`` with no arguments.
+
+In this interpreter (``runpy``, stdout/stderr captured): what the example does is
+the point, not a fresh interpreter's start-up. The agents they start are still
+real processes.
+"""
 
 from __future__ import annotations
 
-import os
+import runpy
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
+
+from acp_lite.cli import main as cli_main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
-
-def run_example(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.run(
-        [sys.executable, str(EXAMPLES / name), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
+RunExample = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def test_drive_agent(tmp_path: Path) -> None:
-    proc = run_example("drive_agent.py", cwd=tmp_path)
+@pytest.fixture
+def run_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> RunExample:
+    """Run ``python examples/NAME ARGS`` here, in a temporary directory."""
+
+    def run(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+        path = EXAMPLES / name
+        with monkeypatch.context() as patch:
+            patch.chdir(tmp_path)
+            patch.setattr(sys, "argv", [str(path), *args])
+            capsys.readouterr()
+            try:
+                runpy.run_path(str(path), run_name="__main__")
+                code: object = 0
+            except SystemExit as exc:
+                code = exc.code
+            out, err = capsys.readouterr()
+        returncode = 0 if code is None else code if isinstance(code, int) else 1
+        return subprocess.CompletedProcess([name, *args], returncode, out, err)
+
+    return run
+
+
+def test_drive_agent(run_example: RunExample) -> None:
+    proc = run_example("drive_agent.py")
     assert proc.returncode == 0, proc.stderr
     assert "protocol version: 2" in proc.stdout
     assert "stop reason: end_turn" in proc.stdout
@@ -33,24 +56,22 @@ def test_drive_agent(tmp_path: Path) -> None:
     assert "second message inserted: " in proc.stdout
 
 
-def test_drive_agent_against_the_hand_written_echo_agent(tmp_path: Path) -> None:
-    proc = run_example(
-        "drive_agent.py", sys.executable, str(EXAMPLES / "echo_agent.py"), cwd=tmp_path
-    )
+def test_drive_agent_against_the_hand_written_echo_agent(run_example: RunExample) -> None:
+    proc = run_example("drive_agent.py", sys.executable, str(EXAMPLES / "echo_agent.py"))
     assert proc.returncode == 0, proc.stderr
     assert "agent: echo-agent" in proc.stdout
     assert "agent said: 'Tell me about ACP.'" in proc.stdout
 
 
-def test_async_drive(tmp_path: Path) -> None:
-    proc = run_example("async_drive.py", cwd=tmp_path)
+def test_async_drive(run_example: RunExample) -> None:
+    proc = run_example("async_drive.py")
     assert proc.returncode == 0, proc.stderr
     assert "first question -> end_turn: " in proc.stdout
     assert "second question -> end_turn: " in proc.stdout
 
 
-def test_permissions(tmp_path: Path) -> None:
-    proc = run_example("permissions.py", cwd=tmp_path)
+def test_permissions(run_example: RunExample) -> None:
+    proc = run_example("permissions.py")
     assert proc.returncode == 0, proc.stderr
     first, _, second = proc.stdout.partition("second attempt:")
     # Allowed once: the tool ran. Asked again in the same session: rejected.
@@ -60,16 +81,15 @@ def test_permissions(tmp_path: Path) -> None:
     assert "tool call statuses: ['pending', 'failed']" in second
 
 
-def test_echo_agent_through_the_cli(tmp_path: Path) -> None:
+def test_echo_agent_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command of the agent's docstring; acp-lite's own process is not the point.
     agent = shlex.join([sys.executable, str(EXAMPLES / "echo_agent.py")])
-    proc = subprocess.run(
-        [sys.executable, "-m", "acp_lite.cli", "prompt", "--agent", agent, "hello echo"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "hello echo\n"
-    assert "state: idle (end_turn)" in proc.stderr
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    code = cli_main(["prompt", "--agent", agent, "hello echo"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out == "hello echo\n"
+    assert "state: idle (end_turn)" in err
