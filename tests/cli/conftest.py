@@ -88,8 +88,9 @@ def run_cli(
             if not agent_process:
                 other = functools.partial(_reference_agent_in_memory, client_module.connect)
                 patch.setattr(client_module, "connect", other)
-            # The process's defaults, which pytest replaces while a test runs.
-            patch.setattr(threading, "excepthook", threading.__excepthook__)
+            # What the process prints (pytest replaces these while a test runs):
+            # thread exceptions to stderr, and still to pytest's own hook too.
+            patch.setattr(threading, "excepthook", _also_to_stderr(threading.excepthook))
             last_resort = _StderrHandler()
             logging.getLogger().addHandler(last_resort)
             capsys.readouterr()
@@ -101,6 +102,16 @@ def run_cli(
         return subprocess.CompletedProcess(["acp-lite", *args], code, out, err)
 
     return run
+
+
+def _also_to_stderr(
+    hook: Callable[[threading.ExceptHookArgs], object],
+) -> Callable[[threading.ExceptHookArgs], None]:
+    def excepthook(args: threading.ExceptHookArgs) -> None:
+        threading.__excepthook__(args)  # "Exception in thread ...", the traceback
+        hook(args)
+
+    return excepthook
 
 
 class _StderrHandler(logging.Handler):
