@@ -1,31 +1,22 @@
 """The tools, unchanged, on v1 agents written with the official SDKs (Python 0.12.1,
-TypeScript 2.4.0's default v1 export): the README's blocking example, ``acp-lite
-info``, ``acp-lite prompt`` and a pytest_acp suite with snapshots."""
+TypeScript 2.4.0's default v1 export): ``acp-lite info``, ``acp-lite prompt`` and a
+pytest_acp suite with snapshots. (The README's blocking example is what
+``test_sdk_v1_agents.py``'s ``agent`` fixture does: ``acp_lite.connect``, then
+``new_session`` and ``run`` in every test.)"""
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 
 import pytest
 from test_sdk_v1_agents import agent_command
 
-import acp_lite
 from acp_lite.cli import EXIT_OK, main
 
 pytest_plugins = ["pytester"]
 
 SDKS = ["python-sdk", "ts-sdk"]
-
-
-@pytest.mark.parametrize("sdk", SDKS)
-def test_readme_blocking_example(sdk: str, tmp_path: Path) -> None:
-    with acp_lite.connect(agent_command(sdk, tmp_path), timeout=60) as client:
-        session = client.new_session(cwd=os.getcwd())
-        turn = session.run("hi")
-        assert client.protocol_version == 1
-        assert (turn.stop_reason, turn.text) == ("end_turn", "echo: hi")
 
 
 @pytest.mark.parametrize("sdk", SDKS)
