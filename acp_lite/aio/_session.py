@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from acp_lite.model.session import Event
 
 __all__ = ["AsyncSession", "EventSlice", "prompt_blocks"]
+
+#: How long a stopped on_update dispatcher lets a running callback batch finish
+#: before abandoning it in its thread (seconds).
+_CALLBACK_GRACE = 0.25
 
 logger = logging.getLogger("acp_lite.session")
 
@@ -405,12 +410,17 @@ class AsyncSession(SessionMethods):
         assert nursery is not None
         start = len(self.model.events)
 
+        running = threading.Event()  # set while a batch runs in its thread
+
         def run_batch(batch: list[Event]) -> None:
-            for event in batch:
-                try:
-                    callback(event)
-                except Exception:
-                    logger.exception("on_update callback raised")
+            try:
+                for event in batch:
+                    try:
+                        callback(event)
+                    except Exception:
+                        logger.exception("on_update callback raised")
+            finally:
+                running.clear()
 
         async def dispatch() -> None:
             i = start
@@ -420,9 +430,17 @@ class AsyncSession(SessionMethods):
                     if i < len(events):
                         batch = list(events[i:])
                         i += len(batch)
+                        running.set()
                         try:
                             await trio.to_thread.run_sync(run_batch, batch, abandon_on_cancel=True)
                         except trio.Cancelled:
+                            # Stopped mid-batch: a batch about to finish gets a moment
+                            # (no warning for a callback that was merely in flight).
+                            with trio.CancelScope(shield=True), trio.move_on_after(_CALLBACK_GRACE):
+                                while running.is_set():
+                                    await trio.sleep(0.005)
+                            if not running.is_set():
+                                raise
                             logger.warning(
                                 "on_update callback %r of session %s was still running "
                                 "when it was stopped: abandoned in its thread",
