@@ -25,13 +25,15 @@ def close_during_callback(seconds: float, caplog: pytest.LogCaptureFixture) -> b
         time.sleep(seconds)  # only the first event's call is slow
         finished.set()
 
-    with caplog.at_level(logging.WARNING, logger="acp_lite.session"):
-        with connect_in_memory(InProcessAgent()) as client:
-            session = client.new_session(cwd="/tmp")
-            session.on_update(slow)
-            session.run("hi")
-            assert started.wait(10)
-        # Closed while the callback ran.
+    with (
+        caplog.at_level(logging.WARNING, logger="acp_lite.session"),
+        connect_in_memory(InProcessAgent()) as client,
+    ):
+        session = client.new_session(cwd="/tmp")
+        session.on_update(slow)
+        session.run("hi")
+        assert started.wait(10)
+    # Closed while the callback ran.
     return finished.is_set()
 
 
