@@ -142,28 +142,6 @@ def _reference_agent_in_memory(
     return connect(command, **kwargs)
 
 
-def child_processes() -> list[str]:
-    """``STATE CMDLINE`` of this process's live or zombie children (Linux ``/proc``)."""
-    me = str(os.getpid())
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-            # Fields after the parenthesised command name: state, ppid, ...
-            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-            if ppid != me:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError, ValueError):
-            continue
-        found.append(f"{state} {cmdline}")
-    return found
-
-
 def assert_clean_error(
     proc: subprocess.CompletedProcess[str], code: int, fragment: str, *, only: bool = True
 ) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from procs import child_processes
 
 import acp_lite.client as client_module
 from acp_lite.cli import (
@@ -23,7 +24,7 @@ from acp_lite.cli import (
 from acp_lite.errors import AgentExited
 from acp_lite.limits import Limits
 
-from .conftest import RunCli, assert_clean_error, child_processes, fake_agent
+from .conftest import RunCli, assert_clean_error, fake_agent
 
 
 def test_command_not_found(run_cli: RunCli) -> None:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from procs import child_processes
 
 from acp_lite.limits import Limits
 
@@ -64,32 +65,3 @@ def no_leaks() -> Iterator[None]:
         return [c for c in child_processes() if c not in children]
 
     assert wait_for(lambda: not new_children(), 5.0), new_children()
-
-
-def child_processes() -> list[str]:
-    """Command lines of this process's live or zombie children (Linux ``/proc``)."""
-    me = str(os.getpid())
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            # Fields after the parenthesised command name: state, ppid, ...
-            state, ppid = _read(f"/proc/{entry}/stat").rsplit(")", 1)[1].split()[:2]
-            if ppid != me:
-                continue  # most entries: no need to read their command line
-            cmdline = _read(f"/proc/{entry}/cmdline").replace("\0", " ")
-        except (OSError, IndexError, ValueError):
-            continue
-        found.append(f"{state} {cmdline}")
-    return found
-
-
-def _read(path: str) -> str:
-    # os.read, not open(): this runs twice per test over every process of the
-    # machine, and a file object per /proc entry costs twice as much.
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return os.read(fd, 65536).decode(errors="replace")
-    finally:
-        os.close(fd)

@@ -16,12 +16,13 @@ from typing import Any
 
 import attrs
 import pytest
+from procs import child_processes
 
 import acp_lite.client as blocking
 from acp_lite import _sync_session, connect_in_memory
 from acp_lite.testing import InProcessAgent, agent_command
 
-from .conftest import FAST, child_processes, portal_threads, process_gone, wait_for
+from .conftest import FAST, portal_threads, process_gone, wait_for
 
 N = 2000
 
