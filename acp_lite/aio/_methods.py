@@ -22,8 +22,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import attrs
-
 from acp_lite.errors import CapabilityNotSupported, ProtocolError
 from acp_lite.protocol import (
     UNSET,
@@ -70,8 +68,11 @@ def _to_wire(value: object, where: str = "a parameter") -> object:
         return [_to_wire(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, os.PathLike):
         return os.fspath(value)
-    if attrs.has(type(value)):
-        return _to_wire(converter.unstructure(value), where)
+    # Whatever the converter turns into JSON (attrs classes, enums ...) is fine; what
+    # it passes through unchanged (a function, an arbitrary object) is not JSON.
+    converted = converter.unstructure(value)
+    if converted is not value:
+        return _to_wire(converted, where)
     raise TypeError(
         f"{where} is not a JSON value ({type(value).__name__}): extra keyword "
         "arguments are sent to the agent as protocol parameters"

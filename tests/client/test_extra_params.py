@@ -25,3 +25,14 @@ def test_a_callable_keyword_is_a_type_error_naming_it() -> None:
         with pytest.raises(TypeError, match="keyword argument 'hook'"):
             session.set_config_option("mode", "ask", hook=print)
         assert session.run("still fine").stop_reason == "end_turn"
+
+
+def test_values_the_converter_turns_into_json_are_accepted() -> None:
+    import enum
+
+    from acp_lite.aio._methods import _to_wire
+
+    class Mode(enum.Enum):
+        ASK = "ask"
+
+    assert _to_wire({"mode": Mode.ASK, "n": (1, 2)}) == {"mode": "ask", "n": [1, 2]}
