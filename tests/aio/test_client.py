@@ -203,7 +203,7 @@ async def test_timeout_on_prompt_withdraws_it(autojump_clock: Any) -> None:
 
 
 async def test_agent_that_never_answers_initialize() -> None:
-    limits = FAST.__class__(connect_timeout=1.5, close_grace=0.2, terminate_grace=0.5)
+    limits = FAST.__class__(connect_timeout=0.8, close_grace=0.2, terminate_grace=0.5)
     with pytest.raises(Timeout) as info:
         async with aio.connect(agent("unresponsive"), limits=limits):
             pass
