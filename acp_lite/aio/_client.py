@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -30,7 +31,10 @@ from acp_lite.transcript import Transcript
 __all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
 
 
+@functools.cache
 def _version() -> str:
+    # Cached: a metadata lookup scans every distribution on sys.path (milliseconds
+    # per connection otherwise).
     try:
         return metadata.version("acp-lite")
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
