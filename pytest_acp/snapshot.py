@@ -4,7 +4,8 @@
 :mod:`pytest_acp.normalize`) and stores it as JSON Lines: a header line with the
 format version and the options, then one update per line with wire field names,
 ``sessionUpdate`` first. The agent's permission and elicitation requests and the
-answers the client gave are lines of their own in stream order (``request`` first). Line-per-update files give line-level diffs in pytest's
+answers the client gave are lines of their own in stream order (``request``
+first). Line-per-update files give line-level diffs in pytest's
 output and in code review. ``pytest --snapshot-update`` writes and updates them,
 and unused files are reported and deleted the usual syrupy way.
 

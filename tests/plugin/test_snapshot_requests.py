@@ -95,44 +95,40 @@ def test_snapshots_hold_requests_and_answers(pytester: pytest.Pytester) -> None:
     changed.stdout.fnmatch_lines(['*- {"request": "session/request_permission"*"allow"*'])
 
 
-def _record(direction: str, msg: Any) -> dict[str, Any]:
-    return {"dir": direction, "t": 0.0, "msg": msg}
+def _rpc(direction: str, **msg: Any) -> dict[str, Any]:
+    return {"dir": direction, "t": 0.0, "msg": {"jsonrpc": "2.0", **msg}}
 
 
 def test_transcript_requests_answered_failed_withdrawn_pending() -> None:
     def ask(rid: int, title: str) -> dict[str, Any]:
         params = {"sessionId": "s", "title": title, "options": []}
-        return {
-            "jsonrpc": "2.0",
-            "id": rid,
-            "method": "session/request_permission",
-            "params": params,
-        }
+        return _rpc("recv", id=rid, method="session/request_permission", params=params)
 
-    update = {
-        "sessionUpdate": "agent_message_chunk",
-        "messageId": "m",
-        "content": {"type": "text", "text": "x"},
-    }
+    def line(title: str, **answer: Any) -> dict[str, Any]:
+        params = {"options": [], "title": title}
+        return {"request": "session/request_permission", **answer, "params": params}
+
+    text = {"type": "text", "text": "x"}
+    update = {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": text}
+    cancelled = {"outcome": {"outcome": "cancelled"}}
     transcript = [
-        _record("recv", ask(1, "one")),
-        _record("recv", ask(2, "two")),
-        _record("recv", ask(3, "three")),
-        _record("recv", ask(4, "four")),
-        _record("recv", {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}),
-        _record("send", {"jsonrpc": "2.0", "id": 1, "result": {"outcome": {"outcome": "cancelled"}}}),
-        _record("send", {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "boom", "data": 1}}),
-        _record("recv", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 3}}),
-        _record("send", {"jsonrpc": "2.0", "id": 3, "result": {"outcome": {"outcome": "cancelled"}}}),
-    ]  # fmt: skip
-    out = normalize(transcript, view="raw")
-    assert out == [
-        {"request": "session/request_permission", "params": {"options": [], "title": "one"}, "result": {"outcome": {"outcome": "cancelled"}}},
-        {"request": "session/request_permission", "error": {"code": -32603, "message": "boom"}, "params": {"options": [], "title": "two"}},
-        {"request": "session/request_permission", "params": {"options": [], "title": "three"}, "status": "withdrawn"},
-        {"request": "session/request_permission", "params": {"options": [], "title": "four"}, "status": "pending"},
-        {"sessionUpdate": "agent_message_chunk", "content": {"text": "x", "type": "text"}, "messageId": "<message:1>"},
-    ]  # fmt: skip
+        ask(1, "one"),
+        ask(2, "two"),
+        ask(3, "three"),
+        ask(4, "four"),
+        _rpc("recv", method="session/update", params={"sessionId": "s", "update": update}),
+        _rpc("send", id=1, result=cancelled),
+        _rpc("send", id=2, error={"code": -32603, "message": "boom", "data": 1}),
+        _rpc("recv", method="$/cancel_request", params={"requestId": 3}),
+        _rpc("send", id=3, result=cancelled),  # too late: withdrawn first
+    ]
+    assert normalize(transcript, view="raw") == [
+        line("one", result=cancelled),
+        line("two", error={"code": -32603, "message": "boom"}),
+        line("three", status="withdrawn"),
+        line("four", status="pending"),
+        {"sessionUpdate": "agent_message_chunk", "content": text, "messageId": "<message:1>"},
+    ]
     assert [u["sessionUpdate"] for u in normalize(transcript, requests=False)] == [
         "agent_message_chunk"
     ]
