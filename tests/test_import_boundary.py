@@ -77,6 +77,7 @@ LAYERS: dict[str, int] = {
     "acp_lite._cli_info": 5,
     "acp_lite._cli_base": 5,
     "acp_lite._cli_errors": 5,
+    "acp_lite._cli_form": 5,  # prompt: the agent's elicitation forms on a terminal, or a policy
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,
 }
