@@ -242,6 +242,10 @@ def elicitation_handler(
                 answer = _Form(ui).ask(request, agent())
             except _EndOfInput:
                 answer = {"action": "cancel"}
+            except (ValueError, TypeError, KeyError) as exc:
+                # A schema this form cannot show (the agent's data): say so, dismiss it.
+                ui.status(f"elicitation: cannot show this form ({exc}) -> cancel")
+                answer = {"action": "cancel"}
         else:
             name = "decline" if policy in (None, "ask") else policy
             response = permissions.elicitation_policy(name)(request, session)

@@ -84,3 +84,30 @@ def test_ask_needs_a_terminal(run_cli: RunCli) -> None:
         proc = run_cli("prompt", flag, "ask", *TOOL)
         assert proc.returncode == EXIT_USAGE
         assert f"{flag} ask needs a terminal on stdin" in proc.stderr
+
+
+def test_form_fields_parse_or_say_why() -> None:
+    from acp_lite._cli_form import parse_field
+
+    tags = {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 1}
+    cases = [
+        ({"type": "integer", "minimum": 1}, "2", 2),
+        ({"type": "integer", "minimum": 1}, "0", "must be at least 1"),
+        ({"type": "integer"}, "2.5", "not an integer"),
+        ({"type": "number", "maximum": 1}, "0.5", 0.5),
+        ({"type": "boolean"}, "yes", True),
+        ({"type": "boolean"}, "maybe", "answer y or n"),
+        ({"type": "string", "oneOf": [{"const": "x", "title": "X"}]}, "1", "x"),
+        ({"type": "string", "enum": ["x"]}, "2", "not a choice: '2' (1-1)"),
+        (tags, "2", ["b"]),
+        (tags, "1 2", "choose at most 1"),
+        ({"type": "string", "maxLength": 2}, "abc", "takes at most 2 characters"),
+        # The agent's schema may be anything: never an exception but ValueError.
+        ({"type": ["odd"], "enum": [{"x": 1}], "enumNames": [1, 2]}, "1", {"x": 1}),
+    ]
+    for prop, text, expected in cases:
+        try:
+            value = parse_field(prop, text)
+        except ValueError as exc:
+            value = str(exc)
+        assert value == expected, (prop, text)
