@@ -183,9 +183,9 @@ class _Wire:
             if method == "$/cancel_request":
                 params = message.get("params")
                 rid = params.get("requestId") if isinstance(params, Mapping) else None
-                line = self.open.pop(json_key(rid), None)
-                if line is not None:
-                    line["status"] = "withdrawn"
+                withdrawn = self.open.pop(json_key(rid), None)
+                if withdrawn is not None:
+                    withdrawn["status"] = "withdrawn"
         return _from_wire(message)
 
     def send(self, message: Any) -> None:
