@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from acp_lite import aio, connect_in_memory, permissions
 from acp_lite.aio._turn_view import EventSlice
@@ -134,17 +137,23 @@ async def test_request_status_failed_and_withdrawn() -> None:
         release.set()
 
 
-def test_event_slice_skips_indices_consistently() -> None:
-    events = list(range(20))
-    for skip in ([], [3], [3, 4], [0, 9, 19], [5, 25]):
-        view = EventSlice(events, 2, 15, skip)  # type: ignore[arg-type]
-        expected = [i for i in range(2, 15) if i not in skip]
-        assert list(view) == expected
-        assert len(view) == len(expected)
-        assert [view[i] for i in range(len(view))] == expected
-        assert view[-1] == expected[-1] and view[1:4] == expected[1:4]
-        with pytest.raises(IndexError):
-            view[len(expected)]
+@settings(max_examples=examples(2))
+@given(
+    start=st.integers(0, 30),
+    length=st.integers(0, 30),
+    skip=st.sets(st.integers(0, 70), max_size=8),
+)
+def test_event_slice_skips_indices_consistently(start: int, length: int, skip: set[int]) -> None:
+    events = list(range(70))
+    view = EventSlice(events, start, start + length, sorted(skip))  # type: ignore[arg-type]
+    expected = [i for i in range(start, start + length) if i not in skip]
+    assert list(view) == expected
+    assert len(view) == len(expected)
+    assert [view[i] for i in range(len(view))] == expected
+    assert [view[-i] for i in range(1, len(view) + 1)] == expected[::-1]
+    assert view[1:4] == expected[1:4] and view[::2] == expected[::2]
+    with pytest.raises(IndexError):
+        view[len(expected)]
 
 
 def test_requests_outside_the_turn_are_not_in_it() -> None:
