@@ -59,6 +59,7 @@ from acp_lite._cli_base import EXIT_USAGE as EXIT_USAGE
 from acp_lite._cli_errors import _explain as _explain
 from acp_lite._cli_errors import _limit_of as _limit_of
 from acp_lite._cli_errors import _report
+from acp_lite._cli_form import ELICITATION_CHOICES, elicitation_handler
 from acp_lite._cli_render import Renderer, json_line, safe_text
 from acp_lite.errors import AcpError
 from acp_lite.protocol.constants import END_TURN
@@ -69,6 +70,10 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_CODES", "main"]
 
 _PERMISSION = "session/request_permission"
+# Spelled out (acp_lite.permissions.PERMISSION_POLICIES / PERMISSION_ALIASES, which a
+# test ties these to): --help must not import the wire types.
+_PERMISSION_NAMES = ("allow_once", "allow_always", "reject_once", "reject_always", "cancel")
+_PERMISSION_ALIASES = ("allow", "reject", "cancelled")
 
 # -- argument parsing ---------------------------------------------------------------------
 
@@ -128,9 +133,21 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     prompt.add_argument(
         "--permission",
-        choices=("allow", "reject", "cancel"),
+        metavar="POLICY",
+        choices=("ask", *_PERMISSION_NAMES, *_PERMISSION_ALIASES),
         default=None,
-        help="answer permission requests this way; default: ask on a terminal, otherwise reject",
+        help="answer permission requests: ask (on a terminal; the default there), "
+        "allow_once, allow_always, reject_once (the default otherwise), reject_always, "
+        "cancel; allow, reject and cancelled are aliases of allow_once, reject_once, cancel",
+    )
+    prompt.add_argument(
+        "--elicitation",
+        metavar="POLICY",
+        choices=ELICITATION_CHOICES,
+        default=None,
+        help="answer the agent's forms (elicitation): ask (on a terminal; the default "
+        "there), decline (the default otherwise), cancel, accept_defaults (each field's "
+        "default; decline when a required field has none)",
     )
     prompt.add_argument(
         "--wait",
@@ -208,20 +225,15 @@ def _options(request: Any) -> list[tuple[str, str, str]]:
 
 
 def _policy(name: str) -> PermissionPolicy:
-    """The non-interactive answer for ``--permission NAME``.
-
-    ``allow`` prefers a one-time grant and takes ``allow_always`` only when that is the
-    sole grant offered (the user asked to allow); ``reject`` prefers ``reject_once``.
-    When nothing fits, the answer is the ``cancelled`` outcome, which the agent must
-    treat as "not approved" (schema: ``RequestPermissionOutcome``).
+    """The non-interactive answer for ``--permission NAME`` (``acp_lite.permissions``
+    names: the option kinds, ``cancel``, and the aliases ``allow``, ``reject``,
+    ``cancelled``). When no offered option fits, the answer is the ``cancelled``
+    outcome, which the agent must treat as "not approved" (schema:
+    ``RequestPermissionOutcome``).
     """
     from acp_lite import permissions
 
-    if name == "allow":
-        return permissions.choose("allow_once", "allow_always")
-    if name == "cancel":
-        return permissions.cancelled
-    return permissions.reject
+    return permissions.permission_policy(name)
 
 
 class _Ui:
@@ -272,6 +284,23 @@ class _Ui:
                 "toolCallId": getattr(tool_call, "tool_call_id", None),
                 "options": [oid for oid, _, _ in _options(request)],
                 "answer": chosen if chosen is not None else "cancelled",
+            }
+        }
+        with self.lock:
+            if self.open:
+                self.out.write(json_line(line))
+                self.out.flush()
+
+    def elicitation(self, request: Any, answer: Mapping[str, Any]) -> None:
+        """With ``--json``: the elicitation request and its answer, as one line."""
+        if not self.json_mode:
+            return
+        line = {
+            "elicitation": {
+                "message": getattr(request, "message", None),
+                "mode": getattr(request, "mode", None),
+                "answer": answer.get("action"),
+                **({"content": answer["content"]} if "content" in answer else {}),
             }
         }
         with self.lock:
@@ -334,11 +363,11 @@ def _permission_handler(
         if session is not None:
             _show_backlog(ui, session)
         title = getattr(request, "title", None) or "permission requested"
-        if policy is None and interactive:
+        if policy in (None, "ask") and interactive:
             answer = _ask(ui, request, str(title))
             ui.permission(request, answer)
             return answer
-        chosen = _policy(policy or "reject")(request, session)
+        chosen = _policy("reject_once" if policy in (None, "ask") else policy)(request, session)
         labels = {oid: f"{name} [{kind or oid}]" for oid, name, kind in _options(request)}
         outcome = "cancelled" if chosen is None else labels.get(chosen, chosen)
         ui.status(f"permission: {title} -> {outcome}")
@@ -393,13 +422,28 @@ def _cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cwd = str(Path(args.cwd or os.getcwd()).resolve())
     if not Path(cwd).is_dir():
         raise CliError(f"--cwd {args.cwd!r} is not a directory", EXIT_USAGE)
-    interactive = args.permission is None and sys.stdin is not None and sys.stdin.isatty()
+    tty = sys.stdin is not None and sys.stdin.isatty()
+    for flag, value in (("--permission", args.permission), ("--elicitation", args.elicitation)):
+        if value == "ask" and not tty:
+            raise CliError(f"{flag} ask needs a terminal on stdin", EXIT_USAGE)
     ui = _Ui(out, err, json_mode=args.json)
-    handler = _permission_handler(ui, args.permission, interactive)
+    handler = _permission_handler(ui, args.permission, tty)
+    names: list[str] = []  # the agent's name, once known (the form names who asks)
+    forms = elicitation_handler(
+        ui,
+        args.elicitation,
+        tty,
+        lambda: names[0] if names and names[0] else "the agent",
+        lambda s: _show_backlog(ui, s),
+    )
     timeout = args.timeout
     session: Any = None
     try:
-        with connect(argv, on_permission=handler, **_timeout_kwargs(timeout)) as client:
+        with connect(
+            argv, on_permission=handler, on_elicitation=forms, **_timeout_kwargs(timeout)
+        ) as client:
+            info = getattr(client, "agent_info", None)
+            names.append(str(getattr(info, "title", None) or getattr(info, "name", None) or ""))
             try:
                 session = client.new_session(cwd=cwd)
                 # Nobody reads the output any more: stop the work instead of letting

@@ -23,7 +23,7 @@ Who answers an agent -> client request: the per-connection callable
 (``on_permission`` / ``on_elicitation``) when one is given — its answer is final,
 ``None`` meaning ``cancelled`` for a permission; otherwise these hook
 implementations (pluggy order: last registered first; ``None`` = no opinion);
-if none answers, the default policy (:func:`acp_lite.permissions.reject`,
+if none answers, the default policy (:func:`acp_lite.permissions.reject_once`,
 :func:`acp_lite.permissions.decline`).
 """
 

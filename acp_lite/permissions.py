@@ -16,6 +16,14 @@ receives the typed ``CreateElicitationRequest`` and returns the typed
 
 Policies may block (for example to ask a human): acp_lite calls them off the trio
 thread. Use them as ``connect(..., on_permission=permissions.allow_once)``.
+
+**Policy names** (one vocabulary for ``acp-lite prompt --permission``, pytest_acp's
+``--acp-permission`` / ``acp_permission`` marker / ini, and :func:`permission_policy`)
+are the protocol's option kinds plus ``cancel``: ``allow_once``, ``allow_always``,
+``reject_once``, ``reject_always``, ``cancel`` (:data:`PERMISSION_POLICIES`). The
+older spellings ``allow``, ``reject`` and ``cancelled`` are accepted aliases
+(:data:`PERMISSION_ALIASES`). Elicitation policy names: ``decline``, ``cancel``,
+``accept_defaults`` (:data:`ELICITATION_POLICIES`).
 """
 
 from __future__ import annotations
@@ -27,9 +35,13 @@ from acp_lite.protocol import CreateElicitationResponse, converter
 
 __all__ = [
     "CANCELLED",
+    "ELICITATION_POLICIES",
+    "PERMISSION_ALIASES",
+    "PERMISSION_POLICIES",
     "ElicitationPolicy",
     "PermissionPolicy",
     "accept",
+    "accept_defaults",
     "allow_always",
     "allow_once",
     "ask",
@@ -37,9 +49,14 @@ __all__ = [
     "cancelled",
     "choose",
     "decline",
+    "elicitation_policy",
+    "field_defaults",
     "option_of_kind",
     "permission_outcome",
+    "permission_policy",
     "reject",
+    "reject_always",
+    "reject_once",
 ]
 
 
@@ -116,10 +133,19 @@ def allow_always(request: Any, session: Any) -> str | None:
     return option_of_kind(request, "allow_always", "allow_once")
 
 
-def reject(request: Any, session: Any) -> str | None:
+def reject_once(request: _PermissionRequest, session: object) -> str | None:
     """Select ``reject_once``, else ``reject_always``; ``cancelled`` (also "not approved")
     when no reject option is offered. This is the default policy."""
     return option_of_kind(request, *_REJECT_KINDS)
+
+
+reject = reject_once
+"""The default policy, :func:`reject_once` (the older name)."""
+
+
+def reject_always(request: _PermissionRequest, session: object) -> str | None:
+    """Select ``reject_always``, else ``reject_once``; ``cancelled`` when neither is offered."""
+    return option_of_kind(request, "reject_always", "reject_once")
 
 
 def cancelled(request: Any, session: Any) -> str | None:
@@ -198,6 +224,81 @@ def accept(content: Mapping[str, Any] | None = None) -> ElicitationPolicy:
         return _elicitation_response(dict(payload))
 
     policy.__name__ = policy.__qualname__ = f"accept({content!r})"
+    return policy
+
+
+def accept_defaults(request: object, session: object) -> CreateElicitationResponse:
+    """Accept a form with the ``default`` of each requested field; ``decline`` when a
+    required field has no default (nothing honest to send for it)."""
+    content = field_defaults(request)
+    required = getattr(getattr(request, "requested_schema", None), "required", None) or ()
+    if any(name not in content for name in required):
+        return decline(request, session)
+    return _elicitation_response({"action": "accept", "content": content})
+
+
+def field_defaults(request: object) -> dict[str, object]:
+    """The ``default`` of each field of a form elicitation's requested schema
+    (``requestedSchema.properties``; fields without a default are left out)."""
+    properties = getattr(getattr(request, "requested_schema", None), "properties", None)
+    out: dict[str, object] = {}
+    if isinstance(properties, Mapping):
+        for name, prop in properties.items():
+            if isinstance(prop, Mapping) and prop.get("default") is not None:
+                out[str(name)] = prop["default"]
+    return out
+
+
+# --- policy names --------------------------------------------------------------------
+
+_Permission = Callable[[_PermissionRequest, object], "str | None"]
+_Elicitation = Callable[[object, object], CreateElicitationResponse]
+
+PERMISSION_POLICIES: Final[dict[str, _Permission]] = {
+    "allow_once": allow_once,
+    "allow_always": allow_always,
+    "reject_once": reject_once,
+    "reject_always": reject_always,
+    "cancel": cancelled,
+}
+"""Permission policies by name: the option kinds, plus ``cancel`` (the ``cancelled``
+outcome)."""
+
+PERMISSION_ALIASES: Final[dict[str, str]] = {
+    "allow": "allow_once",
+    "reject": "reject_once",
+    "cancelled": "cancel",
+}
+"""Older spellings still accepted, and the name each stands for."""
+
+ELICITATION_POLICIES: Final[dict[str, _Elicitation]] = {
+    "decline": decline,
+    "cancel": cancel,
+    "accept_defaults": accept_defaults,
+}
+"""Elicitation policies by name."""
+
+
+def permission_policy(name: str) -> _Permission:
+    """The permission policy called ``name`` (or an alias); ``ValueError`` naming the
+    choices otherwise."""
+    policy = PERMISSION_POLICIES.get(PERMISSION_ALIASES.get(name, name))
+    if policy is None:
+        raise ValueError(
+            f"unknown permission policy {name!r}; expected one of "
+            f"{', '.join(PERMISSION_POLICIES)} (aliases: {', '.join(PERMISSION_ALIASES)})"
+        )
+    return policy
+
+
+def elicitation_policy(name: str) -> _Elicitation:
+    """The elicitation policy called ``name``; ``ValueError`` naming the choices otherwise."""
+    policy = ELICITATION_POLICIES.get(name)
+    if policy is None:
+        raise ValueError(
+            f"unknown elicitation policy {name!r}; expected one of "
+            f"{', '.join(ELICITATION_POLICIES)}"
+        )
     return policy
 
 

@@ -10,12 +10,20 @@ to turn anything but a normal end into :class:`TurnFailed`.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from acp_lite.errors import TurnFailed
 from acp_lite.protocol.constants import END_TURN
+
+if TYPE_CHECKING:
+    from acp_lite.model.entities import ToolCallEntity
+    from acp_lite.model.requests import (
+        AgentRequestRecord,
+        ElicitationRecord,
+        PermissionRequestRecord,
+    )
 
 __all__ = ["Turn", "TurnFailed"]
 
@@ -26,11 +34,23 @@ class Turn:
 
     * ``submission``: the model's ``Submission`` (request id, status, message id ...).
     * ``message_id``: the inserted user message's id (from the prompt response).
-    * ``updates``: the session's events received from sending the prompt to the idle
-      that ended this work (model ``Event`` objects, in receive order).
+    * ``updates``: the updates the agent streamed from sending the prompt to the idle
+      that ended this work (model ``Event`` objects, in receive order). The tool call
+      a permission request carries is applied to ``session.model`` but is not an
+      update the agent sent: it is not here (see ``permission_requests``).
+      ``assert turn.updates == acp_snapshot`` snapshots them, with the agent's
+      requests and the answers given in their place in the stream.
     * ``stop_reason``: the idle's stop reason (``None`` if the agent reported none).
     * ``error``: the idle's ``error`` object when ``stop_reason == "error"``, else ``None``.
     * ``text``: the agent message text of that work.
+    * ``requests``: the agent's requests during that work, with the answers sent
+      (``acp_lite.model.AgentRequestRecord``), in receive order;
+      ``permission_requests`` (``PermissionRequestRecord``: ``title``,
+      ``tool_call_id``, ``options``, ``outcome``, ``option_id``, ``option``,
+      ``status``) and ``elicitations`` (``ElicitationRecord``: ``message``,
+      ``action``, ``content``, ``status``) are those of each kind.
+    * ``tool_calls``: the tool calls (``acp_lite.model.ToolCallEntity``, as in
+      ``session.model.tool_calls``) this work created or updated, in timeline order.
     """
 
     submission: Any
@@ -40,6 +60,10 @@ class Turn:
     error: Any = None
     text: str = ""
     session_id: str | None = None
+    requests: Sequence[AgentRequestRecord] = ()
+    permission_requests: Sequence[PermissionRequestRecord] = ()
+    elicitations: Sequence[ElicitationRecord] = ()
+    tool_calls: Sequence[ToolCallEntity] = ()
 
     @property
     def ok(self) -> bool:

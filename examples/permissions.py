@@ -40,7 +40,7 @@ class OncePerSession:
         # meaning. Both helpers answer None ("cancelled") if no such option exists.
         if first:
             return permissions.option_of_kind(request, "allow_once")
-        return permissions.reject(request, session)
+        return permissions.reject_once(request, session)
 
 
 def main() -> int:

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "ELICITATION_POLICIES",
     "IN_PROCESS_PREFIX",
+    "PERMISSION_ALIASES",
     "PERMISSION_POLICIES",
     "PROTOCOLS",
     "SCOPES",
@@ -41,8 +42,11 @@ SCOPES = ("function", "module", "session")
 PROTOCOLS = ("auto", "1", "2")
 CONFORMANCE_MODES = ("off", "warn", "strict")
 DEFAULT_TIMEOUT = 30.0
-PERMISSION_POLICIES = ("reject", "allow_once", "allow_always", "cancelled")
-ELICITATION_POLICIES = ("decline", "cancel")
+#: Permission policy names (``acp_lite.permissions.PERMISSION_POLICIES``) and the
+#: older spellings accepted for them (``PERMISSION_ALIASES``: allow, reject, cancelled).
+PERMISSION_POLICIES = ("allow_once", "allow_always", "reject_once", "reject_always", "cancel")
+PERMISSION_ALIASES = ("allow", "reject", "cancelled")
+ELICITATION_POLICIES = ("decline", "cancel", "accept_defaults")
 
 
 IN_PROCESS_PREFIX = "python:"
@@ -324,15 +328,22 @@ def _policy(
         value = _option(config, name) or default
     if callable(value):
         return value  # type: ignore[no-any-return]
-    chosen = _choice(value, choices, name.replace("_", " "))
-    policy: Callable[[Any, Any], Any] = getattr(permissions, chosen)
-    return policy
+    try:
+        if name == "acp_permission":
+            return permissions.permission_policy(str(value))
+        return permissions.elicitation_policy(str(value))
+    except ValueError:
+        aliases = f" (aliases: {', '.join(PERMISSION_ALIASES)})" if name == "acp_permission" else ""
+        what = name.replace("_", " ")
+        raise pytest.UsageError(
+            f"{what} must be one of {', '.join(choices)}{aliases}, not {value!r}"
+        ) from None
 
 
 def permission_policy(node: pytest.Item, config: pytest.Config) -> Callable[[Any, Any], Any]:
-    """The answer to ``session/request_permission`` (default ``reject``: a test never
-    hangs on a question it did not expect)."""
-    return _policy(node, config, "acp_permission", PERMISSION_POLICIES, "reject")
+    """The answer to ``session/request_permission`` (default ``reject_once``: a test
+    never hangs on a question it did not expect)."""
+    return _policy(node, config, "acp_permission", PERMISSION_POLICIES, "reject_once")
 
 
 def elicitation_policy(node: pytest.Item, config: pytest.Config) -> Callable[[Any, Any], Any]:

@@ -24,7 +24,9 @@ class AcpHookSpecs:
         self, update: dict[str, Any], view: str, config: pytest.Config
     ) -> bool | None:
         """Normalise one update payload before it is snapshotted (``acp_snapshot``) or
-        returned by the ``acp_normalize`` fixture.
+        returned by the ``acp_normalize`` fixture. The agent's requests come here too,
+        as request lines (``{"request": method, "params": ..., "result": ...}``, no
+        ``sessionUpdate``: read it with ``update.get("sessionUpdate")``).
 
         ``update`` is a private copy with wire field names and raw ids (placeholders
         are assigned afterwards, so ids you rewrite are numbered too); built-in

@@ -15,7 +15,13 @@ changes:
   boundaries don't matter; ``"raw"`` keeps every update; ``"final"`` folds the
   stream into the final state of each entity, in timeline order, followed by the
   session-level values and the final foreground state;
-* ``text=False`` redacts text so that only the *shape* of a turn is compared.
+* ``text=False`` redacts text so that only the *shape* of a turn is compared;
+* the agent's requests to the client (``session/request_permission``,
+  ``elicitation/create``) and the answers given are kept in stream order as
+  request lines, ``{"request": method, "params": {...}, "result": {...}}`` (or
+  ``"error"``, or ``"status": "withdrawn"`` / ``"pending"`` when none was sent;
+  ``sessionId`` left out, as in updates), normalised like updates;
+  ``requests=False`` leaves them out.
 
 Pure Python over dicts: no pytest, syrupy or acp_lite import is needed to use it.
 """
@@ -36,6 +42,7 @@ __all__ = [
     "CHUNK_ID_KEYS",
     "ID_KINDS",
     "REDACTIONS",
+    "REQUEST_METHODS",
     "IdMap",
     "Normalizer",
     "View",
@@ -48,9 +55,10 @@ View = Literal["raw", "merged", "final"]
 VIEWS: tuple[str, ...] = ("raw", "merged", "final")
 
 Normalizer = Callable[[dict[str, Any]], "dict[str, Any] | bool | None"]
-"""A project normaliser: receives one update payload (a fresh copy, raw ids, built-in
-redaction already applied) and may mutate it in place or return a replacement dict;
-``False`` drops the update."""
+"""A project normaliser: receives one update payload or request line (a fresh copy,
+raw ids, built-in redaction already applied) and may mutate it in place or return a
+replacement dict; ``False`` drops it. Request lines have ``request`` instead of
+``sessionUpdate``: use ``update.get("sessionUpdate")``."""
 
 #: Wire keys whose values are opaque ids, and the placeholder kind for each. Message
 #: ids share one kind because the prompt response, the user message and session
@@ -123,24 +131,117 @@ def _from_wire(message: Any) -> list[dict[str, Any]]:
     return []
 
 
+#: Agent -> client requests kept as request lines (with the client's answer).
+REQUEST_METHODS: frozenset[str] = frozenset({"session/request_permission", "elicitation/create"})
+
+
+def _request_line(method: str, params: Any) -> dict[str, Any]:
+    """A request line without its answer (``sessionId`` dropped, as updates have none)."""
+    kept = (
+        {k: v for k, v in params.items() if k != "sessionId"} if isinstance(params, Mapping) else {}
+    )
+    return {"request": method, "params": kept}
+
+
+def _record_line(record: Any) -> dict[str, Any]:
+    """The request line of a model record (``acp_lite.model.AgentRequestRecord``)."""
+    line = _request_line(record.method, record.raw)
+    if record.status == "answered":
+        line["result"] = record.result
+    elif record.status == "failed":
+        line["error"] = record.error
+    else:
+        line["status"] = record.status
+    return line
+
+
+def _is_record(item: Any) -> bool:
+    return (
+        not isinstance(item, Mapping)
+        and isinstance(getattr(item, "event_index", None), int)
+        and isinstance(getattr(item, "method", None), str)
+        and hasattr(item, "status")
+    )
+
+
+class _Wire:
+    """Request lines from transcript lines: a request received, then the answer
+    the client sent for its id (or the agent's ``$/cancel_request``)."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, dict[str, Any]] = {}
+
+    def recv(self, message: Any) -> list[dict[str, Any]]:
+        if isinstance(message, list):
+            return [p for m in message for p in self.recv(m)]
+        if isinstance(message, Mapping):
+            method = message.get("method")
+            if isinstance(method, str) and method in REQUEST_METHODS and "id" in message:
+                line = _request_line(method, message.get("params"))
+                self.open[json_key(message.get("id"))] = line
+                return [line]
+            if method == "$/cancel_request":
+                params = message.get("params")
+                rid = params.get("requestId") if isinstance(params, Mapping) else None
+                withdrawn = self.open.pop(json_key(rid), None)
+                if withdrawn is not None:
+                    withdrawn["status"] = "withdrawn"
+        return _from_wire(message)
+
+    def send(self, message: Any) -> None:
+        if isinstance(message, list):
+            for m in message:
+                self.send(m)
+            return
+        if isinstance(message, Mapping) and "method" not in message and "id" in message:
+            line = self.open.pop(json_key(message.get("id")), None)
+            if line is not None:
+                if "error" in message:
+                    error = message.get("error")
+                    keep = ("code", "message")
+                    line["error"] = (
+                        {k: error[k] for k in keep if k in error}
+                        if isinstance(error, Mapping)
+                        else error
+                    )
+                else:
+                    line["result"] = message.get("result")
+
+    def finish(self) -> None:
+        for line in self.open.values():
+            line["status"] = "pending"
+        self.open.clear()
+
+
 #: Event sources that are updates the agent sent: a v2 ``session/update``, or a v1
 #: one (``acp_lite.core.v1.SOURCE_TRANSLATED``: its payload kept as received).
 _STREAMED = frozenset({"session/update", "v1:session/update"})
 
 
-def _payloads_of(item: Any) -> list[dict[str, Any]]:
-    """The update payloads (``{"sessionUpdate": ...}``) carried by ``item``."""
+def _payloads_of(item: Any, wire: _Wire | None = None) -> list[dict[str, Any]]:
+    """The update payloads (``{"sessionUpdate": ...}``) carried by ``item``; with
+    ``wire``, request lines too."""
     if isinstance(item, Mapping):
         if "sessionUpdate" in item:
             return [dict(item)]
+        if "request" in item and "params" in item and wire is not None:
+            return [dict(item)]  # a request line (already normalised once)
         update = item.get("update")
         if isinstance(update, Mapping) and "sessionUpdate" in update:
             return [dict(update)]  # session/update params
         if "dir" in item and ("msg" in item or "raw" in item):  # an NDJSON transcript record
-            return _from_wire(item.get("msg")) if item.get("dir") == "recv" else []
+            if item.get("dir") == "recv":
+                return (
+                    wire.recv(item.get("msg")) if wire is not None else _from_wire(item.get("msg"))
+                )
+            if item.get("dir") == "send" and wire is not None:
+                wire.send(item.get("msg"))
+            return []
         if "method" in item or "result" in item or "error" in item:
             return _from_wire(item)  # a whole JSON-RPC message
         raise TypeError(f"not an ACP update: a mapping without 'sessionUpdate' ({item!r:.200})")
+    if _is_record(item):
+        return [_record_line(item)] if wire is not None else []
     if getattr(item, "source", "session/update") not in _STREAMED:
         # Derived by the client (the tool call a permission request carries, what
         # the v1 translator synthesizes): snapshots show what the agent streamed,
@@ -156,10 +257,18 @@ def _payloads_of(item: Any) -> list[dict[str, Any]]:
         return _payloads_of(raw_params)
     line = getattr(item, "line", None)  # TranscriptEntry
     if isinstance(line, bytes | str) and hasattr(item, "direction"):
+        if item.direction == "send":
+            if wire is not None:
+                value = loads(line)
+                if value is not NOT_JSON:
+                    wire.send(value)
+            return []
         if item.direction != "recv":
             return []
         value = loads(line)
-        return [] if value is NOT_JSON else _from_wire(value)
+        if value is NOT_JSON:
+            return []
+        return wire.recv(value) if wire is not None else _from_wire(value)
     if hasattr(item, "session_update"):  # a typed wire object
         import importlib
 
@@ -168,27 +277,46 @@ def _payloads_of(item: Any) -> list[dict[str, Any]]:
     raise TypeError(f"cannot read an ACP update from {type(item).__name__}: {item!r:.200}")
 
 
+def _in_stream_order(events: Iterable[Any], requests: Any) -> list[Any]:
+    """Model events with the request records placed where they arrived (a record
+    with ``event_index`` k came after events ``0..k-1``)."""
+    records = [r for r in requests or () if _is_record(r)]
+    if not records:
+        return list(events)
+    out: list[Any] = []
+    j = 0
+    for event in events:
+        index = getattr(event, "index", None)
+        while j < len(records) and isinstance(index, int) and records[j].event_index <= index:
+            out.append(records[j])
+            j += 1
+        out.append(event)
+    out.extend(records[j:])
+    return out
+
+
 def _items_of(data: Any) -> Iterable[Any]:
     if isinstance(data, Mapping):
         return [data]
     if isinstance(data, str | bytes):
         raise TypeError("expected a sequence of updates, got a string")
     # Order matters: a Session has both `model` and `updates`; the model's event log
-    # is the complete record (Turn.updates is the slice of one turn).
+    # is the complete record (Turn.updates is the slice of one turn). The agent's
+    # requests are `requests` next to the events (SessionModel, Turn.updates).
     events = getattr(data, "events", None)
     if events is not None and not callable(events):
-        return list(events)
+        return _in_stream_order(events, getattr(data, "requests", None))
     model = getattr(data, "model", None)
     if model is not None and getattr(model, "events", None) is not None:
-        return list(model.events)
+        return _in_stream_order(model.events, getattr(model, "requests", None))
     updates = getattr(data, "updates", None)
     if updates is not None and not callable(updates):
-        return list(updates)
+        return _in_stream_order(updates, getattr(updates, "requests", None))
     entries = getattr(data, "entries", None)  # acp_lite.transcript.Transcript
     if callable(entries):
         return list(entries())
     if isinstance(data, Iterable):
-        return list(data)
+        return _in_stream_order(data, getattr(data, "requests", None))
     raise TypeError(f"cannot read ACP updates from {type(data).__name__}")
 
 
@@ -202,11 +330,18 @@ def extract_updates(data: Any) -> list[dict[str, Any]]:
     object carrying them: a ``Turn`` (``.updates``), a ``Session`` (``.model``), a
     ``SessionModel`` (``.events``) or a ``Transcript``.
     """
-    out: list[dict[str, Any]] = []
+    return _extract(data, requests=False)
+
+
+def _extract(data: Any, *, requests: bool) -> list[dict[str, Any]]:
+    wire = _Wire() if requests else None
+    found: list[dict[str, Any]] = []
     for item in _items_of(data):
-        # A copy, clipped: the helpers below recurse, and agent values may nest deeply.
-        out.extend(clip_depth(p) for p in _payloads_of(item))
-    return out
+        found.extend(_payloads_of(item, wire))
+    if wire is not None:
+        wire.finish()  # a transcript's answers come later than its requests
+    # Copies, clipped: the helpers below recurse, and agent values may nest deeply.
+    return [clip_depth(p) for p in found]
 
 
 MAX_DEPTH = 64
@@ -358,13 +493,15 @@ def _sorted(value: Any) -> Any:
 
 
 def order_keys(update: dict[str, Any]) -> dict[str, Any]:
-    """``sessionUpdate`` first, then the other keys sorted (recursively): a stable,
-    readable order that does not depend on the agent's key order."""
+    """``sessionUpdate`` (or a request line's ``request``) first, then the other keys
+    sorted (recursively): a stable, readable order that does not depend on the
+    agent's key order."""
     out: dict[str, Any] = {}
-    if "sessionUpdate" in update:
-        out["sessionUpdate"] = update["sessionUpdate"]
+    first = "sessionUpdate" if "sessionUpdate" in update else "request"
+    if first in update:
+        out[first] = update[first]
     for key in sorted(update):
-        if key != "sessionUpdate":
+        if key != first:
             out[key] = _sorted(update[key])
     return out
 
@@ -382,6 +519,7 @@ def normalize(
     ids: IdMap | None = None,
     placeholders: bool = True,
     normalizers: Iterable[Normalizer] = (),
+    requests: bool = True,
 ) -> list[dict[str, Any]]:
     """Normalise an update stream into comparable wire dicts (see the module docstring).
 
@@ -395,7 +533,9 @@ def normalize(
             none; or an iterable of category names.
         ids: an :class:`IdMap` to share placeholders between calls.
         placeholders: ``False`` keeps the raw ids.
-        normalizers: project normalisers applied to each update (see :data:`Normalizer`).
+        normalizers: project normalisers applied to each update and request line
+            (see :data:`Normalizer`).
+        requests: ``False`` leaves out the agent's requests (request lines).
     """
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; expected one of {', '.join(VIEWS)}")
@@ -413,7 +553,7 @@ def normalize(
 
     payloads: list[dict[str, Any]] = []
     hooks = list(normalizers)
-    for p in extract_updates(updates):
+    for p in _extract(updates, requests=requests):
         _redact_payload(p, cats, paths)
         keep = True
         for hook in hooks:

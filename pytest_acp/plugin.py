@@ -65,11 +65,13 @@ MARKERS = (
     "'function': a fresh agent per test).",
     "acp_conformance(mode): conformance checking for this test: 'off', 'warn' or 'strict'.",
     "acp_waive(*rule_ids, reason=None): do not report these ACP conformance rules here.",
-    "acp_permission(policy): answer permission requests with 'reject' (default), "
-    "'allow_once', 'allow_always', 'cancelled' or a callable (request, session) -> option id "
-    "(pass a callable by keyword: @pytest.mark.acp_permission(policy=fn)).",
-    "acp_elicitation(policy): answer elicitations with 'decline' (default), 'cancel' or a "
-    "callable (request, session) -> response (by keyword: acp_elicitation(policy=fn)).",
+    "acp_permission(policy): answer permission requests with 'reject_once' (default), "
+    "'reject_always', 'allow_once', 'allow_always', 'cancel' (aliases: allow, reject, "
+    "cancelled) or a callable (request, session) -> option id (pass a callable by keyword: "
+    "@pytest.mark.acp_permission(policy=fn)).",
+    "acp_elicitation(policy): answer elicitations with 'decline' (default), 'cancel', "
+    "'accept_defaults' or a callable (request, session) -> response (by keyword: "
+    "acp_elicitation(policy=fn)).",
     "acp_protocol(version): the ACP version to speak here: 'auto' (default), 1 or 2.",
     "acp_login(method_id): log in with this auth method right after initialize.",
 )
@@ -102,9 +104,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "acp_scope": "agent process per 'function' (default), 'module' or 'session'",
         "acp_timeout": "default timeout of ACP calls in seconds (30)",
         "acp_conformance": "conformance checks: off, warn (default), strict",
-        "acp_permission": "permission policy: reject (default), allow_once, allow_always, "
-        "cancelled",
-        "acp_elicitation": "elicitation policy: decline (default), cancel",
+        "acp_permission": "permission policy: reject_once (default), reject_always, "
+        "allow_once, allow_always, cancel",
+        "acp_elicitation": "elicitation policy: decline (default), cancel, accept_defaults",
         "acp_transcripts": "directory to save every test's wire transcript (NDJSON)",
         "acp_snapshot_view": "default acp_snapshot view: merged (default), raw, final",
         "acp_protocol": "ACP version to speak: auto (default: 2, or 1 if the agent answers "
@@ -148,14 +150,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--acp-permission",
         dest="acp_permission",
-        choices=settings.PERMISSION_POLICIES,
-        help="answer permission requests with this policy (default: reject)",
+        choices=(*settings.PERMISSION_POLICIES, *settings.PERMISSION_ALIASES),
+        help="answer permission requests with this policy (default: reject_once; "
+        "allow, reject and cancelled are aliases of allow_once, reject_once and cancel)",
     )
     group.addoption(
         "--acp-elicitation",
         dest="acp_elicitation",
         choices=settings.ELICITATION_POLICIES,
-        help="answer elicitation requests with this policy (default: decline)",
+        help="answer elicitation requests with this policy (default: decline; "
+        "accept_defaults accepts a form with its fields' defaults)",
     )
     group.addoption(
         "--acp-protocol",
@@ -263,7 +267,7 @@ def acp_timeout(request: pytest.FixtureRequest) -> float:
 
 @pytest.fixture
 def acp_permission_policy(request: pytest.FixtureRequest) -> Callable[[Any, Any], Any]:
-    """How permission requests are answered (default: reject). Override to customise."""
+    """How permission requests are answered (default: reject_once). Override to customise."""
     return settings.permission_policy(request.node, request.config)
 
 

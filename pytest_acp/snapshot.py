@@ -3,11 +3,14 @@
 ``assert turn.updates == acp_snapshot`` normalises the stream (see
 :mod:`pytest_acp.normalize`) and stores it as JSON Lines: a header line with the
 format version and the options, then one update per line with wire field names,
-``sessionUpdate`` first. Line-per-update files give line-level diffs in pytest's
+``sessionUpdate`` first. The agent's permission and elicitation requests and the
+answers the client gave are lines of their own in stream order (``request``
+first). Line-per-update files give line-level diffs in pytest's
 output and in code review. ``pytest --snapshot-update`` writes and updates them,
 and unused files are reported and deleted the usual syrupy way.
 
-Per assertion options: ``acp_snapshot(view="final", text=False, name="turn2")``.
+Per assertion options: ``acp_snapshot(view="final", text=False, requests=False,
+name="turn2")``.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class SnapshotOptions:
     redact: bool | frozenset[str] = True
     tmp_path: tuple[str, ...] = ()
     normalizers: tuple[Normalizer, ...] = ()
+    requests: bool = True
 
     def __attrs_post_init__(self) -> None:
         if self.view not in VIEWS:
@@ -59,6 +63,8 @@ def _header(options: SnapshotOptions) -> dict[str, Any]:
     header: dict[str, Any] = {"acp_snapshot": FORMAT_VERSION, "view": options.view}
     if not options.text:
         header["text"] = False
+    if not options.requests:
+        header["requests"] = False
     if options.redact is not True:
         header["redact"] = sorted(options.redact) if options.redact else False
     return header
@@ -85,6 +91,7 @@ def serialize_updates(
         tmp_path=options.tmp_path or None,
         redact=options.redact,
         normalizers=options.normalizers,
+        requests=options.requests,
     )
     if exclude is not None or include is not None or matcher is not None:
         # syrupy's own property filters and matchers work as with its JSON extension.
@@ -138,8 +145,9 @@ class AcpSnapshotExtension(SingleFileSnapshotExtension):
 class AcpSnapshotAssertion(SnapshotAssertion):
     """syrupy's ``SnapshotAssertion`` with ACP normalisation options.
 
-    ``acp_snapshot(view=..., text=..., redact=...)`` changes them for the next
-    assertion only, like syrupy's own per-call options.
+    ``acp_snapshot(view=..., text=..., redact=..., requests=...)`` changes them for
+    the next assertion only, like syrupy's own per-call options (``requests=False``
+    leaves out the agent's permission and elicitation requests).
     """
 
     acp_options: SnapshotOptions = field(default_factory=SnapshotOptions)
@@ -153,9 +161,12 @@ class AcpSnapshotAssertion(SnapshotAssertion):
         text: bool | None = None,
         redact: bool | Iterable[str] | None = None,
         normalizers: Sequence[Normalizer] | None = None,
+        requests: bool | None = None,
         **kwargs: Any,
     ) -> AcpSnapshotAssertion:
         changes: dict[str, Any] = {}
+        if requests is not None:
+            changes["requests"] = requests
         if view is not None:
             changes["view"] = view
         if text is not None:
@@ -177,7 +188,8 @@ class AcpSnapshotAssertion(SnapshotAssertion):
         # cut in the middle). The diff below the code says what changed.
         options = self.acp_options
         text = "" if options.text else ", text=False"
-        return f"<acp_snapshot view={options.view!r}{text}>"
+        requests = "" if options.requests else ", requests=False"
+        return f"<acp_snapshot view={options.view!r}{text}{requests}>"
 
     def with_defaults(
         self,

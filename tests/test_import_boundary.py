@@ -56,10 +56,12 @@ LAYERS: dict[str, int] = {
     "acp_lite.files": 0,  # fs request handling: path confinement, LocalFiles (plain Python)
     # 1: the session model
     "acp_lite.model": 1,
+    "acp_lite.model.requests": 1,  # records of the agent's requests and their answers
     # 2: the sans-IO connection state machine (core replaces the legacy rpc engine)
     "acp_lite.core": 2,
     # 3: trio: transport, connection pump, AsyncClient / AsyncSession
     "acp_lite.aio": 3,
+    "acp_lite.aio._turn_view": 3,  # builds Turn: the turn's events, requests, tool calls
     # 4: the blocking facade
     "acp_lite.client": 4,
     "acp_lite._sync_session": 4,
@@ -75,6 +77,7 @@ LAYERS: dict[str, int] = {
     "acp_lite._cli_info": 5,
     "acp_lite._cli_base": 5,
     "acp_lite._cli_errors": 5,
+    "acp_lite._cli_form": 5,  # prompt: the agent's elicitation forms on a terminal, or a policy
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,
 }

@@ -166,8 +166,6 @@ KNOWN_ANY: frozenset[str] = frozenset(
         "acp_lite.permissions.decline:request",
         "acp_lite.permissions.decline:session",
         "acp_lite.permissions.permission_outcome:return",
-        "acp_lite.permissions.reject:request",
-        "acp_lite.permissions.reject:session",
         "acp_lite.protocol.CreateElicitationResponse.__init__:content",
         "acp_lite.protocol.CreateElicitationResponse.content",
         "acp_lite.protocol.ElicitationAcceptAction.__init__:content",

@@ -2,7 +2,7 @@
 
 Order of deciders: the per-connection callable (``on_permission`` /
 ``on_elicitation``), then the pluggy hook implementations from ``plugins``, then
-the default policy (:func:`acp_lite.permissions.reject`,
+the default policy (:func:`acp_lite.permissions.reject_once`,
 :func:`acp_lite.permissions.decline`). User code may block, so the pump always
 calls :meth:`AgentRequestDecider.decide` in a worker thread, never on the trio
 thread (it would stall the reader and, through pipe back-pressure, the agent).
@@ -50,7 +50,7 @@ class AgentRequestDecider:
         else:
             answer = self.pm.hook.acp_permission_request(request=request, session=session)
             if answer is None:
-                answer = permissions.reject(request, session)
+                answer = permissions.reject_once(request, session)
         return {"outcome": permissions.permission_outcome(answer)}
 
     def _decide_elicitation(self, request: Any, session: Any) -> Any:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 
 from acp_lite.aio._session_methods import SessionMethods
+from acp_lite.aio._turn_view import EventSlice, build_turn
 from acp_lite.errors import Timeout
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import IdleStateUpdate, converter
@@ -48,45 +49,6 @@ def prompt_blocks(content: Any) -> list[Any]:
         # Spec (prompt lifecycle, step 1): clients MUST NOT send an empty prompt.
         raise ValueError("a prompt needs at least one content block")
     return blocks
-
-
-class EventSlice(Sequence["Event"]):
-    """A lazy view of ``events[start:stop]``: events are built only when read.
-
-    A turn can hold hundreds of thousands of updates; building one object per
-    update up front would cost more than receiving them.
-    """
-
-    __slots__ = ("_events", "_start", "_stop")
-
-    def __init__(self, events: Sequence[Event], start: int, stop: int) -> None:
-        self._events = events
-        self._start = start
-        self._stop = max(start, stop)
-
-    def __len__(self) -> int:
-        return self._stop - self._start
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Event]: ...
-    def __getitem__(self, index: int | slice) -> Event | list[Event]:
-        if isinstance(index, slice):
-            return [self._events[self._start + i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return self._events[self._start + index]
-
-    def __iter__(self) -> Iterator[Event]:
-        events = self._events
-        for i in range(self._start, self._stop):
-            yield events[i]
-
-    def __repr__(self) -> str:
-        return f"<{len(self)} events [{self._start}:{self._stop}]>"
 
 
 class AsyncSession(SessionMethods):
@@ -263,18 +225,7 @@ class AsyncSession(SessionMethods):
             timeout=remaining,
             awaited=f"the idle ending the work of message {submission.message_id!r}",
         )
-        events = self.model.events
-        end = submission.end_event_index
-        updates = EventSlice(events, start, end + 1 if end is not None else len(events))
-        return Turn(
-            submission=submission,
-            message_id=submission.message_id,
-            updates=updates,
-            stop_reason=submission.stop_reason,
-            error=submission.error,
-            text=self.model.text(submission),
-            session_id=self.id,
-        )
+        return build_turn(self.model, submission, start, self.id)
 
     def _idle_done(self) -> bool:
         # Idle, and no prompt of ours is still to be inserted or still working.

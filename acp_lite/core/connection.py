@@ -37,6 +37,7 @@ from acp_lite.core.framing import LineFramer, OversizeLine
 from acp_lite.core.records import AgentRequest, PendingRequest, RequestId, SessionState
 from acp_lite.core.rpc import (
     CANCELLED_RESULTS,
+    CLIENT_HANDLED_METHODS,
     InvalidReceived,
     NotificationReceived,
     PeerCancelled,
@@ -368,8 +369,7 @@ class ClientConnection:
                 continue
             if req.tool_call_id is not None and ("tool_call", req.tool_call_id) in listed:
                 continue
-            self.rpc.respond(rid, CANCELLED_RESULTS[_PERMISSION])
-            del self.agent_requests[rid]
+            self.respond(rid, CANCELLED_RESULTS[_PERMISSION])
             answered.append(req)
         self._touch(state)
         return answered
@@ -397,15 +397,23 @@ class ClientConnection:
 
     def respond(self, request_id: RequestId, result: Any) -> bool:
         """Answer an agent request; ``False`` if it is no longer open."""
-        self.agent_requests.pop(request_id, None)
-        return self.rpc.respond(request_id, result)
+        req = self.agent_requests.pop(request_id, None)
+        sent = self.rpc.respond(request_id, result)
+        if sent and req is not None and req.record is not None:
+            req.record._answer(
+                result if isinstance(result, dict) else converter.unstructure(result)
+            )
+        return sent
 
     def respond_error(
         self, request_id: RequestId, code: int, message: str, data: Any = None
     ) -> bool:
         """Answer an agent request with an error; ``False`` if it is no longer open."""
-        self.agent_requests.pop(request_id, None)
-        return self.rpc.respond_error(request_id, code, message, data)
+        req = self.agent_requests.pop(request_id, None)
+        sent = self.rpc.respond_error(request_id, code, message, data)
+        if sent and req is not None and req.record is not None:
+            req.record._fail(code, message)
+        return sent
 
     def connection_lost(self, failure: AcpError) -> list[PendingRequest]:
         """The connection ended (``failure`` says why): fail every pending request,
@@ -536,6 +544,8 @@ class ClientConnection:
                 pc = cast("PeerCancelled", ev)
                 req = self.agent_requests.pop(pc.id, None)
                 if req is not None:
+                    if req.record is not None:
+                        req.record._withdraw()
                     self._events.append(AgentRequestWithdrawn(req))
                 self.log_event("agent_cancelled_request", data=pc)
             elif cls is UnhandledRequest:
@@ -582,6 +592,18 @@ class ClientConnection:
             pending = self.rpc.pending.get(rid) if isinstance(rid, int) else None
             sid = pending.session_id if pending is not None else None
         state = self.sessions.get(sid) if sid is not None else None
+        record = None
+        if state is not None and ev.method in CLIENT_HANDLED_METHODS:
+            # Placed in the stream before the tool call it carries (applied below).
+            raw_params = ev.message.raw_params
+            record = state.model.requests.add(
+                ev.id,
+                ev.method,
+                params,
+                raw_params if isinstance(raw_params, dict) else converter.unstructure(params),
+                len(state.model.events),
+                monotonic(),
+            )
         tool_call_id: Any = None
         if ev.method == _PERMISSION:
             tool_call = getattr(getattr(params, "subject", None), "tool_call", None)
@@ -601,6 +623,7 @@ class ClientConnection:
             params,
             sid,
             tool_call_id if isinstance(tool_call_id, str) else None,
+            record=record,
         )
         self.agent_requests[ev.id] = req
         self._events.append(AgentRequestReceived(req))

@@ -48,6 +48,8 @@ class AgentRequest:
     tool_call_id: str | None = None
     #: Free slot for the IO layer (e.g. the cancel scope of the task deciding it).
     handle: Any = None
+    #: The session model's record of it (``SessionModel.requests``), if any.
+    record: Any = None
 
 
 @attrs.define(slots=True, eq=False)

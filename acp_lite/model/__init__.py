@@ -25,13 +25,29 @@ if TYPE_CHECKING:
         ToolCallEntity,
     )
     from acp_lite.model.events import Event, EventLog
+    from acp_lite.model.requests import (
+        AgentRequestRecord,
+        ElicitationRecord,
+        PermissionRequestRecord,
+        RequestLog,
+    )
     from acp_lite.model.rules import RULES, Rule, Violation
     from acp_lite.model.session import SessionModel
     from acp_lite.model.state import KNOWN_STATES, STOP_REASONS, ContextUsage, SessionInfo
     from acp_lite.model.submissions import Submission
 
 _SUBMODULES = frozenset(
-    {"entities", "events", "foreground", "rules", "session", "state", "store", "submissions"}
+    {
+        "entities",
+        "events",
+        "foreground",
+        "requests",
+        "rules",
+        "session",
+        "state",
+        "store",
+        "submissions",
+    }
 )
 
 _LAZY: dict[str, str] = {
@@ -53,6 +69,10 @@ _LAZY: dict[str, str] = {
     ),
     "Event": "events",
     "EventLog": "events",
+    "AgentRequestRecord": "requests",
+    "ElicitationRecord": "requests",
+    "PermissionRequestRecord": "requests",
+    "RequestLog": "requests",
     "RULES": "rules",
     "Rule": "rules",
     "Violation": "rules",
@@ -71,13 +91,17 @@ __all__ = [
     "MESSAGE_KINDS",
     "RULES",
     "STOP_REASONS",
+    "AgentRequestRecord",
     "CompactionEntity",
     "ContextUsage",
+    "ElicitationRecord",
     "Entity",
     "Event",
     "EventLog",
     "MessageEntity",
+    "PermissionRequestRecord",
     "PlanEntity",
+    "RequestLog",
     "Rule",
     "SessionInfo",
     "SessionMessageEntity",

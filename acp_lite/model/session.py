@@ -29,6 +29,7 @@ from acp_lite.model.entities import (
 )
 from acp_lite.model.events import Event, EventLog
 from acp_lite.model.foreground import Foreground
+from acp_lite.model.requests import RequestLog
 from acp_lite.model.rules import Violation, violation
 from acp_lite.model.state import (
     IDLE,
@@ -104,6 +105,7 @@ class SessionModel:
         #: locate findings in its transcript); ``None``: no call.
         self.on_violation: Callable[[Violation], None] | None = None
         self._notices: list[int] = []
+        self._requests = RequestLog()
         self._subs = SubmissionTracker()
         self._store = store = EntityStore(self._violate, self._subs.on_user_message)
         self._timeline = store.timeline
@@ -325,6 +327,12 @@ class SessionModel:
     def events(self) -> Sequence[Event]:
         """Every update received, in order (read-only; do not mutate)."""
         return self._log
+
+    @property
+    def requests(self) -> RequestLog:
+        """The agent's permission and elicitation requests about this session, with
+        the answers sent, in receive order (not updates: not in :attr:`events`)."""
+        return self._requests
 
     @property
     def violations(self) -> Sequence[Violation]:

@@ -2,8 +2,8 @@
 
 A permission request's ``toolCall`` is applied "exactly like a tool_call_update"
 (schema, ``ToolCallPermissionSubject.toolCall``), but the agent never streamed it:
-the event log says where it came from, and snapshots (which show what the agent
-streamed) leave it out, as the transcript view does.
+the event log says where it came from, and ``turn.updates`` and snapshots (which
+show what the agent streamed) leave it out, as the transcript view does.
 """
 
 from __future__ import annotations
@@ -30,11 +30,16 @@ async def test_permission_tool_call_event_is_marked_and_left_out_of_snapshots() 
         derived = next(e for e in session.model.events if e.source != "session/update")
         assert derived.tag == "tool_call_update"
         assert derived.raw["toolCallId"] == "call-1"
-        streamed = [e for e in turn.updates if e.source == "session/update"]
-        # The snapshot of the turn equals the snapshot of what came as session/update,
-        # and of the wire transcript.
-        assert normalize(turn.updates, view="raw") == normalize(streamed, view="raw")
+        assert {e.source for e in turn.updates} == {"session/update"}
+        streamed = [e for e in session.model.events if e.source == "session/update"]
+        # The snapshot of the turn equals the snapshot of what came as session/update
+        # (with the request line in its place), and of the wire transcript.
+        (asked,) = [u for u in normalize(turn.updates, view="raw") if "request" in u]
+        assert normalize(turn.updates, view="raw", requests=False) == normalize(
+            streamed, view="raw"
+        )
         assert normalize(turn.updates, view="raw") == normalize(client.transcript, view="raw")
+        assert asked["result"] == {"outcome": {"optionId": "allow", "outcome": "selected"}}
 
 
 def test_model_source_defaults_to_session_update() -> None:

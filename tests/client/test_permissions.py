@@ -38,6 +38,10 @@ ALL = ("allow_once", "allow_always", "reject_once", "reject_always")
         (permissions.allow_once, ("allow_always", "reject_once"), None),  # never escalates
         (permissions.allow_always, ALL, "opt-allow_always"),
         (permissions.allow_always, ("allow_once", "reject_once"), "opt-allow_once"),
+        (permissions.reject_once, ALL, "opt-reject_once"),
+        (permissions.reject_always, ALL, "opt-reject_always"),
+        (permissions.reject_always, ("allow_once", "reject_once"), "opt-reject_once"),
+        (permissions.reject_always, ("allow_once",), None),
         (permissions.reject, ALL, "opt-reject_once"),
         (permissions.reject, ("allow_once", "reject_always"), "opt-reject_always"),
         (permissions.reject, ("allow_once",), None),
@@ -237,3 +241,39 @@ def test_elicitation_policies_answer_the_agent(policy: Any, text: str) -> None:
     ) as client:
         turn = client.new_session(cwd="/tmp").run("form please")
         assert text in turn.text
+
+
+def test_policies_by_name_and_alias() -> None:
+    for name, policy in permissions.PERMISSION_POLICIES.items():
+        assert permissions.permission_policy(name) is policy
+    assert permissions.permission_policy("allow") is permissions.allow_once
+    assert permissions.permission_policy("reject") is permissions.reject_once
+    assert permissions.permission_policy("cancelled") is permissions.cancelled
+    assert permissions.reject is permissions.reject_once
+    with pytest.raises(ValueError, match=r"'maybe'.*allow_once, allow_always.*aliases: allow"):
+        permissions.permission_policy("maybe")
+    assert permissions.elicitation_policy("cancel") is permissions.cancel
+    with pytest.raises(ValueError, match="decline, cancel, accept_defaults"):
+        permissions.elicitation_policy("accept")
+
+
+def test_accept_defaults_fills_in_the_schema_defaults() -> None:
+    from acp_lite.protocol import CreateElicitationRequest
+
+    def form(required: list[str]) -> Any:
+        schema = {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "Ada"},
+                "age": {"type": "integer"},
+                "ok": {"type": "boolean", "default": False},
+            },
+            "required": required,
+        }
+        params = {"mode": "form", "message": "m", "requestedSchema": schema}
+        return converter.structure(params, CreateElicitationRequest)
+
+    answer = permissions.accept_defaults(form(["name"]), None)
+    assert (answer.action, answer.content) == ("accept", {"name": "Ada", "ok": False})
+    assert permissions.accept_defaults(form(["name", "age"]), None).action == "decline"
+    assert permissions.field_defaults(form([])) == {"name": "Ada", "ok": False}

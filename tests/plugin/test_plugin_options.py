@@ -252,7 +252,8 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
         [
             "*acp timeout must be a number of seconds, not 'soon'*",
             "*--acp-env: expected KEY=VALUE, got 'NOEQUALS'*",
-            "*acp permission must be one of reject, allow_once, allow_always, cancelled*",
+            "*acp permission must be one of allow_once, allow_always, reject_once, "
+            "reject_always, cancel (aliases: allow, reject, cancelled), not 'maybe'*",
         ],
         consecutive=False,
     )
@@ -286,3 +287,35 @@ def test_plugin_works_without_syrupy(pytester: pytest.Pytester) -> None:
     )
     result = pytester.run(sys.executable, "-c", code, timeout=60)
     result.stdout.fnmatch_lines(["*acp_snapshot needs syrupy*", "*1 passed, 1 error*"])
+
+
+def test_policy_names_are_the_library_vocabulary(pytester: pytest.Pytester) -> None:
+    # One vocabulary (acp_lite.permissions): the option kinds plus cancel, and the
+    # older spellings allow / reject / cancelled as aliases; in markers, options, ini.
+    pytester.makeini("[pytest]\nacp_permission = allow\nacp_elicitation = accept_defaults\n")
+    pytester.makepyfile(
+        test_names="""
+        import pytest
+        from acp_lite import permissions
+
+        @pytest.mark.parametrize("name", sorted(permissions.PERMISSION_POLICIES))
+        def test_marker(request, name):
+            request.applymarker(pytest.mark.acp_permission(name))
+            policy = request.getfixturevalue("acp_permission_policy")
+            assert policy is permissions.PERMISSION_POLICIES[name]
+
+        @pytest.mark.acp_permission("reject")
+        def test_alias(acp_permission_policy):
+            assert acp_permission_policy is permissions.reject_once
+
+        def test_ini(acp_permission_policy, acp_elicitation_policy):
+            assert acp_permission_policy is permissions.allow_once
+            assert acp_elicitation_policy is permissions.accept_defaults
+        """
+    )
+    pytester.runpytest_inprocess(*LEAN).assert_outcomes(passed=7)
+    by_option = pytester.runpytest_inprocess(
+        *LEAN, "-k", "ini", "--acp-permission=reject_always", "--acp-elicitation=cancel"
+    )
+    by_option.assert_outcomes(failed=1)
+    by_option.stdout.fnmatch_lines(["*assert <function reject_always*"])
