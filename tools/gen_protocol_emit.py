@@ -632,7 +632,7 @@ class Emitter:
         w('kind ("request" / "notification"), params and result types (None = untyped)."""')
         w("")
         exported = sorted({*g.classes, *g.unions, *g.aliases} | set(g.literals))
-        w("__all__ = [")
+        w("__all__: list[str] = [")
         for n in [
             *exported,
             "DEFINITIONS",

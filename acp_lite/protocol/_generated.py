@@ -17843,7 +17843,7 @@ METHOD_TYPES: Final[dict[str, dict[str, Any]]] = {
 """Method -> side that handles it ("agent", "client", "protocol", "proxy"),
 kind ("request" / "notification"), params and result types (None = untyped)."""
 
-__all__ = [
+__all__: list[str] = [
     "DEFINITIONS",
     "METHOD_TYPES",
     "PATCH_FIELDS",
