@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
 from acp_lite.testing import __version__
+from acp_lite.testing._expect import EventSink, Expectations
 from acp_lite.testing._state import (
     NOT_REPLAYED,
     BackgroundItem,
@@ -33,7 +34,9 @@ from acp_lite.testing._wire import (
     UNSUPPORTED_VERSION,
     RpcError,
     Wire,
+    absolute_path,
     cancelled_error,
+    list_param,
     notification,
 )
 from acp_lite.testing.script import Script
@@ -57,8 +60,17 @@ DEFERRED: Any = object()  # a handler's result: "the response is sent later"
 class Agent:
     """The protocol side: sessions, methods, replies. Turns run in ``TurnRunner``."""
 
-    def __init__(self, script: Script, wire: Wire, *, log: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        script: Script,
+        wire: Wire,
+        *,
+        log: TextIO | None = None,
+        events: EventSink | None = None,
+    ) -> None:
         self.script = script
+        #: With the script's ``expect``: the turns still owed and the event sink.
+        self.expectations = Expectations(script, events) if script.expect else None
         self.wire = wire
         self._log = log if log is not None else sys.stderr
         # One condition guards all state shared between the reader thread, the
@@ -288,6 +300,11 @@ class Agent:
             self.on_notification(method, params)
             return None
         request_id = message["id"]
+        if self.expectations is not None:
+            try:
+                self.expectations.check_method(method)
+            except RpcError as exc:
+                return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         if method in self.script.unresponsive:
             self.log(f"not answering {method} (id {request_id}): scripted as unresponsive")
             return None
@@ -398,7 +415,7 @@ class Agent:
             version = PROTOCOL_VERSION
         capabilities = params.get("capabilities")
         self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        return {
+        result = {
             "protocolVersion": version,
             "info": {**AGENT_INFO, "version": __version__},
             "capabilities": {
@@ -410,6 +427,7 @@ class Agent:
             },
             "authMethods": [AUTH_METHOD],
         }
+        return {**result, **(self.script.initialize_result or {})}
 
     def login(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
         """``auth/login`` with the advertised method."""
@@ -428,10 +446,10 @@ class Agent:
     def new_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
         """``session/new``."""
         self._require_login()
-        cwd = _absolute_path(params.get("cwd"), "cwd")
+        cwd = absolute_path(params.get("cwd"), "cwd")
         extra = [
-            _absolute_path(p, "additionalDirectories")
-            for p in _list(params, "additionalDirectories")
+            absolute_path(p, "additionalDirectories")
+            for p in list_param(params, "additionalDirectories")
         ]
         with self.cond:
             self._next_session += 1
@@ -501,7 +519,7 @@ class Agent:
         session = self.sessions.get(str(session_id))
         if session is None:
             raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
-        cwd = _absolute_path(params.get("cwd"), "cwd")
+        cwd = absolute_path(params.get("cwd"), "cwd")
         if cwd != session.cwd:
             raise RpcError(INVALID_PARAMS, f"cwd {cwd!r} is not the session's cwd {session.cwd!r}")
         replay_from = params.get("replayFrom")
@@ -510,8 +528,8 @@ class Agent:
             # Schema: reject unsupported cursors with -32602, never resume without replay.
             raise RpcError(INVALID_PARAMS, f"Unsupported replayFrom {replay_from!r}")
         session.additional_directories = [
-            _absolute_path(p, "additionalDirectories")
-            for p in _list(params, "additionalDirectories")
+            absolute_path(p, "additionalDirectories")
+            for p in list_param(params, "additionalDirectories")
         ]
         session.open = True
         if replay:
@@ -623,18 +641,3 @@ class Agent:
         self.reply(request_id, {})
         item.stop.set()  # its thread now sends the final update and a new snapshot
         return DEFERRED
-
-
-def _absolute_path(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not value.startswith("/"):
-        raise RpcError(INVALID_PARAMS, f"{name} must be an absolute path, got {value!r}")
-    return value
-
-
-def _list(params: dict[str, Any], key: str) -> list[Any]:
-    value = params.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise RpcError(INVALID_PARAMS, f"{key} must be an array")
-    return value

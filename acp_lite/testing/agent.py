@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=2,
         help="ACP protocol version to speak (1: v1, translated at the wire; default 2)",
     )
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="append the events of an expect script to FILE (NDJSON; see _expect.py)",
+    )
     parser.add_argument("--list-scenarios", action="store_true", help="list scenarios and exit")
     return parser
 
@@ -107,7 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     if overrides:
         script = attrs.evolve(script, **overrides)
 
-    agent = Agent(script, Wire(sys.stdout.buffer))
+    events = None
+    if args.report:
+        from acp_lite.testing._expect import ReportFile
+
+        events = ReportFile(args.report)
+    agent = Agent(script, Wire(sys.stdout.buffer), events=events)
     if args.protocol == 1:
         from acp_lite.testing._v1 import V1Wire
 
