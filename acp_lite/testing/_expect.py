@@ -5,7 +5,8 @@ for the prompt that *matches* it (``prompt`` text, or ``prompt_pattern``), once,
 instead of by prompt number. A prompt that matches no turn still owed, and a
 request for a method the script does not allow, get a JSON-RPC error. Every such
 decision is an *event* (a plain dict) handed to a sink: a callback in this
-process, or a line of NDJSON in a report file (``--report``), so whoever set the
+process, or a line of NDJSON in a report file (``--report``; each line also has the
+``pid``), so whoever set the
 expectations can tell what was met, what was not asked and what was unexpected.
 
 Events (``event`` = ...):
@@ -52,10 +53,13 @@ class ReportFile:
     def __init__(self, path: str) -> None:
         self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115  # kept open
         self._lock = threading.Lock()
+        self._pid = os.getpid()
 
     def __call__(self, event: dict[str, Any]) -> None:
+        # Processes running the same command share the file: each line says whose.
+        line = json.dumps({**event, "pid": self._pid}, separators=(",", ":"))
         with self._lock:
-            self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
+            self._file.write(line + "\n")
             self._file.flush()
 
 
