@@ -42,6 +42,7 @@ from pytest_acp._fake_script import JsonObject, PermissionRequest, PromptExpecta
 if TYPE_CHECKING:
     from acp_lite.aio._memory import PipeAgent
     from acp_lite.client import Client, Session
+    from acp_lite.protocol import RequestPermissionRequest
 
 __all__ = ["FakeAgent", "FakeAgentError", "acp_fake_agent"]
 
@@ -225,11 +226,12 @@ class FakeAgent:
         self,
         *,
         timeout: float | None = None,
-        on_permission: Callable[[object, Session], object] | None = None,
+        on_permission: Callable[[RequestPermissionRequest, Session], str | None] | None = None,
         protocol_version: int | Literal["auto"] = "auto",
     ) -> Client:
         """A blocking ``acp_lite.Client`` connected to a new in-process agent
-        (closed at teardown if the test did not close it)."""
+        (closed at teardown if the test did not close it). ``on_permission`` is a
+        permission policy (``acp_lite.permissions``; default: reject)."""
         from pytest_acp._inprocess import connect_in_process
 
         client = connect_in_process(

@@ -66,6 +66,7 @@ class PermissionRequest:
         self.label = label
         self.title = title
         self.tool_call_id = tool_call_id
+        self.tool_call: dict[str, object] | None = None
         self.options = [dict(o) for o in options] if options is not None else None
         #: The answer the client must give (option id or kind, or ``"cancelled"``).
         self.expect = expect
@@ -148,8 +149,8 @@ class PermissionRequest:
         }
         if self.options is not None:
             step["options"] = self.options
-        if self.tool_call_id is not None:
-            step["tool_call"] = {"toolCallId": self.tool_call_id}
+        if self.tool_call is not None:
+            step["tool_call"] = dict(self.tool_call)
         return step
 
 
@@ -185,6 +186,7 @@ class PromptExpectation:
         self._stop_reason: str | None = "end_turn"
         self._defer = False
         self._calls = 0
+        self._tool_calls: dict[str, dict[str, object]] = {}
 
     def __repr__(self) -> str:
         return f"<PromptExpectation {self.describe()}>"
@@ -229,6 +231,7 @@ class PromptExpectation:
         first = "pending" if status == "pending" else "in_progress"
         announce = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id,
                     "title": title, "kind": kind, "status": first}  # fmt: skip
+        self._tool_calls[tool_call_id] = {"toolCallId": tool_call_id, "title": title, "kind": kind}
         steps = [_update(announce)]
         if status in _FINAL:
             final: dict[str, object] = {"sessionUpdate": "tool_call_update",
@@ -286,13 +289,17 @@ class PromptExpectation:
         expect: str | None = None,
     ) -> PermissionRequest:
         """Ask ``session/request_permission`` about the tool call ``tool_call_id``
-        (reported earlier with :meth:`tool_call` ``status="pending"``, or named
-        here for the first time); ``options`` default to ``allow`` (allow_once),
-        ``allow_always`` and ``reject`` (reject_once). Returns the request, to say
-        what follows (:meth:`PermissionRequest.then` / ``otherwise``)."""
+        (reported earlier with :meth:`tool_call` ``status="pending"``: the request
+        then carries its title and kind; or named here for the first time).
+        ``options`` default to ``allow`` (allow_once), ``allow_always`` and
+        ``reject`` (reject_once). Returns the request, to say what follows
+        (:meth:`PermissionRequest.then` / ``otherwise``)."""
         self._calls += 1
         label = f"{self.describe()} permission {self._calls}"
         request = PermissionRequest(self, label, title, tool_call_id, options, expect)
+        if tool_call_id is not None:
+            # What agents send: the tool call as reported so far (title, kind).
+            request.tool_call = self._tool_calls.get(tool_call_id, {"toolCallId": tool_call_id})
         self._add(request)
         return request
 
