@@ -62,6 +62,11 @@ class ReportFile:
             self._file.write(line + "\n")
             self._file.flush()
 
+    def close(self) -> None:
+        """Close the file (a process exiting closes it too)."""
+        with self._lock:
+            self._file.close()
+
 
 class Expectations:
     """Which turns are still owed, and the events of one agent."""
