@@ -146,8 +146,9 @@ class FakeAgent:
     def expect_prompt(
         self, prompt: str | re.Pattern[str] | None = None, *, label: str | None = None
     ) -> PromptExpectation:
-        """Expect a ``session/prompt`` whose text is ``prompt`` (a string: exactly;
-        a compiled pattern: ``re.search``; ``None``: any prompt). Returns the
+        """Expect a ``session/prompt`` whose text (its text blocks joined by spaces)
+        is ``prompt`` (a string: exactly; a compiled pattern: ``re.search``;
+        ``None``: any prompt). Returns the
         expectation, to script the turn (:class:`PromptExpectation`)."""
         expectation = PromptExpectation(self, len(self._expectations), prompt, label)
         self._expectations.append(expectation)

@@ -215,6 +215,8 @@ class PromptExpectation:
 
     def text(self, *chunks: str) -> Self:
         """Stream one agent message, in these chunks."""
+        if not chunks:
+            raise ValueError("text() needs at least one chunk")
         return self._add({"type": "text", "chunks": list(chunks)})
 
     def tool_call(
@@ -290,7 +292,8 @@ class PromptExpectation:
     ) -> PermissionRequest:
         """Ask ``session/request_permission`` about the tool call ``tool_call_id``
         (reported earlier with :meth:`tool_call` ``status="pending"``: the request
-        then carries its title and kind; or named here for the first time).
+        then carries its title and kind; or named here for the first time; a v1
+        client requires one).
         ``options`` default to ``allow`` (allow_once), ``allow_always`` and
         ``reject`` (reject_once). Returns the request, to say what follows
         (:meth:`PermissionRequest.then` / ``otherwise``)."""
