@@ -20,6 +20,10 @@ RESOURCE_NOT_FOUND = -32002
 UNSUPPORTED_VERSION = -32022
 
 
+DEFERRED: Any = object()
+"""A method handler's result meaning "the response is sent later"."""
+
+
 class RpcError(Exception):
     """Raised by a handler to answer its request with a JSON-RPC error."""
 
