@@ -14,10 +14,12 @@ turns run (one worker thread per session), so cancels, permission answers and
 prompts sent during active work are handled at once.
 
 It is meant to be read as an example of a correct v2 agent: the methods are in
-``_agent.py``, the foreground lifecycle of a turn in ``_turns.py``, scripts in
-``script.py`` and the named scenarios in ``scenarios.py``. Comments cite the
-spec section (primary text: "Prompt Lifecycle") or the schema description each
-subtle rule comes from. It deliberately uses plain JSON dicts and no other
+``_agent.py`` (and ``_sessions.py``), the foreground lifecycle of a turn in
+``_turns.py``, scripts in ``script.py``, the named scenarios in ``scenarios.py``
+and ``expect`` scripts (a fake agent checking its client, ``--report``) in
+``_expect.py``. Comments cite the spec section (primary text: "Prompt
+Lifecycle") or the schema description each subtle rule comes from. It
+deliberately uses plain JSON dicts and no other
 acp_lite code, so it checks our client independently.
 """
 
