@@ -19,8 +19,8 @@ It is meant to be read as an example of a correct v2 agent: the methods are in
 and ``expect`` scripts (a fake agent checking its client, ``--report``) in
 ``_expect.py``. Comments cite the spec section (primary text: "Prompt
 Lifecycle") or the schema description each subtle rule comes from. It
-deliberately uses plain JSON dicts and no other
-acp_lite code, so it checks our client independently.
+deliberately uses plain JSON dicts and no other acp_lite code, so it checks our
+client independently.
 """
 
 from __future__ import annotations
