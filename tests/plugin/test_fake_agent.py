@@ -4,9 +4,9 @@ One pytester run holds the inner suite (expectations met, not met, unexpected,
 unordered, v1 and v2, the permission flow, failures, a crash, a hang ended by
 the client's timeout, updates before the prompt response); each inner test
 asserts what the client saw, and the outer test what the fixture reported at
-teardown. Two tests here use the fixture directly: the command run as a child
-process by a black-box client (the ``acp-lite`` CLI), and the blocking client in
-this process.
+teardown. The other tests use the fixture directly: the command run as a child
+process by a black-box client (the ``acp-lite`` CLI), and the blocking and the
+async client in this process.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ import shlex
 from pathlib import Path
 
 import pytest
+import trio
 
 import acp_lite
+import acp_lite.aio
 from acp_lite.cli import main as cli_main
 from pytest_acp._fake_agent import FakeAgent, FakeAgentError
 
@@ -272,3 +274,18 @@ def test_blocking_client_in_this_process(acp_fake_agent: FakeAgent) -> None:
         assert info.value.problems == ["in-process #1: not asked: 'bye'"]
         assert session.run("bye").stop_reason == "end_turn"
     acp_fake_agent.check()
+
+
+def test_async_client_in_this_process(acp_fake_agent: FakeAgent) -> None:
+    acp_fake_agent.protocol = 1
+    acp_fake_agent.expect_prompt("hi").reply(text="hello", stop_reason="max_tokens")
+
+    async def main() -> tuple[str, str | None]:
+        agent = acp_fake_agent.in_process_agent()
+        async with acp_lite.aio.connect_in_memory(agent, timeout=5) as client:
+            session = await client.new_session(cwd="/tmp")
+            turn = await session.run("hi")
+            return turn.text, turn.stop_reason
+
+    assert trio.run(main) == ("hello", "max_tokens")
+    assert [p.connection for p in acp_fake_agent.prompts] == ["in-process #1"]
