@@ -162,9 +162,10 @@ def test_crash(acp_fake_agent):
 
 def test_hang(acp_fake_agent):
     acp_fake_agent.expect_prompt("go").text("thinking").hang()
-    s = acp_fake_agent.connect(timeout=0.1).new_session(cwd="/tmp")
+    s = session(acp_fake_agent)
+    s.wait_inserted(s.submit("go"))  # its "running" came first
     with pytest.raises(Timeout, match="session state: running"):
-        s.run("go")
+        s.wait_idle(timeout=0.1)
 
 
 def test_updates_before_the_prompt_response(acp_fake_agent):
