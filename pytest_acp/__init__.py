@@ -7,7 +7,9 @@ it offers, for use without pytest:
 * :func:`normalize` - turn an update stream into comparable wire dicts
   (id placeholders, redaction, ``raw`` / ``merged`` / ``final`` views);
 * :func:`check_transcript` - the conformance checks, over a transcript;
-* :class:`AgentCommand` - how to launch an agent (for ``acp_agent_command``).
+* :class:`AgentCommand` - how to launch an agent (for ``acp_agent_command``);
+* :class:`FakeAgent` - the ``acp_fake_agent`` fixture's type (a scripted fake
+  agent for testing code that drives one).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,7 @@ from pytest_acp.normalize import IdMap, extract_updates
 from pytest_acp.normalize import normalize as normalize
 
 if TYPE_CHECKING:
+    from pytest_acp._fake_agent import FakeAgent, FakeAgentError
     from pytest_acp._settings import AgentCommand
 
 
@@ -27,12 +30,18 @@ def __getattr__(name: str) -> Any:
         from pytest_acp._settings import AgentCommand
 
         return AgentCommand
+    if name in ("FakeAgent", "FakeAgentError"):
+        from pytest_acp import _fake_agent
+
+        return getattr(_fake_agent, name)
     raise AttributeError(f"module 'pytest_acp' has no attribute {name!r}")
 
 
 __all__ = [
     "RULES",
     "AgentCommand",
+    "FakeAgent",
+    "FakeAgentError",
     "IdMap",
     "Rule",
     "Violation",

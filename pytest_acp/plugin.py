@@ -3,7 +3,8 @@
 Fixtures: ``acp_agent_command``, ``acp_timeout``, ``acp_permission_policy``,
 ``acp_elicitation_policy`` (configuration, overridable), ``acp_client``,
 ``acp_session``, ``acp_async_client``, ``acp_async_session`` (trio, with
-pytest-trio), ``acp_snapshot``, ``acp_normalize`` and ``acp_transcript``.
+pytest-trio), ``acp_snapshot``, ``acp_normalize``, ``acp_transcript`` and
+``acp_fake_agent`` (a scripted fake agent for testing clients, ``_fake_agent.py``).
 
 Options (``pytest --help``, group "acp") and ini keys share names: ``--acp-agent`` /
 ``acp_agent`` ... A marker beats the command line, which beats the ini file.
@@ -37,6 +38,7 @@ from pytest_acp._diagnostics import (
     save_transcript,
     transcript_file,
 )
+from pytest_acp._fake_agent import acp_fake_agent as acp_fake_agent  # a fixture
 from pytest_acp._tracking import (
     TRACKED,
     VIOLATIONS,

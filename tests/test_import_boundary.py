@@ -21,7 +21,8 @@ Rules:
   ``TYPE_CHECKING``) may point anywhere placed;
 * ``acp_lite.testing`` (the reference agent) checks the client independently: it
   imports nothing from ``acp_lite`` outside itself (:data:`TESTING_MAY_IMPORT`),
-  not even for annotations, and nothing outside it imports it.
+  not even for annotations, and nothing outside it imports it (but the few
+  modules in :data:`TESTING_IMPORTED_BY`).
 
 :data:`ALLOWED_UPWARD` lists the known exceptions, one reason each.
 """
@@ -89,6 +90,12 @@ TRIO_FREE_BELOW = LAYERS["acp_lite.aio"]
 #: runtime it also loads acp_lite/__init__.py, which imports acp_lite.errors: see
 #: test_reference_agent_loads_no_client_code.)
 TESTING_MAY_IMPORT: frozenset[str] = frozenset()
+
+#: The modules outside acp_lite.testing that may import it -> reason. Keep small.
+TESTING_IMPORTED_BY: dict[str, str] = {
+    "pytest_acp._fake_agent": "the acp_fake_agent fixture runs its script in the reference "
+    "agent in this process (InProcessAgent); the agent still imports no client code",
+}
 
 #: Known upward imports: (importing module, imported module) -> reason. Keep small.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
@@ -282,7 +289,11 @@ def check_layering(root: Path) -> list[str]:
                         "outside acp_lite.testing (TESTING_MAY_IMPORT)"
                     )
                 continue
-            if _in(target, "acp_lite.testing") and not _in(module, "acp_lite.testing"):
+            if (
+                _in(target, "acp_lite.testing")
+                and not _in(module, "acp_lite.testing")
+                and module not in TESTING_IMPORTED_BY
+            ):
                 problems.append(f"{line}: nothing outside acp_lite.testing imports it")
                 continue
             target_layer = layer_of(target)

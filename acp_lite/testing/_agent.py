@@ -1,11 +1,14 @@
 """The protocol side of the reference agent: methods, sessions, replies.
 
 Each ``session/*`` method follows its schema description (quoted in the
-docstrings); turns themselves run in :mod:`acp_lite.testing._turns`.
+docstrings); ``session/list``, ``delete`` and ``resume`` are in
+:mod:`acp_lite.testing._sessions`, turns run in :mod:`acp_lite.testing._turns`
+and ``expect`` scripts are matched in :mod:`acp_lite.testing._expect`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import threading
@@ -13,6 +16,8 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
 from acp_lite.testing import __version__
+from acp_lite.testing._expect import EventSink, Expectations
+from acp_lite.testing._sessions import delete_session, list_sessions, resume_session
 from acp_lite.testing._state import (
     NOT_REPLAYED,
     BackgroundItem,
@@ -24,6 +29,7 @@ from acp_lite.testing._state import (
 from acp_lite.testing._turns import TurnRunner
 from acp_lite.testing._wire import (
     AUTH_REQUIRED,
+    DEFERRED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -33,7 +39,9 @@ from acp_lite.testing._wire import (
     UNSUPPORTED_VERSION,
     RpcError,
     Wire,
+    absolute_path,
     cancelled_error,
+    list_param,
     notification,
 )
 from acp_lite.testing.script import Script
@@ -51,14 +59,21 @@ ACCEPTED_CONTENT = frozenset({"text", "resource_link", "resource"})
 #: echoed back (``{"echo": params}``); other ``_`` methods are unknown (-32601).
 OWN_EXTENSIONS = "_acp_lite/"
 
-DEFERRED: Any = object()  # a handler's result: "the response is sent later"
-
 
 class Agent:
     """The protocol side: sessions, methods, replies. Turns run in ``TurnRunner``."""
 
-    def __init__(self, script: Script, wire: Wire, *, log: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        script: Script,
+        wire: Wire,
+        *,
+        log: TextIO | None = None,
+        events: EventSink | None = None,
+    ) -> None:
         self.script = script
+        #: With the script's ``expect``: the turns still owed and the event sink.
+        self.expectations = Expectations(script, events) if script.expect else None
         self.wire = wire
         self._log = log if log is not None else sys.stderr
         # One condition guards all state shared between the reader thread, the
@@ -83,9 +98,9 @@ class Agent:
             "auth/login": self.login,
             "auth/logout": self.logout,
             "session/new": self.new_session,
-            "session/list": self.list_sessions,
-            "session/delete": self.delete_session,
-            "session/resume": self.resume_session,
+            "session/list": functools.partial(list_sessions, self),
+            "session/delete": functools.partial(delete_session, self),
+            "session/resume": functools.partial(resume_session, self),
             "session/close": self.close_session,
             "session/set_config_option": self.set_config_option,
             "session/prompt": self.prompt,
@@ -219,7 +234,8 @@ class Agent:
             raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
         return session
 
-    def _require_login(self) -> None:
+    def require_login(self) -> None:
+        """Raise the -32000 error unless logged in (or no login is required)."""
         if not self.logged_in:
             raise RpcError(AUTH_REQUIRED, "Authentication required: call auth/login first")
 
@@ -288,6 +304,11 @@ class Agent:
             self.on_notification(method, params)
             return None
         request_id = message["id"]
+        if self.expectations is not None:
+            try:
+                self.expectations.check_method(method)
+            except RpcError as exc:
+                return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         if method in self.script.unresponsive:
             self.log(f"not answering {method} (id {request_id}): scripted as unresponsive")
             return None
@@ -398,7 +419,7 @@ class Agent:
             version = PROTOCOL_VERSION
         capabilities = params.get("capabilities")
         self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        return {
+        result = {
             "protocolVersion": version,
             "info": {**AGENT_INFO, "version": __version__},
             "capabilities": {
@@ -410,6 +431,7 @@ class Agent:
             },
             "authMethods": [AUTH_METHOD],
         }
+        return {**result, **(self.script.initialize_result or {})}
 
     def login(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
         """``auth/login`` with the advertised method."""
@@ -427,11 +449,11 @@ class Agent:
 
     def new_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
         """``session/new``."""
-        self._require_login()
-        cwd = _absolute_path(params.get("cwd"), "cwd")
+        self.require_login()
+        cwd = absolute_path(params.get("cwd"), "cwd")
         extra = [
-            _absolute_path(p, "additionalDirectories")
-            for p in _list(params, "additionalDirectories")
+            absolute_path(p, "additionalDirectories")
+            for p in list_param(params, "additionalDirectories")
         ]
         with self.cond:
             self._next_session += 1
@@ -446,81 +468,6 @@ class Agent:
             self.emit(session, update)
         return {"sessionId": session.id, "configOptions": session.config_options()}
 
-    def list_sessions(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
-        """``session/list`` with cursor pagination (``page_size`` per page)."""
-        self._require_login()
-        cwd = params.get("cwd")
-        cursor = params.get("cursor")
-        start = 0
-        if cursor is not None:
-            # Cursors are opaque to clients; ours is "offset:<n>". Invalid -> error
-            # (session-list.mdx: "Agents SHOULD return an error if the cursor is invalid").
-            try:
-                prefix, _, number = str(cursor).partition(":")
-                start = int(number)
-                if prefix != "offset" or start < 0:
-                    raise ValueError(cursor)
-            except ValueError:
-                raise RpcError(INVALID_PARAMS, f"Invalid cursor {cursor!r}") from None
-        with self.cond:
-            matching = [s for s in self.sessions.values() if cwd is None or s.cwd == cwd]
-        size = max(1, self.script.page_size)
-        page = matching[start : start + size]
-        result: dict[str, Any] = {"sessions": [s.info() for s in page]}
-        if start + size < len(matching):
-            result["nextCursor"] = f"offset:{start + size}"
-        return result
-
-    def delete_session(self, request_id: Any, params: dict[str, Any]) -> Any:
-        """``session/delete``: unknown ids succeed silently (session-delete.mdx).
-
-        An open session is closed first, on its own thread like ``session/close``.
-        """
-        session = self.sessions.get(str(params.get("sessionId")))
-        if session is None:
-            return {}
-
-        def delete() -> None:
-            if session.open:
-                self._close(session)
-            with self.cond:
-                self.sessions.pop(session.id, None)
-            self.reply(request_id, {})
-
-        self.spawn(delete, f"delete-{session.id}")
-        return DEFERRED
-
-    def resume_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
-        """``session/resume``: optional replay, then a state snapshot, then the answer.
-
-        Schema ``ResumeSessionResponse``: the agent MUST send a current
-        ``state_update`` after any requested replay and before this response.
-        """
-        self._require_login()
-        session_id = params.get("sessionId")
-        session = self.sessions.get(str(session_id))
-        if session is None:
-            raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
-        cwd = _absolute_path(params.get("cwd"), "cwd")
-        if cwd != session.cwd:
-            raise RpcError(INVALID_PARAMS, f"cwd {cwd!r} is not the session's cwd {session.cwd!r}")
-        replay_from = params.get("replayFrom")
-        replay = isinstance(replay_from, dict) and replay_from.get("type") == "start"
-        if replay_from is not None and not replay:
-            # Schema: reject unsupported cursors with -32602, never resume without replay.
-            raise RpcError(INVALID_PARAMS, f"Unsupported replayFrom {replay_from!r}")
-        session.additional_directories = [
-            _absolute_path(p, "additionalDirectories")
-            for p in _list(params, "additionalDirectories")
-        ]
-        session.open = True
-        if replay:
-            for update in list(session.history):
-                params_out = {"sessionId": session.id, "update": update}
-                self.wire.send(notification("session/update", params_out))
-        self.report_state(session)
-        return {"configOptions": session.config_options()}
-
     def close_session(self, request_id: Any, params: dict[str, Any]) -> Any:
         """``session/close``: cancel, finish, stop background work, then answer.
 
@@ -532,13 +479,14 @@ class Agent:
             return {}  # closing an unknown/inactive session SHOULD succeed (schema)
 
         def close() -> None:
-            self._close(session)
+            self.close_now(session)
             self.reply(request_id, {})
 
         self.spawn(close, f"close-{session.id}")
         return DEFERRED
 
-    def _close(self, session: Session) -> None:
+    def close_now(self, session: Session) -> None:
+        """Close ``session`` (on a worker thread): cancel, wait, stop background work."""
         self.cancel(session)
         with self.cond:
             self.cond.wait_for(lambda: session.turn is None and not session.held)
@@ -623,18 +571,3 @@ class Agent:
         self.reply(request_id, {})
         item.stop.set()  # its thread now sends the final update and a new snapshot
         return DEFERRED
-
-
-def _absolute_path(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not value.startswith("/"):
-        raise RpcError(INVALID_PARAMS, f"{name} must be an absolute path, got {value!r}")
-    return value
-
-
-def _list(params: dict[str, Any], key: str) -> list[Any]:
-    value = params.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise RpcError(INVALID_PARAMS, f"{key} must be an array")
-    return value

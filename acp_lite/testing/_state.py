@@ -139,6 +139,7 @@ class TurnRun:
     withdrawn: bool = False  # $/cancel_request arrived before insertion
     tool_calls: dict[str, str] = attrs.field(factory=dict)
     ids_used: int = 0
+    expectation: int | None = None  # the script turn it matched (``expect`` scripts)
 
     @property
     def inserted(self) -> bool:

@@ -59,8 +59,11 @@ class TurnRunner:
         """A run for the session's next prompt (caller holds ``agent.cond``)."""
         session.prompts_seen += 1
         number = session.prompts_seen
-        spec = self.agent.script.turn_for(number)
-        return TurnRun(session, request_id, prompt, number, spec)
+        run = TurnRun(session, request_id, prompt, number, self.agent.script.turn_for(number))
+        expectations = self.agent.expectations
+        if expectations is not None:  # the turn that matches the prompt, not the n-th
+            run.expectation, run.spec = expectations.choose(run.prompt_text(), session.id)
+        return run
 
     # -- the session worker ---------------------------------------------------
 
@@ -328,6 +331,8 @@ class TurnRunner:
             agent.report_state(session, "running")
         result = (reply or {}).get("result")
         outcome = result.get("outcome") if isinstance(result, dict) else None
+        if agent.expectations is not None:
+            agent.expectations.record(_permission_event(run, step, reply, outcome))
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             # Cancelled outcome or an error reply: not approved. Without a branch
             # the user chose to stop, so the work ends "cancelled".
@@ -450,3 +455,28 @@ class TurnRunner:
             n = min(step.batch, remaining)
             self.agent.wire.write(line * n)
             remaining -= n
+
+
+def _permission_event(
+    run: TurnRun, step: Permission, reply: dict[str, Any] | None, outcome: Any
+) -> dict[str, Any]:
+    """The ``permission`` event: what the client answered (``_expect.py``)."""
+    event: dict[str, Any] = {
+        "event": "permission",
+        "turn": run.expectation,
+        "label": step.label,
+        "title": run.fill(step.title),
+    }
+    if reply is None:
+        event["outcome"] = "withdrawn"  # cancelled first: the request was withdrawn
+    elif not isinstance(outcome, dict):
+        event["outcome"] = "error"
+        event["error"] = reply.get("error")
+    else:
+        event["outcome"] = outcome.get("outcome")
+        option_id = outcome.get("optionId")
+        if option_id is not None:
+            kinds = {o.get("optionId"): o.get("kind") for o in step.options}
+            event["option_id"] = option_id
+            event["kind"] = kinds.get(option_id)
+    return event

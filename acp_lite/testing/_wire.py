@@ -20,6 +20,10 @@ RESOURCE_NOT_FOUND = -32002
 UNSUPPORTED_VERSION = -32022
 
 
+DEFERRED: Any = object()
+"""A method handler's result meaning "the response is sent later"."""
+
+
 class RpcError(Exception):
     """Raised by a handler to answer its request with a JSON-RPC error."""
 
@@ -83,3 +87,20 @@ def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
 def cancelled_error() -> dict[str, Any]:
     """The -32800 error for a request cancelled before it completed."""
     return {"code": REQUEST_CANCELLED, "message": "Request cancelled"}
+
+
+def absolute_path(value: Any, name: str) -> str:
+    """``value`` if it is an absolute path, else a -32602 error naming ``name``."""
+    if not isinstance(value, str) or not value.startswith("/"):
+        raise RpcError(INVALID_PARAMS, f"{name} must be an absolute path, got {value!r}")
+    return value
+
+
+def list_param(params: dict[str, Any], key: str) -> list[Any]:
+    """The list ``params[key]`` (``[]`` when absent), else a -32602 error."""
+    value = params.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RpcError(INVALID_PARAMS, f"{key} must be an array")
+    return value

@@ -14,11 +14,13 @@ turns run (one worker thread per session), so cancels, permission answers and
 prompts sent during active work are handled at once.
 
 It is meant to be read as an example of a correct v2 agent: the methods are in
-``_agent.py``, the foreground lifecycle of a turn in ``_turns.py``, scripts in
-``script.py`` and the named scenarios in ``scenarios.py``. Comments cite the
-spec section (primary text: "Prompt Lifecycle") or the schema description each
-subtle rule comes from. It deliberately uses plain JSON dicts and no other
-acp_lite code, so it checks our client independently.
+``_agent.py`` (and ``_sessions.py``), the foreground lifecycle of a turn in
+``_turns.py``, scripts in ``script.py``, the named scenarios in ``scenarios.py``
+and ``expect`` scripts (a fake agent checking its client, ``--report``) in
+``_expect.py``. Comments cite the spec section (primary text: "Prompt
+Lifecycle") or the schema description each subtle rule comes from. It
+deliberately uses plain JSON dicts and no other acp_lite code, so it checks our
+client independently.
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=2,
         help="ACP protocol version to speak (1: v1, translated at the wire; default 2)",
     )
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="append the events of an expect script to FILE (NDJSON; see _expect.py)",
+    )
     parser.add_argument("--list-scenarios", action="store_true", help="list scenarios and exit")
     return parser
 
@@ -107,7 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     if overrides:
         script = attrs.evolve(script, **overrides)
 
-    agent = Agent(script, Wire(sys.stdout.buffer))
+    events = None
+    if args.report:
+        from acp_lite.testing._expect import ReportFile
+
+        events = ReportFile(args.report)
+    agent = Agent(script, Wire(sys.stdout.buffer), events=events)
     if args.protocol == 1:
         from acp_lite.testing._v1 import V1Wire
 

@@ -25,6 +25,7 @@ import select
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,9 @@ class InProcessAgent:
     :class:`~acp_lite.testing.script.Script`, a script dict, or a path to a
     ``.json``/``.toml`` script; neither means the echo agent. Other keywords
     override fields of the script (``page_size=...``), like the command-line
-    options of the process. One agent serves one connection: :meth:`start` once,
-    then :meth:`close`.
+    options of the process. ``events`` receives the events of a script with
+    ``expect`` (what ``--report`` writes; see ``acp_lite.testing._expect``).
+    One agent serves one connection: :meth:`start` once, then :meth:`close`.
     """
 
     def __init__(
@@ -123,6 +125,7 @@ class InProcessAgent:
         count: int | None = None,
         stderr_lines: int = 200,
         protocol: int = 2,
+        events: Callable[[dict[str, Any]], None] | None = None,
         **script_overrides: Any,
     ) -> None:
         if scenario is not None and script is not None:
@@ -143,7 +146,7 @@ class InProcessAgent:
         #: The ACP version the agent speaks (1: translated at its wire, ``_v1.py``).
         self.protocol = protocol
         self._tail = _Tail(stderr_lines)
-        self.agent: Agent = _InProcess(loaded, Wire(None), log=self._tail)  # type: ignore[arg-type]
+        self.agent: Agent = _InProcess(loaded, Wire(None), log=self._tail, events=events)  # type: ignore[arg-type]
         #: The exit status once the agent stopped (``0`` at end of input, or the
         #: code of an ``exit`` step); ``None`` while it runs.
         self.returncode: int | None = None

@@ -86,6 +86,18 @@ work), ``page_size`` for ``session/list``, ``sessions`` (pre-existing sessions:
 ``unresponsive`` (methods never answered), ``ignore_sigterm``, ``linger``
 (seconds to stay alive after stdin closes; ``-1`` = forever).
 
+Expectations (a fake agent that checks its client; ``_expect.py`` lists the
+events it reports): with ``expect = "ordered"`` (or ``"unordered"``) each turn
+is played once, for the prompt that matches it, instead of by prompt number:
+turn keys ``prompt`` (the exact prompt text), ``prompt_pattern`` (a regular
+expression searched in it) and ``label`` (its name in reports; a
+``permission`` step takes a ``label`` too). Ordered, a prompt must match the
+first turn still owed; unordered, any. A prompt that matches none is rejected
+(-32602), and requests for methods other than ``initialize``, ``session/new``,
+``session/prompt``, ``session/close`` (``auth/*`` with ``auth_required``) and
+those listed in ``allowed_methods`` get -32601. ``initialize_result`` holds
+keys that replace those of the ``initialize`` answer.
+
 In Python::
 
     refuse = [Stop(stop_reason="refusal")]
@@ -230,6 +242,7 @@ class Permission:
     tool_call: dict[str, Any] | None = None
     requires_action: bool = True
     branches: dict[str, list[Step]] = attrs.field(factory=dict, metadata=_BRANCHES)
+    label: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -408,6 +421,10 @@ class Turn:
     idle: bool = True
     stop_reason: str | None = "end_turn"
     cancel_stop_reason: str | None = "cancelled"
+    # With the script's ``expect``: which prompt this turn answers, and its name.
+    prompt: str | None = None
+    prompt_pattern: str | None = None
+    label: str | None = None
 
     def inserts_explicitly(self) -> bool:
         """Whether a top-level step decides insertion (else it happens first)."""
@@ -432,6 +449,11 @@ class Script:
     unresponsive: list[str] = attrs.field(factory=list)
     ignore_sigterm: bool = False
     linger: float = 0.0
+    expect: str | None = attrs.field(
+        default=None, validator=attrs.validators.in_((None, "ordered", "unordered"))
+    )
+    allowed_methods: list[str] = attrs.field(factory=list)
+    initialize_result: dict[str, Any] | None = None
 
     def turn_for(self, number: int) -> Turn | None:
         """The turn for the session's ``number``-th prompt (1-based); None = echo."""
