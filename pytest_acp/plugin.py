@@ -195,9 +195,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         pool.close()
 
 
+#: ACP fixtures that bring their own agent: the header's agent is not theirs.
+_OWN_AGENT_FIXTURES = frozenset({"acp_fake_agent"})
+
+
 def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
     # Installed plugins load in every project: say nothing unless this run is an
     # ACP one (an ACP fixture or marker in a collected test, or an --acp option).
+    # A run that only uses fake agents never starts the configured one.
     if any(
         value not in (None, False, "", [], ())
         for name, value in vars(config.option).items()
@@ -206,7 +211,7 @@ def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
         return True
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if any(n.startswith("acp_") for n in names):
+        if any(n.startswith("acp_") and n not in _OWN_AGENT_FIXTURES for n in names):
             return True
         if any(m.name.startswith("acp_") for m in item.iter_markers()):
             return True

@@ -14,6 +14,13 @@ def test_no_header_in_an_unrelated_project(pytester: pytest.Pytester) -> None:
     assert "acp:" not in result.stdout.str()
 
 
+def test_no_header_when_only_fake_agents_are_used(pytester: pytest.Pytester) -> None:
+    # The fake agent is its own agent: naming the configured one would mislead.
+    pytester.makepyfile("def test_bot(acp_fake_agent):\n    pass\n")
+    result = pytester.runpytest("--collect-only", "-q")
+    assert "acp:" not in result.stdout.str()
+
+
 def test_header_when_a_test_uses_an_acp_fixture_or_marker(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         "import pytest\n"
