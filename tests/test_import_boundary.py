@@ -54,12 +54,14 @@ LAYERS: dict[str, int] = {
     "acp_lite.permissions": 0,
     "acp_lite.hookspec": 0,
     "acp_lite.files": 0,  # fs request handling: path confinement, LocalFiles (plain Python)
+    "acp_lite.cassettes": 0,  # cassette format, redaction, matching, the sans-IO replay engine
     # 1: the session model
     "acp_lite.model": 1,
     # 2: the sans-IO connection state machine (core replaces the legacy rpc engine)
     "acp_lite.core": 2,
     # 3: trio: transport, connection pump, AsyncClient / AsyncSession
     "acp_lite.aio": 3,
+    "acp_lite.cassettes.agent": 3,  # the replay engine over trio streams (in memory, stdio)
     # 4: the blocking facade
     "acp_lite.client": 4,
     "acp_lite._sync_session": 4,
@@ -75,6 +77,7 @@ LAYERS: dict[str, int] = {
     "acp_lite._cli_info": 5,
     "acp_lite._cli_base": 5,
     "acp_lite._cli_errors": 5,
+    "acp_lite._cli_cassette": 5,
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,
 }
