@@ -35,6 +35,16 @@ _TIME_KEY = re.compile(r"^(timestamp|time|date|[a-z]+Timestamp|(created|updated|
 _ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 
 
+def replace_path(text: str, path: str, by: str) -> str:
+    """``text`` with each occurrence of the directory ``path`` (itself, or followed
+    by ``/`` or a character that cannot continue a file name) replaced by ``by``.
+    The root and very short paths are left alone: they would match everywhere."""
+    path = path.rstrip("/")
+    if len(path) < 4 or path not in text:
+        return text
+    return re.sub(re.escape(path) + r"(?![\w.\-])", lambda _: by, text)
+
+
 def check_match_on(match_on: Iterable[str]) -> tuple[str, ...]:
     """``match_on`` as a tuple; ``ValueError`` naming an unknown matcher."""
     chosen = tuple(match_on)
@@ -74,8 +84,7 @@ class Normalizer:
 
     def _string(self, text: str) -> str:
         for cwd in sorted(self.cwds, key=len, reverse=True):
-            if text == cwd or text.startswith(cwd.rstrip("/") + "/"):
-                return "<cwd>" + text[len(cwd.rstrip("/")) :] if text != cwd else "<cwd>"
+            text = replace_path(text, cwd, "<cwd>")
         if _ISO_TIME.match(text):
             return "<timestamp>"
         return text

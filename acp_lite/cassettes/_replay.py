@@ -33,6 +33,7 @@ from acp_lite.cassettes._match import (
     check_match_on,
     diff,
     kind_of,
+    replace_path,
 )
 from acp_lite.cassettes._redact import redact_records, secrets_of
 
@@ -47,10 +48,12 @@ _NOT_JSON = object()
 @attrs.frozen
 class Outgoing:
     """A line for the client: its recorded ``time`` (seconds since the connection
-    started) and the ``line`` (bytes, no newline)."""
+    started), the ``line`` (bytes, no newline) and ``delay``, the recorded time
+    between it and the line before it (either direction)."""
 
     time: float
     line: bytes
+    delay: float = 0.0
 
 
 @attrs.frozen
@@ -107,6 +110,7 @@ class Replayer:
         self._consumed: set[int] = set()
         self._out: list[Outgoing] = []
         self._received = 0
+        self._refused = 0  # client lines after the first mismatch
         self._ids: dict[str, Any] = {}  # recorded client request id (JSON) -> live id
         self._live_ids: dict[str, Any] = {}  # live id (JSON) -> recorded id
         self._cwds: list[tuple[str, str]] = []  # (recorded, live)
@@ -139,6 +143,7 @@ class Replayer:
             (redacted,) = redact_records([Record("send", 0.0, message)], secrets=self._secrets)
             compared = redacted.message
         if self.broken:
+            self._refused += 1
             self._refuse(message, self.mismatches[0].report)
             return
         found = self._match(compared if message is not _NOT_JSON else message, line)
@@ -162,7 +167,7 @@ class Replayer:
         """Why the replay failed, or ``None``: the first mismatch, else (``ended``:
         the client is done) the recorded client lines it never sent."""
         if self.mismatches:
-            extra = len(self.mismatches) - 1
+            extra = self._refused
             more = f"\n({extra} later client line(s) refused too)" if extra else ""
             return self.mismatches[0].report + more
         missing = self.unplayed() if ended else []
@@ -189,7 +194,9 @@ class Replayer:
                 self.exited = True
                 self.returncode = record.returncode
             else:
-                self._out.append(Outgoing(record.time, self._rewrite(record)))
+                before = records[i - 1].time if i else record.time
+                delay = max(0.0, record.time - before)
+                self._out.append(Outgoing(record.time, self._rewrite(record), delay))
             self._cursor += 1
 
     def _window(self) -> list[int]:
@@ -320,10 +327,7 @@ class Replayer:
     def _paths(self, value: Any) -> Any:
         if isinstance(value, str):
             for old, new in self._cwds:
-                if value == old:
-                    return new
-                if value.startswith(old.rstrip("/") + "/"):
-                    return new.rstrip("/") + value[len(old.rstrip("/")) :]
+                value = replace_path(value, old, new.rstrip("/") or "/")
             return value
         if isinstance(value, list):
             return [self._paths(v) for v in value]

@@ -6,7 +6,8 @@
 
 Timing is not replayed: each agent line goes out as soon as the client lines
 recorded before it arrived. ``speed`` (e.g. ``1.0``: as recorded, ``2.0``: twice as
-fast) waits the recorded gaps between the agent's lines instead.
+fast) waits before each agent line the recorded time between it and the line
+before it (the client's or the agent's).
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ class ReplayAgent:
         #: Whether the client's input ended (it closed the connection).
         self.input_ended = False
         self._wake = trio.Event()
-        self._last_time: float | None = None
         self._done = False
 
     @property
@@ -97,9 +97,8 @@ class ReplayAgent:
     async def _writer(self, stream: trio.abc.SendStream) -> None:
         while True:
             for out in self.replayer.take():
-                if self.speed is not None and self._last_time is not None:
-                    await trio.sleep(max(0.0, out.time - self._last_time) / self.speed)
-                self._last_time = out.time
+                if self.speed is not None:
+                    await trio.sleep(out.delay / self.speed)
                 try:
                     await stream.send_all(out.line + b"\n")
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
