@@ -136,7 +136,8 @@ class TestCassette:
                 recorded[n],
                 match_on=self.match_on,
                 speed=self.speed,
-                name=f"cassette {self.path.name}",
+                name=f"cassette {_shown(self.path, self.item.config)}",
+                redactors=[_hook_redactor(self.item.config)],
             )
             self.connections.append(_Connection(replay=agent))
             return AgentCommand((), in_process=_factory(agent, self.path, n))
@@ -209,6 +210,13 @@ def _record(client: Any, command: AgentCommand, config: pytest.Config) -> Record
         last = records[-1].time if records else 0.0
         records.append(Record("exit", last, returncode=client.transcript.agent_exit))
     environ = {**os.environ, **command.env}
+    redactors = [_hook_redactor(config)]
+    return recording_of(records, agent=str(command), environ=environ, redactors=redactors)
+
+
+def _hook_redactor(config: pytest.Config) -> Callable[[Record], Record | None]:
+    """The ``pytest_acp_cassette_redact`` hooks, as a redactor: applied to the lines
+    recorded, and to the client's lines in replay before they are compared."""
 
     def hook(record: Record) -> Record | None:
         if not isinstance(record.message, dict | list):
@@ -219,7 +227,15 @@ def _record(client: Any, command: AgentCommand, config: pytest.Config) -> Record
         )
         return attrs.evolve(record, message=message)
 
-    return recording_of(records, agent=str(command), environ=environ, redactors=[hook])
+    return hook
+
+
+def _shown(path: Path, config: pytest.Config) -> str:
+    """``path`` relative to the rootdir when it is inside it."""
+    try:
+        return str(path.relative_to(config.rootpath))
+    except ValueError:
+        return str(path)
 
 
 def cassette_of(item: pytest.Item) -> TestCassette | None:

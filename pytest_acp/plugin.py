@@ -323,12 +323,12 @@ def acp_client(
     handshake = Handshake(
         settings.protocol_of(node, request.config), settings.login_of(node, request.config)
     )
-    cassette = cassette_of(node)
-    if cassette is not None and scope != "function":
+    if scope != "function" and node.get_closest_marker("acp_cassette") is not None:
         raise pytest.UsageError(
             f"{node.nodeid}: @pytest.mark.acp_cassette records one test's own connection: "
             f"it needs the 'function' acp scope, not {scope!r}"
         )
+    cassette = cassette_of(node)
     if scope == "function":
         if cassette is not None:
             command = cassette.agent_for(command)

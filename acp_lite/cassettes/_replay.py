@@ -35,7 +35,7 @@ from acp_lite.cassettes._match import (
     kind_of,
     replace_path,
 )
-from acp_lite.cassettes._redact import redact_records, secrets_of
+from acp_lite.cassettes._redact import Redactor, redact_records, secrets_of
 
 __all__ = ["MISMATCH_CODE", "Mismatch", "Outgoing", "Replayer"]
 
@@ -83,8 +83,9 @@ class Replayer:
     """The agent side of ``recording``, played to one client (see the module
     docstring). ``match_on``: what must be equal (:mod:`acp_lite.cassettes._match`);
     ``name`` names the cassette in reports; ``secrets`` (value -> placeholder,
-    default: this process's credential-like environment variables) are redacted
-    from the client's lines before they are compared, as recording did."""
+    default: this process's credential-like environment variables) and
+    ``redactors`` are applied to the client's lines before they are compared, as
+    recording applied them to the recorded ones."""
 
     def __init__(
         self,
@@ -93,8 +94,10 @@ class Replayer:
         match_on: Iterable[str] = DEFAULT_MATCH_ON,
         name: str = "the cassette",
         secrets: Mapping[str, str] | None = None,
+        redactors: Iterable[Redactor] = (),
     ) -> None:
         self.recording = recording
+        self._redactors = list(redactors)
         # The client's lines are redacted as the recording was (secret -> its
         # placeholder), so a client that sends a credential still matches.
         self._secrets = secrets_of() if secrets is None else dict(secrets)
@@ -140,7 +143,9 @@ class Replayer:
         except ValueError:
             message = _NOT_JSON
         else:
-            (redacted,) = redact_records([Record("send", 0.0, message)], secrets=self._secrets)
+            (redacted,) = redact_records(
+                [Record("send", 0.0, message)], secrets=self._secrets, redactors=self._redactors
+            )
             compared = redacted.message
         if self.broken:
             self._refused += 1

@@ -20,6 +20,7 @@ import trio
 
 from acp_lite.cassettes._format import Recording
 from acp_lite.cassettes._match import DEFAULT_MATCH_ON
+from acp_lite.cassettes._redact import Redactor
 from acp_lite.cassettes._replay import Replayer
 
 __all__ = ["MAX_LINE", "ReplayAgent", "serve_stdio"]
@@ -29,7 +30,8 @@ MAX_LINE = 64 * 1024 * 1024
 
 
 class ReplayAgent:
-    """Plays ``recording``'s agent side to one connection (see :class:`Replayer`)."""
+    """Plays ``recording``'s agent side to one connection (see :class:`Replayer`:
+    ``match_on``, ``name``, ``redactors``); ``speed``: see the module docstring."""
 
     def __init__(
         self,
@@ -38,10 +40,11 @@ class ReplayAgent:
         match_on: Iterable[str] = DEFAULT_MATCH_ON,
         speed: float | None = None,
         name: str = "the cassette",
+        redactors: Iterable[Redactor] = (),
     ) -> None:
         if speed is not None and not (speed > 0 and math.isfinite(speed)):
             raise ValueError(f"replay speed must be a positive number, not {speed!r}")
-        self.replayer = Replayer(recording, match_on=match_on, name=name)
+        self.replayer = Replayer(recording, match_on=match_on, name=name, redactors=redactors)
         self.speed = speed
         #: Whether the client's input ended (it closed the connection).
         self.input_ended = False
