@@ -30,10 +30,9 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
     path = _copy_suite(pytester)
     source = path.read_text(encoding="utf-8")
     source = source.replace('acp_session.run("hello")', 'acp_session.run("hello there")')
-    source = source.replace(
-        "@ts_agent\ndef test_ts_agent_permission_rejected",
-        '@ts_agent\n@pytest.mark.acp_permission("allow_once")\ndef test_ts_agent_permission_rejected',
-    )
+    rejected = "def test_ts_agent_permission_rejected"
+    allowing = '@pytest.mark.acp_permission("allow_once")\n'
+    source = source.replace(rejected, allowing + rejected)
     source += (
         "\n\n@reference()\ndef test_starts_a_process(acp_session):\n    subprocess.run(['true'])\n"
     )
@@ -54,7 +53,8 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
     assert '-        "text": "hello",' in out and '+        "text": "hello there",' in out
     # The answer to the agent's permission request.
     assert "(response to the agent's request id 0) does not match the recorded response" in out
-    assert '-      "optionId": "reject_once",' in out or '-      "optionId": "reject' in out
+    assert '-      "optionId": "reject",' in out
+    assert '+      "optionId": "allow",' in out
     # A missing cassette names its file and the command that records it.
     assert (
         "no cassette "
