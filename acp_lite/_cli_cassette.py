@@ -9,6 +9,9 @@
 * ``acp-lite cassette from-transcript IN OUT`` turns a saved transcript
   (``acp-lite prompt --transcript``, ``--acp-transcripts``, ``Transcript.save``) into
   a cassette: a header line added, secrets redacted.
+* ``acp-lite cassette record OUT -- AGENT...`` records one for a client in any
+  language: a stdio agent that runs AGENT, passes every line through both ways and,
+  when the connection ends, writes what it saw as a cassette (redacted).
 """
 
 from __future__ import annotations
@@ -48,6 +51,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="replay the recorded timing, FACTOR times faster (default: no waiting)",
     )
     replay.add_argument(
+        "--report",
+        metavar="FILE",
+        default=None,
+        help="also write the outcome to FILE ('ok', or the report with its diff): for "
+        "clients that swallow their agent's stderr",
+    )
+    replay.add_argument(
         "--connection",
         metavar="N",
         type=int,
@@ -73,6 +83,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     convert.add_argument(
         "--agent", metavar="CMD", default="", help="the agent command, for the header"
     )
+    record = tools.add_parser(
+        "record",
+        help="run AGENT and record the connection a client has with it through here",
+        description="A stdio agent for any client: runs AGENT (no shell), passes each line "
+        "through both ways, and writes the connection as a cassette to OUT when it ends "
+        "(the client closed stdin, or AGENT exited). Exits with AGENT's exit status.",
+    )
+    record.add_argument("target", metavar="OUT", help="the cassette to write (.acp.jsonl)")
+    record.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT", help="the agent")
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -97,6 +116,12 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.flush()
     agent = serve_stdio(recording, match_on=match_on, speed=args.speed, name=args.cassette)
     verdict = agent.replayer.verdict(ended=agent.input_ended or agent.replayer.exited)
+    if args.report:
+        try:
+            with open(args.report, "w", encoding="utf-8") as f:
+                f.write((verdict or "ok") + "\n")
+        except OSError as exc:
+            err.write(f"acp-lite replay: cannot write the report {args.report}: {exc}\n")
     if verdict:
         err.write(f"acp-lite replay: {verdict}\n")
         return EXIT_STOPPED
@@ -106,7 +131,14 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_cassette(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``acp-lite cassette from-transcript IN OUT``."""
+    """``acp-lite cassette from-transcript IN OUT`` / ``record OUT -- AGENT``."""
+    if args.cassette_command == "record":
+        from acp_lite._cli_record import record
+
+        argv = args.agent[1:] if args.agent[:1] == ["--"] else args.agent
+        if not argv:
+            raise CliError("cassette record needs the agent command after --", EXIT_USAGE)
+        return record(args.target, argv, err)
     from acp_lite.cassettes import CassetteError, from_transcript
 
     try:

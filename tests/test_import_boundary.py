@@ -78,6 +78,7 @@ LAYERS: dict[str, int] = {
     "acp_lite._cli_base": 5,
     "acp_lite._cli_errors": 5,
     "acp_lite._cli_cassette": 5,
+    "acp_lite._cli_record": 5,
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,
 }

@@ -23,7 +23,10 @@ from acp_lite.cassettes._match import DEFAULT_MATCH_ON
 from acp_lite.cassettes._redact import Redactor
 from acp_lite.cassettes._replay import Replayer
 
-__all__ = ["MAX_LINE", "ReplayAgent", "serve_stdio"]
+__all__ = ["MAX_LINE", "STDIO_MISMATCH_GRACE", "ReplayAgent", "serve_stdio"]
+
+STDIO_MISMATCH_GRACE = 1.0
+"""How long ``acp-lite replay`` keeps the connection after a mismatch (seconds)."""
 
 MAX_LINE = 64 * 1024 * 1024
 """A client line longer than this is refused (the replay stops) instead of buffered."""
@@ -31,7 +34,12 @@ MAX_LINE = 64 * 1024 * 1024
 
 class ReplayAgent:
     """Plays ``recording``'s agent side to one connection (see :class:`Replayer`:
-    ``match_on``, ``name``, ``redactors``); ``speed``: see the module docstring."""
+    ``match_on``, ``name``, ``redactors``); ``speed``: see the module docstring.
+
+    After a mismatch the connection ends, so that a client waiting for a recorded
+    answer does not hang: at once, or after ``mismatch_grace`` seconds (refusing
+    further requests meanwhile) for clients that drop what is still unread when
+    the connection closes (the TypeScript SDK does)."""
 
     def __init__(
         self,
@@ -41,11 +49,13 @@ class ReplayAgent:
         speed: float | None = None,
         name: str = "the cassette",
         redactors: Iterable[Redactor] = (),
+        mismatch_grace: float = 0.0,
     ) -> None:
         if speed is not None and not (speed > 0 and math.isfinite(speed)):
             raise ValueError(f"replay speed must be a positive number, not {speed!r}")
         self.replayer = Replayer(recording, match_on=match_on, name=name, redactors=redactors)
         self.speed = speed
+        self.mismatch_grace = mismatch_grace
         #: Whether the client's input ended (it closed the connection).
         self.input_ended = False
         self._wake = trio.Event()
@@ -106,12 +116,27 @@ class ReplayAgent:
                     await stream.send_all(out.line + b"\n")
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     return
-            if self.replayer.exited or self.replayer.broken:
-                return  # the recorded agent exited here, or the replay failed: end it
+            if self.replayer.exited:
+                return  # the recorded agent exited here: end the connection
+            if self.replayer.broken:
+                await self._linger(stream)
+                return
             if self.input_ended:
                 return
             await self._wake.wait()
             self._wake = trio.Event()
+
+    async def _linger(self, stream: trio.abc.SendStream) -> None:
+        """Refuse requests for ``mismatch_grace`` seconds, or until the input ends."""
+        with trio.move_on_after(self.mismatch_grace):
+            while not self.input_ended:
+                await self._wake.wait()
+                self._wake = trio.Event()
+                for out in self.replayer.take():
+                    try:
+                        await stream.send_all(out.line + b"\n")
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        return
 
 
 async def _serve(agent: ReplayAgent) -> None:
@@ -126,9 +151,12 @@ def serve_stdio(
     match_on: Iterable[str] = DEFAULT_MATCH_ON,
     speed: float | None = None,
     name: str = "the cassette",
+    mismatch_grace: float = STDIO_MISMATCH_GRACE,
 ) -> ReplayAgent:
     """Replay ``recording`` on stdin/stdout until the client closes stdin (or the
     recorded agent exits); returns the agent, whose ``replayer`` says how it went."""
-    agent = ReplayAgent(recording, match_on=match_on, speed=speed, name=name)
+    agent = ReplayAgent(
+        recording, match_on=match_on, speed=speed, name=name, mismatch_grace=mismatch_grace
+    )
     trio.run(_serve, agent)
     return agent
