@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -211,7 +213,15 @@ def _record(client: Any, command: AgentCommand, config: pytest.Config) -> Record
         records.append(Record("exit", last, returncode=client.transcript.agent_exit))
     environ = {**os.environ, **command.env}
     redactors = [_hook_redactor(config)]
-    return recording_of(records, agent=str(command), environ=environ, redactors=redactors)
+    # The header is informational: "python", not this machine's interpreter, and
+    # paths in the project relative to its root.
+    root = str(config.rootpath) + os.sep
+    argv = [
+        "python" if a == sys.executable else a[len(root) :] if a.startswith(root) else a
+        for a in command.argv
+    ]
+    agent = shlex.join(argv) if argv else str(command)
+    return recording_of(records, agent=agent, environ=environ, redactors=redactors)
 
 
 def _hook_redactor(config: pytest.Config) -> Callable[[Record], Record | None]:

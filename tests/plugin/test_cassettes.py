@@ -198,3 +198,34 @@ def test_usage_errors(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     assert "acp_cassette match_on: unknown ['body']; use ['method', 'params', 'meta', 'id']" in out
     assert "@pytest.mark.acp_cassette records one test's own connection: it needs the " in out
+
+
+EXAMPLE = ROOT / "examples" / "test_with_cassettes.py"
+
+NO_PROCESS = """
+import subprocess
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_process(monkeypatch):
+    def refuse(self, args, *more, **options):
+        raise AssertionError(f"replay started a process: {args!r}")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+"""
+
+
+def test_the_cassette_example_replays_from_its_committed_cassettes(
+    pytester: pytest.Pytester,
+) -> None:
+    committed = EXAMPLE.parent / "__cassettes__" / EXAMPLE.stem
+    assert len(list(committed.iterdir())) == 3
+    pytester.makepyfile(**{EXAMPLE.stem: EXAMPLE.read_text(encoding="utf-8")})
+    pytester.makeconftest(NO_PROCESS)
+    copied = pytester.path / "__cassettes__" / EXAMPLE.stem
+    shutil.copytree(committed, copied)
+    result = pytester.runpytest_inprocess(*LEAN, "--acp-conformance=strict")
+    result.assert_outcomes(passed=3)
+    assert _files(copied) == _files(committed)  # replayed, nothing written
