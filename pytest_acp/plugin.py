@@ -7,6 +7,8 @@ pytest-trio), ``acp_snapshot``, ``acp_normalize`` and ``acp_transcript``.
 
 Options (``pytest --help``, group "acp") and ini keys share names: ``--acp-agent`` /
 ``acp_agent`` ... A marker beats the command line, which beats the ini file.
+Tests marked ``acp_cassette`` record their traffic in a cassette and replay it
+without the agent (``--acp-record-mode``; :mod:`pytest_acp._cassettes`).
 After each test that used an ACP client, its traffic is checked for conformance
 (``--acp-conformance=off|warn|strict``); when such a test fails, its report shows
 the wire transcript and the agent's stderr tail.
