@@ -77,7 +77,7 @@ def _replace(value: Any, secrets: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [_replace(v, secrets) for v in value]
     if isinstance(value, dict):
-        return {k: _replace(v, secrets) for k, v in value.items()}
+        return {_replace(k, secrets): _replace(v, secrets) for k, v in value.items()}
     return value
 
 
