@@ -104,12 +104,11 @@ class Case:
 # Cassettes recorded from ts_client.mjs against the reference agent (through
 # `acp-lite cassette record`), replayed to it by `acp-lite replay` with no agent:
 # case -> (cassette, ts_client options, expected report: "ok" or a line of its diff).
+# (A changed prompt, and updates before the prompt response: tests/cassettes.)
 CASSETTES = HERE / "__cassettes__" / "ts_client"
 REPLAY_CASES: dict[str, tuple[str, list[str], str]] = {
     "echo": ("echo", ["--prompt", "hello there", "--expect-text", "hello there"], "ok"),
     "permission": ("permission", ["--expect-permission", "--expect-text", "Done"], "ok"),
-    "updates_before_response": ("updates_before_response", [], "ok"),
-    "changed-prompt": ("echo", ["--prompt", "hello"], '+        "text": "hello",'),
     "changed-answer": (
         "permission",
         ["--permission", "reject"],
