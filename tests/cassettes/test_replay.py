@@ -23,6 +23,8 @@ from acp_lite.cassettes import (
     Record,
     Recording,
     Replayer,
+    redact_records,
+    secrets_of,
 )
 from acp_lite.cassettes._convert import recording_of
 from acp_lite.cassettes.agent import ReplayAgent
@@ -269,3 +271,28 @@ def test_cassette_files_round_trip_and_bad_lines_are_named(tmp_path: Path) -> No
         Cassette.loads('{"dir": "send", "t": 0, "msg": 1}\n{"dir": "up"}\n', "x.jsonl")
     with pytest.raises(CassetteError, match=r"^x\.jsonl:1: not JSON"):
         Cassette.loads("{", "x.jsonl")
+
+
+def test_auth_payloads_and_mcp_secrets_are_redacted() -> None:
+    login = _msg(id=1, method="auth/login", params={"methodId": "token", "token": "t-1"})
+    v1 = _msg(id=2, method="authenticate", params={"methodId": "key", "_meta": {"k": "v"}})
+    server = {
+        "name": "s",
+        "command": "srv",
+        "args": [],
+        "env": [{"name": "DB_PASSWORD", "value": "pw"}, {"name": "MODE", "value": "fast"}],
+        "headers": [{"name": "X-Api-Key", "value": "hk"}],
+    }
+    new = _msg(id=3, method="session/new", params={"cwd": "/a", "mcpServers": [server]})
+    out = redact_records([Record("send", 0.0, m) for m in (login, v1, new)], secrets={})
+    assert out[0].message["params"] == {"methodId": "token", "token": "<redacted:auth>"}
+    assert out[1].message["params"] == {"methodId": "key", "_meta": "<redacted:auth>"}
+    (redacted,) = out[2].message["params"]["mcpServers"]
+    assert redacted["env"] == [
+        {"name": "DB_PASSWORD", "value": "<redacted:DB_PASSWORD>"},
+        {"name": "MODE", "value": "fast"},
+    ]
+    assert redacted["headers"] == [{"name": "X-Api-Key", "value": "<redacted:X-Api-Key>"}]
+    assert secrets_of({"OPENAI_API_KEY": "sk-123", "PATH": "/bin", "A_TOKEN": "x"}) == {
+        "sk-123": "<redacted:OPENAI_API_KEY>"  # (too short to redact: "x")
+    }

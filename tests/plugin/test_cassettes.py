@@ -164,8 +164,10 @@ def test_record_once_then_replay_gives_the_same_snapshots(
     replayed.assert_outcomes(passed=2)
     assert "2 snapshots passed." in replayed.stdout.str()
     assert {**_files(cassettes), **_files(pytester.path / "__snapshots__")} == committed
-    # once, with the cassettes there, replays too.
-    pytester.runpytest_inprocess(*LEAN, "--acp-record-mode=once").assert_outcomes(passed=2)
+    # once, with the cassettes there, replays too (here with the recorded timing,
+    # a thousand times faster).
+    fast = ("--acp-record-mode=once", "--acp-replay-speed=1000")
+    pytester.runpytest_inprocess(*LEAN, *fast).assert_outcomes(passed=2)
 
     # all records again (the agent runs), new_episodes adds only what is missing.
     monkeypatch.delenv("NO_AGENT")
@@ -192,11 +194,17 @@ def test_usage_errors(pytester: pytest.Pytester) -> None:
         @pytest.mark.acp_scope("module")
         def test_scope(acp_client):
             pass
+
+        @pytest.mark.acp_cassette
+        def test_plain(acp_client):
+            pass
         """
     )
     result = pytester.runpytest_inprocess(*LEAN)
     out = result.stdout.str()
     assert "acp_cassette match_on: unknown ['body']; use ['method', 'params', 'meta', 'id']" in out
+    speed = pytester.runpytest_inprocess(*LEAN, "--acp-replay-speed=-1", "-k", "plain")
+    assert "acp replay speed must be positive, not -1.0" in speed.stdout.str()
     assert "@pytest.mark.acp_cassette records one test's own connection: it needs the " in out
 
 
