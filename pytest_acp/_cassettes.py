@@ -40,6 +40,7 @@ from acp_lite.cassettes.agent import ReplayAgent
 from pytest_acp._settings import AgentCommand
 
 __all__ = [
+    "CALL_FAILED",
     "CASSETTE_SUFFIX",
     "RECORD_MODES",
     "AcpCassetteMismatch",
@@ -53,6 +54,8 @@ CASSETTE_SUFFIX = ".acp.jsonl"
 CASSETTE_DIR = "__cassettes__"
 
 _STASH = pytest.StashKey["TestCassette | None"]()
+CALL_FAILED = pytest.StashKey[bool]()
+"""Set by the plugin once the test's call phase failed (read at teardown)."""
 
 
 class AcpCassetteMismatch(AssertionError):
@@ -170,8 +173,11 @@ class TestCassette:
                 continue
             if connection.replay is not None:
                 verdict = connection.replay.replayer.verdict(ended=connection.replay.input_ended)
-                if verdict and not connection.replay.replayer.mismatches:
-                    # (A mismatch failed the test already, in its call.)
+                # A mismatch failed the test already, in its call; a test that
+                # failed stopped early, so the lines it did not send are no news.
+                mismatched = bool(connection.replay.replayer.mismatches)
+                quiet = mismatched or self.item.stash.get(CALL_FAILED, False)
+                if verdict and not quiet:
                     self._fail(verdict)
             else:
                 self._save()

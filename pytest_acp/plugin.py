@@ -25,7 +25,13 @@ from typing import Any
 import pytest
 
 from pytest_acp import _settings as settings
-from pytest_acp._cassettes import RECORD_MODES, AcpCassetteMismatch, cassette_of, stashed
+from pytest_acp._cassettes import (
+    CALL_FAILED,
+    RECORD_MODES,
+    AcpCassetteMismatch,
+    cassette_of,
+    stashed,
+)
 from pytest_acp._clients import (
     Handshake,
     Policies,
@@ -548,6 +554,8 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    if call.when == "call" and report.failed:
+        item.stash[CALL_FAILED] = True
     tracked = item.stash.get(TRACKED, [])
     if tracked and report.failed:
         many = len(tracked) > 1

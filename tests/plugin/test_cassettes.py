@@ -34,16 +34,31 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
     allowing = '@pytest.mark.acp_permission("allow_once")\n'
     source = source.replace(rejected, allowing + rejected)
     source += (
-        "\n\n@reference()\ndef test_starts_a_process(acp_session):\n    subprocess.run(['true'])\n"
+        "\n\n@reference()\ndef test_starts_a_process(acp_session):\n"
+        "    subprocess.run(['true'])\n"
+        "\n\n@reference()\ndef test_stops_early(acp_session):\n"
+        "    acp_session.run('What is six times seven?')\n"
     )
     path.write_text(source, encoding="utf-8")
     (pytester.path / "__cassettes__" / SUITE.stem / "test_reference_v1_echo.acp.jsonl").unlink()
-    (pytester.path / "__cassettes__" / SUITE.stem / "test_starts_a_process.acp.jsonl").write_bytes(
-        (SUITE.parent / "__cassettes__" / SUITE.stem / "test_reference_echo.acp.jsonl").read_bytes()
-    )
+    # Two more tests on a recorded two-turn conversation: one starts a process (and
+    # fails so), one sends only its first turn (an error at teardown).
+    two_turns = SUITE.parent / "__cassettes__" / SUITE.stem / "test_reference_two_turns.acp.jsonl"
+    for name in ("test_starts_a_process", "test_stops_early"):
+        target = pytester.path / "__cassettes__" / SUITE.stem / f"{name}.acp.jsonl"
+        target.write_bytes(two_turns.read_bytes())
     result = pytester.runpytest_inprocess(*LEAN, "-p", "no:randomly")
     out = result.stdout.str()
-    result.assert_outcomes(passed=8, failed=3, errors=2)
+    # Failed: the changed prompt, the changed answer, the process. Errors: the
+    # missing cassette (setup) and the unsent turn (teardown); the test that failed
+    # (the process) gets no teardown error for what it did not send.
+    result.assert_outcomes(passed=9, failed=3, errors=2)
+    assert "ERROR at teardown of test_stops_early" in out
+    assert (
+        "cassette __cassettes__/test_recorded_suite/test_stops_early.acp.jsonl: the client did "
+        "not send 1 recorded line(s):\n  request session/prompt (line 15)\n" in out
+    )
+    assert "ERROR at teardown of test_starts_a_process" not in out
     # The prompt: a diff naming the request and the cassette line.
     assert (
         "AcpCassetteMismatch: cassette __cassettes__/test_recorded_suite/test_ts_agent_echo"
