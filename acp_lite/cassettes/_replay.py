@@ -70,6 +70,10 @@ class Mismatch:
         return self.report
 
 
+def _method(message: Any) -> object:
+    return message.get("method") if isinstance(message, dict) else None
+
+
 def _describe(message: Any) -> str:
     kind = kind_of(message)
     if kind in ("request", "notification"):
@@ -241,11 +245,10 @@ class Replayer:
             if want == got:
                 self._recorded_norm, self._live_norm = recorded_norm, live_norm
                 return i
+            # The diff is against the first candidate of the same method, if any.
+            same = _method(record.message) == _method(message)
             if best is None or (
-                isinstance(message, dict)
-                and isinstance(record.message, dict)
-                and record.message.get("method") == message.get("method")
-                and best[1].get("method") != message.get("method")
+                same and _method(self._records[best[0]].message) != _method(message)
             ):
                 best = (i, want, got)
         if best is None:

@@ -296,3 +296,16 @@ def test_auth_payloads_and_mcp_secrets_are_redacted() -> None:
     assert secrets_of({"OPENAI_API_KEY": "sk-123", "PATH": "/bin", "A_TOKEN": "x"}) == {
         "sk-123": "<redacted:OPENAI_API_KEY>"  # (too short to redact: "x")
     }
+
+
+def test_a_batch_line_is_compared_whole() -> None:
+    batch = [_msg(method="_a", params={}), _msg(method="_b", params={})]
+    records = [Record("send", 0.0, batch), Record("send", 0.1, _msg(method="_c", params={}))]
+    ok = Replayer(Recording(Header(), tuple(records)), secrets={})
+    ok.receive_line(json.dumps(batch).encode())
+    assert not ok.broken
+    bad = Replayer(Recording(Header(), tuple(records)), secrets={})
+    bad.receive_line(json.dumps(batch[::-1]).encode())
+    assert bad.mismatches[0].report.startswith(
+        "the cassette: client line #1 (line) does not match the recorded line"
+    )
