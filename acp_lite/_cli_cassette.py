@@ -66,7 +66,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     cassette = sub.add_parser(
         "cassette",
-        help="make cassettes (from-transcript)",
+        help="make cassettes (from-transcript, record)",
         description="Cassette tools.",
     )
     tools = cassette.add_subparsers(dest="cassette_command", metavar="TOOL", required=True)
