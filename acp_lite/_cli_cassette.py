@@ -5,7 +5,8 @@
   reads the client's lines on stdin, writes the agent's on stdout, and reports on
   stderr. Exit status 0 when the client sent every recorded line and nothing else,
   1 when it did not (the report on stderr says where, with a diff), 2 for bad
-  usage or an unreadable cassette.
+  usage or an unreadable cassette; a cassette that ends with the agent's exit
+  (it crashed while recorded) exits with the recorded status.
 * ``acp-lite cassette from-transcript IN OUT`` turns a saved transcript
   (``acp-lite prompt --transcript``, ``--acp-transcripts``, ``Transcript.save``) into
   a cassette: a header line added, secrets redacted.
