@@ -4,6 +4,7 @@ cassette instead of the agent. In this process, over the in-memory transport."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -309,3 +310,41 @@ def test_a_batch_line_is_compared_whole() -> None:
     assert bad.mismatches[0].report.startswith(
         "the cassette: client line #1 (line) does not match the recorded line"
     )
+
+
+def test_a_v1_agents_file_and_terminal_requests_replay_in_the_new_directory(
+    tmp_path: Path,
+) -> None:
+    """A v1 agent that reads and writes a file of the session and runs a command in
+    a terminal (tests/aio/fake_v1.py): replayed to a client in another directory,
+    the agent's requests name that directory and the client's answers match."""
+    from aio.fake_v1 import V1Agent
+
+    async def work(agent: Any, session_id: str) -> None:
+        (cwd,) = [m["params"]["cwd"] for m in agent.received if m.get("method") == "session/new"]
+        notes = {"sessionId": session_id, "path": f"{cwd}/notes.txt"}
+        text = (await agent.result("fs/read_text_file", notes))["content"]
+        await agent.result("fs/write_text_file", {**notes, "content": text.upper()})
+        run = {"sessionId": session_id, "command": sys.executable, "args": ["-c", "print(6*7)"]}
+        term = (await agent.result("terminal/create", run))["terminalId"]
+        ids = {"sessionId": session_id, "terminalId": term}
+        await agent.result("terminal/wait_for_exit", ids)
+        assert (await agent.result("terminal/output", ids))["output"] == "42\n"
+        await agent.result("terminal/release", ids)
+
+    def run(agent: Any, cwd: Path) -> Any:
+        cwd.mkdir()
+        (cwd / "notes.txt").write_text("remember the milk")
+        handlers = {"files": acp_lite.LocalFiles(), "terminals": acp_lite.LocalTerminals()}
+        with acp_lite.connect_in_memory(agent, timeout=10, **handlers) as client:
+            assert client.protocol_version == 1
+            assert client.new_session(cwd=cwd).run("Work").stop_reason == "end_turn"
+        assert (cwd / "notes.txt").read_text() == "REMEMBER THE MILK"
+        return client
+
+    recording = _record(run(V1Agent(on_prompt=work), tmp_path / "recorded"))
+    methods = [r.message.get("method") for r in recording.records if r.direction == "recv"]
+    assert {"fs/read_text_file", "fs/write_text_file", "terminal/create"} <= set(methods)
+    replay = ReplayAgent(recording)
+    run(replay, tmp_path / "replayed")
+    assert replay.replayer.verdict() is None
