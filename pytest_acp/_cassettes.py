@@ -173,11 +173,10 @@ class TestCassette:
                 continue
             if connection.replay is not None:
                 verdict = connection.replay.replayer.verdict(ended=connection.replay.input_ended)
-                # A mismatch failed the test already, in its call; a test that
-                # failed stopped early, so the lines it did not send are no news.
-                mismatched = bool(connection.replay.replayer.mismatches)
-                quiet = mismatched or self.item.stash.get(CALL_FAILED, False)
-                if verdict and not quiet:
+                # A test whose call failed was told (a mismatch fails the call) or
+                # stopped early: the lines it did not send are no news. A mismatch
+                # after its call (in a fixture's teardown) fails it here.
+                if verdict and not self.item.stash.get(CALL_FAILED, False):
                     self._fail(verdict)
             else:
                 self._save()
