@@ -59,7 +59,7 @@ def _expected(recording: Recording, offset: int) -> list[Any]:
     return out
 
 
-@settings(max_examples=examples(2))
+@settings(max_examples=examples(1))
 @given(
     steps=st.lists(_step, max_size=12),
     payloads=st.lists(_scalar, min_size=12, max_size=12),
@@ -81,7 +81,7 @@ def test_a_client_that_sends_the_recorded_lines_gets_every_agent_line(
     assert replayer.verdict() is None
 
 
-@settings(max_examples=examples(2))
+@settings(max_examples=examples(1))
 @given(
     steps=st.lists(_step, min_size=1, max_size=10),
     payloads=st.lists(_scalar, min_size=10, max_size=10),
@@ -105,7 +105,7 @@ def test_a_changed_client_line_is_reported_where_it_changed(
     assert report is not None and '+    "payload": 0.5' in report.splitlines()
 
 
-@settings(max_examples=examples(3))
+@settings(max_examples=examples(2))
 @given(
     value=_json,
     secret=st.text(st.characters(exclude_characters="\0"), min_size=4, max_size=8),
