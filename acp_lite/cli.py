@@ -5,6 +5,9 @@ reference agent, a friendly echo agent), opens a session in the current director
 sends TEXT and streams what the agent does until its foreground work ends.
 ``acp-lite info [--agent CMD]`` prints what the agent says about itself.
 ``acp-lite login [--agent CMD] [METHOD]`` logs in with one of its auth methods.
+``acp-lite replay CASSETTE`` is a stdio agent replaying a recorded cassette;
+``acp-lite cassette from-transcript IN OUT`` makes one from a saved transcript
+(``acp_lite._cli_cassette``).
 
 Exit codes (``prompt``; ``info`` uses the error codes only):
 
@@ -173,6 +176,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from acp_lite import _cli_login
 
     _cli_login.add_parser(sub, agent_options)
+    from acp_lite import _cli_cassette
+
+    _cli_cassette.add_parsers(sub)
     return parser
 
 
@@ -529,7 +535,7 @@ def _show_backlog(ui: _Ui, session: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acp-lite`` command; returns the exit code (see the module docstring)."""
-    from acp_lite import _cli_info, _cli_login
+    from acp_lite import _cli_cassette, _cli_info, _cli_login
 
     parser = _build_parser()
     args = parser.parse_args(argv)
@@ -538,6 +544,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "prompt": _cmd_prompt,
         "info": _cli_info.cmd_info,
         "login": _cli_login.cmd_login,
+        "replay": _cli_cassette.cmd_replay,
+        "cassette": _cli_cassette.cmd_cassette,
     }
     try:
         return commands[args.command](args, out, err)

@@ -79,7 +79,10 @@ def new_agent(factory: Callable[..., Any]) -> Any:
     if isinstance(agent, PipeAgent):
         return agent
     if _is_native(agent):
-        return _NativeAgent(agent)
+        # An agent object that reports its own end (a cassette's ReplayAgent) is
+        # used as it is; others get their end recorded.
+        reports = callable(getattr(agent, "stderr_tail", None)) and hasattr(agent, "returncode")
+        return agent if reports else _NativeAgent(agent)
     raise pytest.UsageError(
         f"{describe_factory(factory)} returned {agent!r}: expected a PipeAgent "
         "(such as acp_lite.testing.InProcessAgent) or an async def agent(stream)"

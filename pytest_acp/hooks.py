@@ -34,3 +34,18 @@ class AcpHookSpecs:
         from the snapshot. ``view`` is ``"raw"``, ``"merged"`` or ``"final"``.
         """
         return None
+
+    @pytest.hookspec
+    def pytest_acp_cassette_redact(
+        self, message: dict[str, Any] | list[Any], direction: str, config: pytest.Config
+    ) -> None:
+        """Redact more before a recorded line is written to a cassette
+        (``@pytest.mark.acp_cassette`` recording).
+
+        ``message`` is a private copy of the line's JSON value (a JSON-RPC message,
+        or a batch list) after the built-in redaction (credential-like environment
+        variables, auth payloads, MCP server secrets); mutate it in place.
+        ``direction`` is ``"send"`` (client -> agent) or ``"recv"``. Redact the
+        client's lines the same way in every run: the replay compares them.
+        """
+        return None

@@ -8,6 +8,8 @@ pytest-trio), ``acp_snapshot``, ``acp_normalize``, ``acp_transcript`` and
 
 Options (``pytest --help``, group "acp") and ini keys share names: ``--acp-agent`` /
 ``acp_agent`` ... A marker beats the command line, which beats the ini file.
+Tests marked ``acp_cassette`` record their traffic in a cassette and replay it
+without the agent (``--acp-record-mode``; :mod:`pytest_acp._cassettes`).
 After each test that used an ACP client, its traffic is checked for conformance
 (``--acp-conformance=off|warn|strict``); when such a test fails, its report shows
 the wire transcript and the agent's stderr tail.
@@ -24,6 +26,13 @@ from typing import Any
 import pytest
 
 from pytest_acp import _settings as settings
+from pytest_acp._cassettes import (
+    CALL_FAILED,
+    RECORD_MODES,
+    AcpCassetteMismatch,
+    cassette_of,
+    stashed,
+)
 from pytest_acp._clients import (
     Handshake,
     Policies,
@@ -76,6 +85,10 @@ MARKERS = (
     "acp_elicitation(policy=fn)).",
     "acp_protocol(version): the ACP version to speak here: 'auto' (default), 1 or 2.",
     "acp_login(method_id): log in with this auth method right after initialize.",
+    "acp_cassette(name=None, *, match_on=None): record this test's ACP traffic in a cassette "
+    "(__cassettes__/<module>/<name or test>.acp.jsonl) and replay it without the agent "
+    "(see --acp-record-mode); match_on: what a client line must match ('method', 'params', "
+    "'meta', 'id').",
 )
 
 
@@ -114,11 +127,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "acp_protocol": "ACP version to speak: auto (default: 2, or 1 if the agent answers "
         "1), 1 or 2",
         "acp_login": "auth method id to log in with after initialize (agent methods)",
+        "acp_record_mode": "cassettes (@pytest.mark.acp_cassette): none (default: replay "
+        "only), once, new_episodes, all",
+        "acp_replay_speed": "replay cassettes with their recorded timing, this much faster "
+        "(default: as fast as the client reads)",
     }
     for name, help_text in strings.items():
         parser.addini(name, help_text, type="string", default="")
     parser.addini("acp_env", "KEY=VALUE environment variables for the agent", type="linelist")
     parser.addini("acp_waive", "conformance rule ids never reported", type="linelist")
+    parser.addini(
+        "acp_match_on",
+        "what a client line must match in a cassette replay (default: method params)",
+        type="linelist",
+    )
     group.addoption(
         "--acp-agent",
         dest="acp_agent",
@@ -174,6 +196,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="acp_login",
         metavar="METHOD",
         help="log in with this auth method (client.login) right after initialize",
+    )
+    group.addoption(
+        "--acp-record-mode",
+        dest="acp_record_mode",
+        choices=RECORD_MODES,
+        help="cassettes of @pytest.mark.acp_cassette tests: none (default: replay only, no "
+        "agent), once (record a missing cassette), new_episodes (record connections the "
+        "cassette lacks), all (record everything again)",
+    )
+    group.addoption(
+        "--acp-replay-speed",
+        dest="acp_replay_speed",
+        type=float,
+        metavar="FACTOR",
+        help="replay cassettes with their recorded timing (1.0: as recorded, 2.0: twice as "
+        "fast); default: as fast as the client reads",
     )
     group.addoption(
         "--acp-transcripts",
@@ -304,18 +342,30 @@ def acp_client(
     handshake = Handshake(
         settings.protocol_of(node, request.config), settings.login_of(node, request.config)
     )
+    if scope != "function" and node.get_closest_marker("acp_cassette") is not None:
+        raise pytest.UsageError(
+            f"{node.nodeid}: @pytest.mark.acp_cassette records one test's own connection: "
+            f"it needs the 'function' acp scope, not {scope!r}"
+        )
+    cassette = cassette_of(node)
     if scope == "function":
+        if cassette is not None:
+            command = cassette.agent_for(command)
         client = connect(
             command,
             acp_timeout,
             Policies(acp_permission_policy, acp_elicitation_policy),
             handshake,
         )
+        if cassette is not None:
+            cassette.opened(client)
         track(node, client, fresh=True)
         try:
             yield client
         finally:
             close_quietly(client)
+            if cassette is not None:
+                cassette.closed(client)
         return
     pool: Pool = request.getfixturevalue(f"_acp_{scope}_pool")
     client, policies, check = pool.get(
@@ -353,11 +403,18 @@ async def acp_async_client(
     handshake = Handshake(
         settings.protocol_of(node, request.config), settings.login_of(node, request.config)
     )
+    cassette = cassette_of(node)
+    if cassette is not None:
+        command = cassette.agent_for(command)
     async with connect_async(
         command, acp_timeout, acp_permission_policy, acp_elicitation_policy, handshake
     ) as client:
+        if cassette is not None:
+            cassette.opened(client)
         track(request.node, client, fresh=True)
         yield client
+    if cassette is not None:
+        cassette.closed(client)
 
 
 @pytest.fixture
@@ -455,6 +512,12 @@ def _summary(violations: list[Violation]) -> str:
     )
 
 
+def _cassette_mismatch(item: pytest.Item) -> AcpCassetteMismatch | None:
+    cassette = stashed(item)
+    found = cassette.mismatch() if cassette is not None else None
+    return AcpCassetteMismatch(found) if found is not None else None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
@@ -462,7 +525,16 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     except BaseException as error:
         if item.stash.get(TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
             item.stash[VIOLATIONS] = _violations(item, error)
+        mismatch = _cassette_mismatch(item)
+        if mismatch is not None and isinstance(error, Exception):
+            # The client's lines left the recording: that is why the test failed.
+            __tracebackhide__ = True
+            raise mismatch from error
         raise
+    mismatch = _cassette_mismatch(item)
+    if mismatch is not None:
+        __tracebackhide__ = True
+        raise mismatch
     if not item.stash.get(TRACKED, None):
         return result
     mode = settings.conformance_mode(item, item.config)
@@ -493,6 +565,8 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    if call.when == "call" and report.failed:
+        item.stash[CALL_FAILED] = True
     tracked = item.stash.get(TRACKED, [])
     if tracked and report.failed:
         many = len(tracked) > 1

@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.permissions": 0,
     "acp_lite.hookspec": 0,
     "acp_lite.files": 0,  # fs request handling: path confinement, LocalFiles (plain Python)
+    "acp_lite.cassettes": 0,  # cassette format, redaction, matching, the sans-IO replay engine
     # 1: the session model
     "acp_lite.model": 1,
     "acp_lite.model.requests": 1,  # records of the agent's requests and their answers
@@ -63,6 +64,7 @@ LAYERS: dict[str, int] = {
     # 3: trio: transport, connection pump, AsyncClient / AsyncSession
     "acp_lite.aio": 3,
     "acp_lite.aio._turn_view": 3,  # builds Turn: the turn's events, requests, tool calls
+    "acp_lite.cassettes.agent": 3,  # the replay engine over trio streams (in memory, stdio)
     # 4: the blocking facade
     "acp_lite.client": 4,
     "acp_lite._sync_session": 4,
@@ -79,6 +81,8 @@ LAYERS: dict[str, int] = {
     "acp_lite._cli_base": 5,
     "acp_lite._cli_errors": 5,
     "acp_lite._cli_form": 5,  # prompt: the agent's elicitation forms on a terminal, or a policy
+    "acp_lite._cli_cassette": 5,
+    "acp_lite._cli_record": 5,
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,
 }

@@ -154,6 +154,10 @@ def test_python_blocks_run(
         if re.search(r"^def test_", code, re.MULTILINE):
             pytester.makepyfile(**{f"test_snippet_{number}": code})
             options = ("-q", "-p", "no:cacheprovider", "--snapshot-update")
+            if "acp_cassette" in code:
+                # The recipe's two runs: record the cassettes, then replay them.
+                record = pytester.runpytest_inprocess(*options, "--acp-record-mode=once")
+                assert record.ret == 0, f"{where} (recording):\n{record.stdout.str()}"
             result = pytester.runpytest_inprocess(*options)
             out = result.stdout.str()
             assert result.ret == 0, f"{where}:\n{out}\n{result.stderr.str()}"

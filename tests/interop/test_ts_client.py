@@ -28,6 +28,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -100,8 +101,25 @@ class Case:
     scenario: str | None = None
 
 
-def all_cases() -> dict[str, Case]:
-    """Every case of this module, by name."""
+# Cassettes recorded from ts_client.mjs against the reference agent (through
+# `acp-lite cassette record`), replayed to it by `acp-lite replay` with no agent:
+# case -> (cassette, ts_client options, expected report: "ok" or a line of its diff).
+# (A changed prompt, and updates before the prompt response: tests/cassettes.)
+CASSETTES = HERE / "__cassettes__" / "ts_client"
+REPLAY_CASES: dict[str, tuple[str, list[str], str]] = {
+    "echo": ("echo", ["--prompt", "hello there", "--expect-text", "hello there"], "ok"),
+    "permission": ("permission", ["--expect-permission", "--expect-text", "Done"], "ok"),
+    "changed-answer": (
+        "permission",
+        ["--permission", "reject"],
+        '+      "optionId": "reject",',
+    ),
+}
+
+
+def all_cases(reports: Path | None = None) -> dict[str, Case]:
+    """Every case of this module, by name (the replay cases write their reports to
+    ``reports``)."""
     ts_agent = [node_executable(), str(TS_AGENT)]
     # A generous limit (it includes the agent's start-up), only spent on failure:
     # loaded CI machines are slow.
@@ -125,6 +143,10 @@ def all_cases() -> dict[str, Case]:
             )
     for scenario, (options, _) in BROKEN_CASES.items():
         cases[f"broken/{scenario}"] = Case([*common, *options], in_process=True, scenario=scenario)
+    for case, (cassette, options, _) in REPLAY_CASES.items() if reports else ():
+        replay = [sys.executable, "-m", "acp_lite", "replay", "--report", str(reports / case)]
+        agent = [*replay, str(CASSETTES / f"{cassette}.acp.jsonl")]
+        cases[f"replay/{case}"] = Case([*common, *options, "--", *agent])
     return cases
 
 
@@ -182,15 +204,26 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     the batch and the others read its file (pytest-xdist's documented recipe for
     running a fixture once), instead of every worker running all 29 cases."""
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        return run_cases(all_cases())
+        return _run_all(tmp_path_factory.mktemp("replay-reports"))
     shared = tmp_path_factory.getbasetemp().parent  # one directory per test run
     path = shared / "ts_client_results.json"
     with open(shared / "ts_client_results.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not path.is_file():
-            path.write_text(json.dumps(run_cases(all_cases())))
+            reports = shared / "ts_client_replay_reports"
+            reports.mkdir(exist_ok=True)
+            path.write_text(json.dumps(_run_all(reports)))
         loaded: dict[str, Any] = json.loads(path.read_text())
     return loaded
+
+
+def _run_all(reports: Path) -> dict[str, Any]:
+    results = run_cases(all_cases(reports))
+    for case in REPLAY_CASES:
+        report = reports / case
+        text = report.read_text() if report.is_file() else "(no report written)"
+        results.setdefault(f"replay/{case}", {"code": None, "summary": {}})["report"] = text
+    return results
 
 
 def result_of(results: dict[str, Any], case: str) -> tuple[int, dict[str, Any]]:
@@ -230,3 +263,22 @@ def test_ts_client_catches_broken_reference_scenarios(
     _, expected = BROKEN_CASES[scenario]
     assert code == 1
     assert any(m.startswith(expected) for m in summary["mismatches"]), summary["mismatches"]
+
+
+@pytest.mark.parametrize("case", sorted(REPLAY_CASES))
+def test_ts_client_against_a_replayed_cassette(results: dict[str, Any], case: str) -> None:
+    """`acp-lite replay` is an agent for a client in another language: the SDK client
+    passes against the cassette it recorded, and fails when it sends something
+    else; the replay's report (here a file: ts_client keeps its agent's stderr)
+    says what, with a diff."""
+    code, summary = result_of(results, f"replay/{case}")
+    report = results[f"replay/{case}"]["report"]
+    _, _, expected = REPLAY_CASES[case]
+    if expected == "ok":
+        assert summary["mismatches"] == []
+        assert (code, summary["ok"], report) == (0, True, "ok\n")
+        assert summary["agent"]["name"] == "acp-lite-reference-agent"
+    else:
+        assert code == 1, summary
+        assert "does not match the recorded" in report, report
+        assert expected in report.splitlines(), report

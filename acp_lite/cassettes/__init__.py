@@ -1,0 +1,53 @@
+"""Cassettes: recorded ACP connections, replayed to a client without the agent.
+
+The vocabulary is vcrpy's and pytest-recording's: a cassette holds what went over
+the wire in a recorded session (the transcript NDJSON plus a header line, see
+:mod:`acp_lite.cassettes._format`); replaying it plays the agent's side back to a
+client, matching the client's lines to the recorded ones (``match_on``).
+
+This package is plain Python (no trio): the file format, redaction, matching and
+the replay engine (:class:`Replayer`). The trio driver, which plays a cassette over
+a byte stream (in this process, or on stdio for ``acp-lite replay``), is
+:mod:`acp_lite.cassettes.agent`; the pytest integration is pytest_acp's
+``@pytest.mark.acp_cassette`` and ``--acp-record-mode``.
+"""
+
+from acp_lite.cassettes._convert import from_transcript
+from acp_lite.cassettes._format import (
+    FORMAT_VERSION,
+    Cassette,
+    CassetteError,
+    Header,
+    Record,
+    Recording,
+)
+from acp_lite.cassettes._match import DEFAULT_MATCH_ON, MATCHERS
+from acp_lite.cassettes._redact import (
+    CREDENTIAL_PATTERNS,
+    Redactor,
+    looks_like_credential,
+    redact_records,
+    secrets_of,
+)
+from acp_lite.cassettes._replay import MISMATCH_CODE, Mismatch, Outgoing, Replayer
+
+__all__ = [
+    "CREDENTIAL_PATTERNS",
+    "DEFAULT_MATCH_ON",
+    "FORMAT_VERSION",
+    "MATCHERS",
+    "MISMATCH_CODE",
+    "Cassette",
+    "CassetteError",
+    "Header",
+    "Mismatch",
+    "Outgoing",
+    "Record",
+    "Recording",
+    "Redactor",
+    "Replayer",
+    "from_transcript",
+    "looks_like_credential",
+    "redact_records",
+    "secrets_of",
+]

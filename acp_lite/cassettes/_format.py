@@ -1,0 +1,229 @@
+"""The cassette file: a header line, then the transcript NDJSON of one connection.
+
+A cassette is the NDJSON that ``Transcript.save``, ``--acp-transcripts`` and
+``acp-lite prompt --transcript`` write (docs/architecture.md, "Transcript"), with a
+header line before each recorded connection::
+
+    {"acpCassette": 1, "protocolVersion": 2, "agent": "node agent.mjs",
+     "acpLite": "0.1.0", "recordedAt": "2026-12-01T16:00:00Z"}
+    {"dir": "send", "t": 0.0, "msg": {...}}
+    {"dir": "recv", "t": 0.01, "msg": {...}}
+    ...
+
+A test that opens several connections keeps them one after the other, each after
+its own header. A file without any header (a plain transcript) reads as one
+connection with an empty header.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from acp_lite.transcript import dumps_record
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Cassette",
+    "CassetteError",
+    "Header",
+    "Record",
+    "Recording",
+    "library_version",
+]
+
+FORMAT_VERSION = 1
+"""The ``acpCassette`` value of the headers this version writes."""
+
+RecordDirection = Literal["send", "recv", "exit"]
+
+
+class CassetteError(ValueError):
+    """A cassette file that cannot be read (names the file and line)."""
+
+
+def library_version() -> str:
+    """acp_lite's installed version (``"unknown"`` in an uninstalled source tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("acp-lite")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@attrs.frozen
+class Header:
+    """What a recorded connection was: the cassette format, the ACP version spoken,
+    the agent command, the acp_lite version that recorded it, and when."""
+
+    format: int = FORMAT_VERSION
+    protocol_version: int | None = None
+    agent: str = ""
+    acp_lite: str = attrs.field(factory=library_version)
+    recorded_at: str = attrs.field(factory=_now)
+
+    def to_json(self) -> dict[str, object]:
+        """The header line's JSON object."""
+        return {
+            "acpCassette": self.format,
+            "protocolVersion": self.protocol_version,
+            "agent": self.agent,
+            "acpLite": self.acp_lite,
+            "recordedAt": self.recorded_at,
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Header:
+        """Read a header line's object (unknown keys are ignored)."""
+        version = value.get("protocolVersion")
+        return cls(
+            format=int(value.get("acpCassette", FORMAT_VERSION)),
+            protocol_version=version if isinstance(version, int) else None,
+            agent=str(value.get("agent", "")),
+            acp_lite=str(value.get("acpLite", "")),
+            recorded_at=str(value.get("recordedAt", "")),
+        )
+
+
+@attrs.frozen
+class Record:
+    """One transcript record: ``direction`` ``"send"`` (client -> agent), ``"recv"``
+    (agent -> client) or ``"exit"`` (the agent exited, with ``returncode``);
+    ``time`` in seconds since the connection started; the line's JSON value in
+    ``message``, or its text in ``raw`` when it was not JSON."""
+
+    direction: RecordDirection
+    time: float
+    message: Any = None
+    raw: str | None = None
+    returncode: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The NDJSON record (the transcript format)."""
+        out: dict[str, object] = {"dir": self.direction, "t": self.time}
+        if self.direction == "exit":
+            out["returncode"] = self.returncode
+        elif self.raw is not None:
+            out["raw"] = self.raw
+        else:
+            out["msg"] = self.message
+        return out
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Record:
+        """Read one transcript record (``ValueError`` when it is not one)."""
+        direction = value.get("dir")
+        if direction not in ("send", "recv", "exit"):
+            raise ValueError(f"not a transcript record: 'dir' is {direction!r}")
+        time = float(value.get("t", 0.0))
+        if direction == "exit":
+            code = value.get("returncode")
+            return cls("exit", time, returncode=code if isinstance(code, int) else None)
+        if "msg" in value:
+            return cls(direction, time, message=value["msg"])
+        return cls(direction, time, raw=str(value.get("raw", "")))
+
+    def line(self) -> bytes:
+        """The wire line (without newline) this record stands for."""
+        if self.raw is not None:
+            return self.raw.encode("utf-8", errors="surrogateescape")
+        return json.dumps(self.message, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", errors="surrogatepass"
+        )
+
+
+@attrs.frozen
+class Recording:
+    """One recorded connection: its header and its records, in wire order."""
+
+    header: Header
+    records: tuple[Record, ...]
+    #: The 1-based line of the cassette file where each record is (diagnostics).
+    lines: tuple[int, ...] = ()
+
+    def line_of(self, index: int) -> int | None:
+        """The cassette file line of record ``index`` (``None`` if unknown)."""
+        return self.lines[index] if index < len(self.lines) else None
+
+
+@attrs.frozen
+class Cassette:
+    """A cassette: the recorded connections of one test, in the order they opened."""
+
+    recordings: tuple[Recording, ...]
+
+    def dumps(self) -> str:
+        """The cassette file's text."""
+        out: list[str] = []
+        for recording in self.recordings:
+            out.append(dumps_record(recording.header.to_json()) + "\n")
+            out.extend(dumps_record(r.to_json()) + "\n" for r in recording.records)
+        return "".join(out)
+
+    def save(self, path: str | Path) -> None:
+        """Write the cassette (UTF-8), creating its directory."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(self.dumps(), encoding="utf-8")
+
+    @classmethod
+    def loads(cls, text: str, name: str = "<cassette>") -> Cassette:
+        """Parse a cassette's (or a plain transcript's) text; ``CassetteError``
+        names ``name`` and the line when it is neither."""
+        recordings: list[Recording] = []
+        header: Header | None = None
+        records: list[Record] = []
+        lines: list[int] = []
+
+        def close() -> None:
+            if header is not None or records:
+                recordings.append(
+                    Recording(
+                        header or Header(acp_lite="", recorded_at=""), tuple(records), tuple(lines)
+                    )
+                )
+
+        for n, text_line in enumerate(text.splitlines(), 1):
+            if not text_line.strip():
+                continue
+            try:
+                value = json.loads(text_line)
+            except ValueError as exc:
+                raise CassetteError(f"{name}:{n}: not JSON: {exc}") from None
+            if isinstance(value, dict) and "acpCassette" in value:
+                close()
+                header, records, lines = Header.from_json(value), [], []
+                continue
+            if not isinstance(value, dict):
+                raise CassetteError(f"{name}:{n}: not a transcript record: {text_line[:80]}")
+            try:
+                records.append(Record.from_json(value))
+            except ValueError as exc:
+                raise CassetteError(f"{name}:{n}: {exc}") from None
+            lines.append(n)
+        close()
+        return cls(tuple(recordings))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Cassette:
+        """Read a cassette file (``OSError`` if missing, ``CassetteError`` if bad)."""
+        return cls.loads(Path(path).read_text(encoding="utf-8"), str(path))
+
+    @classmethod
+    def from_records(cls, records: Iterable[Record], header: Header | None = None) -> Cassette:
+        """A one-connection cassette of ``records``."""
+        return cls((Recording(header or Header(), tuple(records)),))
+
+    def with_recordings(self, extra: Sequence[Recording]) -> Cassette:
+        """This cassette with ``extra`` connections appended."""
+        return Cassette((*self.recordings, *extra))

@@ -1,0 +1,163 @@
+"""Matching the client's lines to the recorded ones (vcrpy's ``match_on``).
+
+Both sides are normalised before they are compared: request ids, session ids,
+message ids, the working directory and timestamps differ between the recording
+and the replay without the client behaving differently. What is compared is
+chosen by ``match_on`` (default :data:`DEFAULT_MATCH_ON`):
+
+* ``"method"``: the method (and the kind of message: request, notification,
+  response; a response must answer the same agent request);
+* ``"params"``: the normalised ``params`` of a request or notification, the
+  ``result`` / ``error`` of a response (``_meta`` left out);
+* ``"meta"``: also the ``_meta`` values;
+* ``"id"``: the client's request ids as they are, not normalised.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = ["DEFAULT_MATCH_ON", "MATCHERS", "Normalizer", "diff", "kind_of"]
+
+MATCHERS = ("method", "params", "meta", "id")
+"""The names ``match_on`` accepts."""
+
+DEFAULT_MATCH_ON = ("method", "params")
+
+_ID_KEYS = {"sessionId": "session", "messageId": "message", "parentSessionId": "session"}
+_TIME_KEY = re.compile(r"^(timestamp|time|date|[a-z]+Timestamp|(created|updated|started|ended)At)$")
+_ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
+
+
+def replace_path(text: str, path: str, by: str) -> str:
+    """``text`` with each occurrence of the directory ``path`` (itself, or followed
+    by ``/`` or a character that cannot continue a file name) replaced by ``by``.
+    The root and very short paths are left alone: they would match everywhere."""
+    path = path.rstrip("/")
+    if len(path) < 4 or path not in text:
+        return text
+    return re.sub(re.escape(path) + r"(?![\w.\-])", lambda _: by, text)
+
+
+def check_match_on(match_on: Iterable[str]) -> tuple[str, ...]:
+    """``match_on`` as a tuple; ``ValueError`` naming an unknown matcher."""
+    chosen = tuple(match_on)
+    unknown = [m for m in chosen if m not in MATCHERS]
+    if unknown:
+        raise ValueError(f"unknown match_on {unknown}: choose from {', '.join(MATCHERS)}")
+    return chosen
+
+
+def kind_of(message: Any) -> str:
+    """``"request"``, ``"notification"``, ``"response"`` or ``"other"``."""
+    if not isinstance(message, dict):
+        return "other"
+    if "method" in message:
+        return "request" if "id" in message else "notification"
+    if "result" in message or "error" in message:
+        return "response"
+    return "other"
+
+
+@attrs.define
+class Normalizer:
+    """Turns one side's messages into comparable values: ids numbered by first
+    appearance (``<session:1>``), ``cwds`` (this side's working directories)
+    replaced by ``<cwd>``, timestamps by ``<timestamp>``."""
+
+    cwds: list[str] = attrs.field(factory=list)
+    _ids: dict[tuple[str, str], str] = attrs.field(factory=dict)
+
+    def _id(self, kind: str, value: Any) -> str:
+        key = (kind, json.dumps(value))
+        found = self._ids.get(key)
+        if found is None:
+            count = sum(1 for k in self._ids if k[0] == kind) + 1
+            found = self._ids[key] = f"<{kind}:{count}>"
+        return found
+
+    def _string(self, text: str) -> str:
+        for cwd in sorted(self.cwds, key=len, reverse=True):
+            text = replace_path(text, cwd, "<cwd>")
+        if _ISO_TIME.match(text):
+            return "<timestamp>"
+        return text
+
+    def value(self, value: Any, *, meta: bool, key: str = "") -> Any:
+        """A normalised copy of a JSON value."""
+        if key in _ID_KEYS and isinstance(value, str | int):
+            return self._id(_ID_KEYS[key], value)
+        if key == "cwd" and isinstance(value, str):
+            return "<cwd>"
+        if _TIME_KEY.match(key) and isinstance(value, str | int | float):
+            return "<timestamp>"
+        if isinstance(value, str):
+            return self._string(value)
+        if isinstance(value, list):
+            return [self.value(v, meta=meta) for v in value]
+        if isinstance(value, dict):
+            return {
+                k: self.value(v, meta=meta, key=k) for k, v in value.items() if meta or k != "_meta"
+            }
+        return value
+
+    def message(
+        self, message: Any, match_on: tuple[str, ...], ids: Mapping[str, Any] | None = None
+    ) -> Any:
+        """What of ``message`` ``match_on`` compares. ``ids``: this side's request
+        id -> the id to show (the recorded one), for ``$/cancel_request``."""
+        if not isinstance(message, dict):
+            return message
+        meta = "meta" in match_on
+        out: dict[str, Any] = {}
+        kind = kind_of(message)
+        if "method" in match_on or kind == "response":
+            if "method" in message:
+                out["method"] = message["method"]
+            out["kind"] = kind
+        # A response's id is the agent's request id (the replay sends the recorded
+        # ones): it says which request it answers.
+        if (kind == "response" or "id" in match_on) and "id" in message:
+            out["id"] = message["id"]
+        if "params" in match_on:
+            for field in ("params", "result", "error"):
+                if field in message:
+                    out[field] = self.value(message[field], meta=meta)
+            if message.get("method") == "initialize" and isinstance(out.get("params"), dict):
+                # The client's own version is not behaviour: a newer acp_lite
+                # replays an older cassette.
+                for info in ("info", "clientInfo"):
+                    found = out["params"].get(info)
+                    if isinstance(found, dict) and "version" in found:
+                        out["params"][info] = {**found, "version": "<version>"}
+            params = out.get("params")
+            if (
+                ids is not None
+                and message.get("method") == "$/cancel_request"
+                and isinstance(params, dict)
+                and "requestId" in params
+            ):
+                raw = json.dumps(message["params"]["requestId"])
+                if raw in ids:
+                    out["params"] = {**params, "requestId": ids[raw]}
+        return out
+
+
+def render(value: Any) -> list[str]:
+    """A stable, readable multi-line JSON text of a normalised message."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+
+def diff(recorded: Any, received: Any, *, title: str) -> str:
+    """A unified diff (recorded -> received) of two normalised messages, under
+    ``title``."""
+    lines = difflib.unified_diff(
+        render(recorded), render(received), "recorded", "received", lineterm="", n=3
+    )
+    return title + "\n" + "\n".join(lines)

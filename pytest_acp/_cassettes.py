@@ -1,0 +1,300 @@
+"""Record and replay for the fixtures: ``@pytest.mark.acp_cassette`` and
+``--acp-record-mode`` (pytest-recording's vocabulary).
+
+A test (or module) marked ``acp_cassette`` has a cassette beside it, like a
+snapshot: ``__cassettes__/<module>/<test>.acp.jsonl`` (the marker's optional name
+replaces ``<test>``). Per connection the test opens:
+
+* ``none`` (default): replay only. The client talks to a replay agent in this
+  process (no agent process, no credentials); a missing cassette fails the test
+  with the file and the command that records it;
+* ``once``: replay when the cassette exists, else run the real agent and record;
+* ``new_episodes``: replay the connections the cassette holds; connections it
+  does not hold (a client the test opens beyond them) run the real agent and
+  are appended;
+* ``all``: always run the real agent and record, overwriting the cassette.
+
+The replay fails the test when the client's lines do not match the recorded ones
+(a diff naming the line), or, once the client closed, when it did not send every
+recorded line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from acp_lite.cassettes import DEFAULT_MATCH_ON, MATCHERS, Cassette, CassetteError, Record
+from acp_lite.cassettes._convert import recording_of
+from acp_lite.cassettes._format import Recording
+from acp_lite.cassettes.agent import ReplayAgent
+from pytest_acp._settings import AgentCommand
+
+__all__ = [
+    "CALL_FAILED",
+    "CASSETTE_SUFFIX",
+    "RECORD_MODES",
+    "AcpCassetteMismatch",
+    "TestCassette",
+    "cassette_of",
+    "cassette_path",
+]
+
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+CASSETTE_SUFFIX = ".acp.jsonl"
+CASSETTE_DIR = "__cassettes__"
+
+_STASH = pytest.StashKey["TestCassette | None"]()
+CALL_FAILED = pytest.StashKey[bool]()
+"""Set by the plugin once the test's call phase failed (read at teardown)."""
+
+
+class AcpCassetteMismatch(AssertionError):
+    """The client did not send what the cassette recorded (a diff says where)."""
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", name).strip("_") or "test"
+
+
+def cassette_path(item: pytest.Item, name: str | None = None) -> Path:
+    """Where ``item``'s cassette lives: beside its file, in
+    ``__cassettes__/<module>/<name or test>.acp.jsonl``."""
+    path = Path(str(item.path))
+    if name is None:
+        # Class::method[param] -> Class.method[param]: unique within the module.
+        name = ".".join(item.nodeid.split("::")[1:]) or item.name
+    return path.parent / CASSETTE_DIR / path.stem / f"{_safe(name)}{CASSETTE_SUFFIX}"
+
+
+def _option(config: pytest.Config, name: str) -> Any:
+    value = config.getoption(name, None)
+    return value if value not in (None, "") else config.getini(name)
+
+
+def record_mode(config: pytest.Config) -> str:
+    """``--acp-record-mode`` > ini ``acp_record_mode`` > ``none``."""
+    mode = _option(config, "acp_record_mode") or "none"
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(f"acp record mode must be one of {', '.join(RECORD_MODES)}")
+    return str(mode)
+
+
+def replay_speed(config: pytest.Config) -> float | None:
+    """``--acp-replay-speed`` (``None``: as fast as the client reads)."""
+    value = _option(config, "acp_replay_speed")
+    if value in (None, ""):
+        return None
+    try:
+        speed = float(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"acp replay speed must be a number, not {value!r}") from None
+    if not speed > 0:
+        raise pytest.UsageError(f"acp replay speed must be positive, not {speed}")
+    return speed
+
+
+@attrs.define
+class _Connection:
+    replay: ReplayAgent | None = None
+    client: Any = None
+    command: AgentCommand | None = None
+
+
+@attrs.define
+class TestCassette:
+    """The cassette of one test and what its connections do with it."""
+
+    __test__ = False
+
+    item: pytest.Item
+    path: Path
+    mode: str
+    match_on: tuple[str, ...]
+    speed: float | None
+    loaded: Cassette | None
+    connections: list[_Connection] = attrs.field(factory=list)
+
+    def _recorded(self) -> tuple[Recording, ...]:
+        return self.loaded.recordings if self.loaded is not None else ()
+
+    def agent_for(self, command: AgentCommand) -> AgentCommand:
+        """The agent of the test's next connection: a replay of the cassette's next
+        recorded connection, or ``command`` itself when this one is recorded."""
+        __tracebackhide__ = True
+        n = len(self.connections)
+        recorded = self._recorded()
+        replay = self.mode == "none" or (
+            self.mode in ("once", "new_episodes") and self.loaded is not None
+        )
+        if replay and n < len(recorded):
+            agent = ReplayAgent(
+                recorded[n],
+                match_on=self.match_on,
+                speed=self.speed,
+                name=f"cassette {_shown(self.path, self.item.config)}",
+                redactors=[_hook_redactor(self.item.config)],
+            )
+            self.connections.append(_Connection(replay=agent))
+            return AgentCommand((), in_process=_factory(agent, self.path, n))
+        if self.mode == "none" or (self.mode == "once" and self.loaded is not None):
+            self._fail(
+                f"cassette {self.path} holds {len(recorded)} connection(s); this test "
+                f"opens another. Record it again: {self._record_command('all')}"
+            )
+        self.connections.append(_Connection(command=command))
+        return command
+
+    def opened(self, client: Any) -> None:
+        """The client of the connection :meth:`agent_for` just chose."""
+        self.connections[-1].client = client
+
+    def mismatch(self) -> str | None:
+        """The first replay mismatch of the test, if any."""
+        for connection in self.connections:
+            if connection.replay is not None and connection.replay.replayer.mismatches:
+                return connection.replay.replayer.verdict()
+        return None
+
+    def closed(self, client: Any) -> None:
+        """``client`` was closed: save what it recorded, check what it replayed."""
+        __tracebackhide__ = True
+        for connection in self.connections:
+            if connection.client is not client:
+                continue
+            if connection.replay is not None:
+                verdict = connection.replay.replayer.verdict(ended=connection.replay.input_ended)
+                # A test whose call failed was told (a mismatch fails the call) or
+                # stopped early: the lines it did not send are no news. A mismatch
+                # after its call (in a fixture's teardown) fails it here.
+                if verdict and not self.item.stash.get(CALL_FAILED, False):
+                    self._fail(verdict)
+            else:
+                self._save()
+
+    def _save(self) -> None:
+        recordings: list[Recording] = []
+        if self.mode == "new_episodes":
+            recordings.extend(self._recorded())
+        config = self.item.config
+        for connection in self.connections:
+            if connection.replay is not None or connection.client is None:
+                continue
+            assert connection.command is not None
+            recordings.append(_record(connection.client, connection.command, config))
+        Cassette(tuple(recordings)).save(self.path)
+
+    def _record_command(self, mode: str) -> str:
+        return f"pytest --acp-record-mode={mode} '{self.item.nodeid}'"
+
+    def _fail(self, message: str) -> None:
+        __tracebackhide__ = True
+        pytest.fail(message, pytrace=False)
+
+
+def _factory(agent: ReplayAgent, path: Path, n: int) -> Callable[[], ReplayAgent]:
+    def replay() -> ReplayAgent:
+        return agent
+
+    replay.__qualname__ = f"replay[{path.name}#{n + 1}]"
+    return replay
+
+
+def _record(client: Any, command: AgentCommand, config: pytest.Config) -> Recording:
+    entries = list(client.transcript.entries())
+    t0 = entries[0].time if entries else 0.0
+    records = [Record.from_json(e.to_record(t0)) for e in entries]
+    if getattr(client.transcript, "exited", False):
+        last = records[-1].time if records else 0.0
+        records.append(Record("exit", last, returncode=client.transcript.agent_exit))
+    environ = {**os.environ, **command.env}
+    redactors = [_hook_redactor(config)]
+    # The header is informational: "python", not this machine's interpreter, and
+    # paths in the project relative to its root.
+    root = str(config.rootpath) + os.sep
+    argv = [
+        "python" if a == sys.executable else a[len(root) :] if a.startswith(root) else a
+        for a in command.argv
+    ]
+    agent = shlex.join(argv) if argv else str(command)
+    return recording_of(records, agent=agent, environ=environ, redactors=redactors)
+
+
+def _hook_redactor(config: pytest.Config) -> Callable[[Record], Record | None]:
+    """The ``pytest_acp_cassette_redact`` hooks, as a redactor: applied to the lines
+    recorded, and to the client's lines in replay before they are compared."""
+
+    def hook(record: Record) -> Record | None:
+        if not isinstance(record.message, dict | list):
+            return None
+        message = json.loads(json.dumps(record.message))  # the hook's own copy
+        config.hook.pytest_acp_cassette_redact(
+            message=message, direction=record.direction, config=config
+        )
+        return attrs.evolve(record, message=message)
+
+    return hook
+
+
+def _shown(path: Path, config: pytest.Config) -> str:
+    """``path`` relative to the rootdir when it is inside it."""
+    try:
+        return str(path.relative_to(config.rootpath))
+    except ValueError:
+        return str(path)
+
+
+def cassette_of(item: pytest.Item) -> TestCassette | None:
+    """The cassette of ``item`` (``None`` when it is not marked ``acp_cassette``);
+    loaded once per test. A missing cassette in replay-only mode fails the test."""
+    __tracebackhide__ = True
+    if _STASH in item.stash:
+        return item.stash[_STASH]
+    marker = item.get_closest_marker("acp_cassette")
+    if marker is None:
+        item.stash[_STASH] = None
+        return None
+    name = marker.args[0] if marker.args else marker.kwargs.get("name")
+    if name is not None and not isinstance(name, str):
+        raise pytest.UsageError(f"@pytest.mark.acp_cassette(name) takes a string ({item.nodeid})")
+    match_on = marker.kwargs.get("match_on")
+    if match_on is None:
+        match_on = item.config.getini("acp_match_on") or DEFAULT_MATCH_ON
+    chosen = tuple(str(m) for m in match_on)
+    unknown = [m for m in chosen if m not in MATCHERS]
+    if unknown:
+        raise pytest.UsageError(f"acp_cassette match_on: unknown {unknown}; use {list(MATCHERS)}")
+    config = item.config
+    mode = record_mode(config)
+    path = cassette_path(item, name)
+    loaded: Cassette | None = None
+    if mode != "all":
+        try:
+            loaded = Cassette.load(path)
+        except FileNotFoundError:
+            loaded = None
+        except (OSError, CassetteError) as exc:
+            pytest.fail(f"cannot read cassette {path}: {exc}", pytrace=False)
+    cassette = TestCassette(item, path, mode, chosen, replay_speed(config), loaded)
+    item.stash[_STASH] = cassette
+    if loaded is None and mode == "none":
+        pytest.fail(
+            f"no cassette {path} (--acp-record-mode=none replays only); record it "
+            f"against the real agent with: {cassette._record_command('once')}",
+            pytrace=False,
+        )
+    return cassette
+
+
+def stashed(item: pytest.Item) -> TestCassette | None:
+    """The cassette :func:`cassette_of` loaded for ``item``, if any (no loading)."""
+    return item.stash.get(_STASH, None)

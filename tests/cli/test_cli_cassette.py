@@ -1,0 +1,66 @@
+"""``acp-lite cassette from-transcript`` / ``record`` and ``acp-lite replay``'s
+usage errors. (``replay`` as the agent of another language's client:
+tests/interop/test_ts_client.py.)"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import acp_lite
+from acp_lite.cassettes import Cassette
+from acp_lite.cassettes.agent import ReplayAgent
+
+from .conftest import RunCli, cli_env
+
+
+def test_a_prompt_transcript_becomes_a_cassette(
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SERVICE_TOKEN", "tok-0123456789")
+    prompt = run_cli("prompt", "--transcript", "t.ndjson", "deploy with tok-0123456789")
+    assert prompt.returncode == 0, prompt.stderr
+    done = run_cli("cassette", "from-transcript", "t.ndjson", "c.acp.jsonl", "--agent", "ref")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("wrote c.acp.jsonl: ") and "secrets redacted" in done.stderr
+    text = (tmp_path / "c.acp.jsonl").read_text()
+    assert "tok-0123456789" not in text
+    assert "deploy with <redacted:SERVICE_TOKEN>" in text
+    (recording,) = Cassette.load(tmp_path / "c.acp.jsonl").recordings
+    assert (recording.header.agent, recording.header.protocol_version) == ("ref", 2)
+    methods = [r.message.get("method") for r in recording.records if r.direction == "send"]
+    assert methods == ["initialize", "session/new", "session/prompt"]
+
+
+def test_bad_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
+    (tmp_path / "bad.ndjson").write_text('{"dir": "sideways"}\n')
+    bad = run_cli("cassette", "from-transcript", "bad.ndjson", "out.acp.jsonl")
+    assert bad.returncode == 2
+    assert "cannot read bad.ndjson: bad.ndjson:1: not a transcript record" in bad.stderr
+    missing = run_cli("replay", "nothing.acp.jsonl")
+    assert missing.returncode == 2 and "cannot replay nothing.acp.jsonl" in missing.stderr
+    (tmp_path / "c.acp.jsonl").write_text('{"acpCassette": 1}\n')
+    wrong = run_cli("replay", "--connection", "2", "c.acp.jsonl")
+    assert wrong.returncode == 2 and "holds 1 connection(s), not 2" in wrong.stderr
+    unknown = run_cli("replay", "--match-on", "method,body", "c.acp.jsonl")
+    assert unknown.returncode == 2 and "unknown match_on ['body']" in unknown.stderr
+
+
+def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:
+    """`acp-lite cassette record OUT -- AGENT` is the agent of any client: it passes
+    the lines through and writes the cassette; the cassette then replays."""
+    cassette = tmp_path / "c.acp.jsonl"
+    agent = [sys.executable, "-m", "acp_lite.testing.agent", "--scenario", "thinking"]
+    recorder = [sys.executable, "-m", "acp_lite", "cassette", "record", str(cassette), "--", *agent]
+    with acp_lite.connect(recorder, env=cli_env(), timeout=30) as client:
+        live = client.new_session(cwd=tmp_path).run("Think")
+    (recording,) = Cassette.load(cassette).recordings
+    assert recording.header.agent.endswith("-m acp_lite.testing.agent --scenario thinking")
+    assert recording.records[-1].direction == "recv"  # the client ended it, not the agent
+    replay = ReplayAgent(recording)
+    with acp_lite.connect_in_memory(replay, timeout=10) as client:
+        again = client.new_session(cwd=tmp_path / "other").run("Think")
+    assert [e.raw for e in again.updates] == [e.raw for e in live.updates]
+    assert replay.replayer.verdict() is None
