@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from importlib import metadata
 from typing import Any, Literal
 
 import attrs
@@ -30,7 +30,11 @@ from acp_lite.transcript import Transcript
 __all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
 
 
+@functools.cache
 def _version() -> str:
+    # Imported here: importlib.metadata costs ~20 ms of start-up, needed once.
+    from importlib import metadata
+
     try:
         return metadata.version("acp-lite")
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
