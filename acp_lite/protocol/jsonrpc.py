@@ -23,6 +23,7 @@ from typing import Any, Final, Literal, TypeAlias
 import attrs
 
 from acp_lite.protocol import _generated as g
+from acp_lite.protocol._chunk_lines import PROBE, ChunkLines, Template, with_text
 from acp_lite.protocol._converter import converter
 from acp_lite.protocol._errors import WireError
 from acp_lite.protocol._runtime import NO_EXTRA
@@ -260,12 +261,86 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
 
     Never raises: anything malformed comes back as :class:`InvalidMessage`.
     """
+    if line.__class__ is bytes:
+        # Hot path: a streamed chunk's line like the last ones but for its text
+        # (protocol/_chunk_lines.py): decode only the text.
+        msg = _chunk_message(line)
+        if msg is not None:
+            return msg
     try:
         obj = _loads(line)
     except (ValueError, TypeError, RecursionError) as exc:
         # JSONDecodeError and UnicodeDecodeError are ValueErrors; TypeError: not bytes-like.
         return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
-    return _decode_parsed(obj)
+    decoded = _decode_parsed(obj)
+    if (
+        decoded.__class__ is Notification
+        and line.__class__ is bytes
+        and decoded.params.__class__ is g.UpdateSessionNotification
+        and _fast_chunk(decoded.raw_params) is not None
+    ):
+        _CHUNK_LINES.learn(line, decoded.raw_params, _verify_template)
+    return decoded
+
+
+_CHUNK_LINES: Final = ChunkLines()
+_UPDATE: Final = "session/update"
+
+
+def _verify_template(probe: bytes, t: Template) -> bool:
+    """Whether ``probe`` (a template around the marker text) decodes, the full way, to
+    the template's update with the marker as its text."""
+    try:
+        msg = _decode_parsed(_loads(probe))
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return (
+        msg.__class__ is Notification
+        and msg.params.__class__ is g.UpdateSessionNotification
+        and _fast_chunk(msg.raw_params) is not None
+        and msg.raw_params == with_text(t.raw, PROBE)
+    )
+
+
+def decode_chunk_line(line: bytes) -> tuple[str, Any] | None:
+    """``(session id, update)`` of a ``session/update`` line that fits a chunk template
+    (see :func:`decode_line`), else ``None``: the objects ``decode_line`` would put in
+    ``params``, without the envelope (the connection's hot path needs only those)."""
+    hit = _CHUNK_LINES.match(line)
+    if hit is None:
+        return None
+    return hit[0].session_id, _chunk_update(*hit)
+
+
+def _chunk_update(t: Template, text: str) -> Any:
+    block = _new(g.TextContent)
+    block.type = "text"
+    block.text = text
+    block.annotations = UNSET
+    block.meta = UNSET
+    block.extra = NO_EXTRA
+    cls, tag = _CHUNKS[t.tag]
+    update = _new(cls)
+    update.session_update = tag
+    update.message_id = t.message_id
+    update.content = block
+    update.meta = UNSET
+    update.extra = NO_EXTRA
+    return update
+
+
+def _chunk_message(line: bytes) -> Notification | None:
+    """What the full path builds for a line that fits a chunk template, or ``None``."""
+    hit = _CHUNK_LINES.match(line)
+    if hit is None:
+        return None
+    t, text = hit
+    params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
+    params.session_id, params.update = t.session_id, _chunk_update(t, text)
+    params.meta, params.extra = UNSET, NO_EXTRA
+    msg: Notification = _new(Notification)
+    msg.method, msg.params, msg.raw_params = _UPDATE, params, with_text(t.raw, text)
+    return msg
 
 
 def _decode_parsed(obj: Any) -> Message | list[Message]:
