@@ -26,7 +26,19 @@ from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, Final, NamedTuple
 
+from acp_lite.protocol import _generated as g
+from acp_lite.protocol._runtime import NO_EXTRA
+from acp_lite.protocol._unset import UNSET
+
 __all__ = ["ChunkLines", "Template"]
+
+_new: Any = object.__new__
+
+CHUNK_CLASSES: Final[dict[str, type[Any]]] = {
+    "agent_message_chunk": g.AgentMessageChunk,
+    "agent_thought_chunk": g.AgentThoughtChunk,
+}
+"""The chunk updates a template can stand for (those the fast decoder builds)."""
 
 _PLAIN: Final = re.compile(rb'[\x00-\x1f"\\]').search
 """Finds what a plain JSON string body cannot hold (then the escapes are decoded)."""
@@ -49,6 +61,7 @@ class Template(NamedTuple):
     message_id: str
     tag: str
     raw: dict[str, Any]  # the params dict of the learned line (private copy)
+    cls: type[Any]  # the update's class
 
 
 def _copy_raw(raw: dict[str, Any]) -> dict[str, Any]:
@@ -80,8 +93,9 @@ class ChunkLines:
         self.templates: list[Template] = []
         self._tried: list[tuple[str, str, str]] = []
 
-    def match(self, line: bytes) -> tuple[Template, str] | None:
-        """The template ``line`` fits and its text, or ``None`` (decode it in full)."""
+    def decode(self, line: bytes) -> tuple[str, Any, Template] | None:
+        """``(session id, update, template)`` for a line that fits a template (the
+        update is what the full decoder builds), or ``None``: decode it in full."""
         for t in self.templates:
             prefix, suffix, start, end = t[0], t[1], t[2], t[3]
             if line.startswith(prefix) and line.endswith(suffix) and len(line) >= start - end:
@@ -99,7 +113,19 @@ class ChunkLines:
                 if t is not self.templates[0]:
                     self.templates.remove(t)
                     self.templates.insert(0, t)
-                return t, text
+                block = _new(g.TextContent)
+                block.type = "text"
+                block.text = text
+                block.annotations = UNSET
+                block.meta = UNSET
+                block.extra = NO_EXTRA
+                update = _new(t.cls)
+                update.session_update = t.tag
+                update.message_id = t.message_id
+                update.content = block
+                update.meta = UNSET
+                update.extra = NO_EXTRA
+                return t.session_id, update, t
         return None
 
     def learn(
@@ -113,6 +139,8 @@ class ChunkLines:
         update = raw["update"]
         text = update["content"]["text"]
         key = (raw["sessionId"], update["messageId"], update["sessionUpdate"])
+        if key[2] not in CHUNK_CLASSES:
+            return
         if key in self._tried:
             return  # this stream's lines differ elsewhere too: do not try every line
         self._tried = [key, *self._tried[: _KEEP * 2 - 1]]
@@ -136,6 +164,7 @@ class ChunkLines:
             key[1],
             key[2],
             _copy_raw(raw),
+            CHUNK_CLASSES[key[2]],
         )
         if verify(prefix + PROBE.encode() + suffix, t):
             self.templates = [t, *self.templates[: _KEEP - 1]]

@@ -286,6 +286,11 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
 _CHUNK_LINES: Final = ChunkLines()
 _UPDATE: Final = "session/update"
 
+decode_chunk_line: Final = _CHUNK_LINES.decode
+"""``(session id, update, template)`` of a ``session/update`` line that fits a chunk
+template (see :func:`decode_line`), else ``None``: the objects ``decode_line`` puts in
+``params``, without the envelope (the connection's hot path needs only those)."""
+
 
 def _verify_template(probe: bytes, t: Template) -> bool:
     """Whether ``probe`` (a template around the marker text) decodes, the full way, to
@@ -302,44 +307,18 @@ def _verify_template(probe: bytes, t: Template) -> bool:
     )
 
 
-def decode_chunk_line(line: bytes) -> tuple[str, Any] | None:
-    """``(session id, update)`` of a ``session/update`` line that fits a chunk template
-    (see :func:`decode_line`), else ``None``: the objects ``decode_line`` would put in
-    ``params``, without the envelope (the connection's hot path needs only those)."""
-    hit = _CHUNK_LINES.match(line)
-    if hit is None:
-        return None
-    return hit[0].session_id, _chunk_update(*hit)
-
-
-def _chunk_update(t: Template, text: str) -> Any:
-    block = _new(g.TextContent)
-    block.type = "text"
-    block.text = text
-    block.annotations = UNSET
-    block.meta = UNSET
-    block.extra = NO_EXTRA
-    cls, tag = _CHUNKS[t.tag]
-    update = _new(cls)
-    update.session_update = tag
-    update.message_id = t.message_id
-    update.content = block
-    update.meta = UNSET
-    update.extra = NO_EXTRA
-    return update
-
-
 def _chunk_message(line: bytes) -> Notification | None:
     """What the full path builds for a line that fits a chunk template, or ``None``."""
-    hit = _CHUNK_LINES.match(line)
+    hit = decode_chunk_line(line)
     if hit is None:
         return None
-    t, text = hit
+    sid, update, t = hit
     params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
-    params.session_id, params.update = t.session_id, _chunk_update(t, text)
+    params.session_id, params.update = sid, update
     params.meta, params.extra = UNSET, NO_EXTRA
     msg: Notification = _new(Notification)
-    msg.method, msg.params, msg.raw_params = _UPDATE, params, with_text(t.raw, text)
+    msg.method, msg.params = _UPDATE, params
+    msg.raw_params = with_text(t.raw, update.content.text)
     return msg
 
 

@@ -104,7 +104,7 @@ def test_template_decodes_like_the_full_path(
                 same(via_template.raw_params, expected.raw_params)  # type: ignore[union-attr]
                 hit = jsonrpc.decode_chunk_line(line)
                 if hit is not None:
-                    same(hit, (expected.params.session_id, expected.params.update))
+                    same(hit[:2], (expected.params.session_id, expected.params.update))
     finally:
         jsonrpc._CHUNK_LINES = saved
 
@@ -116,12 +116,12 @@ def test_a_learned_stream_is_decoded_by_its_template() -> None:
     assert len(cache.templates) == 1
     t = cache.templates[0]
     for body, text in [(b"x", "x"), (b'a\\"b\\n\\u00e9', 'a"b\n\u00e9'), (b"", "")]:
-        hit = cache.match(t.prefix + body + t.suffix)
-        assert hit is not None and hit[1] == text
+        hit = cache.decode(t.prefix + body + t.suffix)
+        assert hit is not None and hit[1].content.text == text and hit[2] is t
     for body in [b'a"b', b"\x01", b"\xff", b"\\x"]:
-        assert cache.match(t.prefix + body + t.suffix) is None
+        assert cache.decode(t.prefix + body + t.suffix) is None
     other = chunk_line("hello", ascii_only=False, spaced=True, reverse=False)
-    assert cache.match(other) is None
+    assert cache.decode(other) is None
 
 
 def test_ambiguous_text_is_not_learned() -> None:
