@@ -46,8 +46,9 @@ _PLAIN: Final = re.compile(rb'[\x00-\x1f"\\]').search
 PROBE: Final = "acp-lite-probe"
 """The marker text a template is verified with."""
 
-_KEEP: Final = 4
-"""Templates kept, most recently used first (a message and a thought interleave)."""
+_KEEP: Final = 8
+"""Templates kept, most recently used first (messages and thoughts of a few sessions
+interleave; a stream whose template was let go is decoded the full way)."""
 
 
 class Template(NamedTuple):
@@ -87,7 +88,11 @@ def with_text(raw: dict[str, Any], text: str) -> dict[str, Any]:
 
 
 class ChunkLines:
-    """The templates of the chunk streams seen last (see the module doc)."""
+    """The templates of the chunk streams seen last (see the module doc).
+
+    One per process, shared by every connection (a template is about bytes only);
+    its lists are replaced, never changed in place, so threads need no lock.
+    """
 
     def __init__(self) -> None:
         self.templates: list[Template] = []
@@ -110,9 +115,12 @@ class ChunkLines:
                             return None
                 except ValueError:  # invalid UTF-8 or a bad escape: the full path says
                     return None
-                if t is not self.templates[0]:
-                    self.templates.remove(t)
-                    self.templates.insert(0, t)
+                templates = self.templates
+                if t is not templates[0]:
+                    # A new list, assigned at once: connections in other threads may
+                    # be reading (or reordering) the old one; a lost race only costs
+                    # a template, never a line.
+                    self.templates = [t, *(x for x in templates if x is not t)]
                 block = _new(g.TextContent)
                 block.type = "text"
                 block.text = text

@@ -130,3 +130,49 @@ def test_ambiguous_text_is_not_learned() -> None:
     assert learned(line).templates == []
     # A non-chunk line teaches nothing either.
     assert learned(b'{"jsonrpc":"2.0","id":1,"result":{}}').templates == []
+
+
+def test_interleaved_streams_both_keep_their_template() -> None:
+    def line(text: str, stream: int) -> bytes:  # two messages, lines of each alike
+        one = chunk_line(text, ascii_only=False, spaced=False, reverse=False)
+        return one if stream == 1 else one.replace("m-\u00e9".encode(), b"m-2")
+
+    cache = learned(line("T:one", 1))
+    saved, jsonrpc._CHUNK_LINES = jsonrpc._CHUNK_LINES, cache
+    try:
+        decode_line(line("T:two", 2))
+        assert len(cache.templates) == 2
+        for i in range(4):  # each hit moves its template to the front
+            hit = cache.decode(line(f"x{i}", 1 + i % 2))
+            assert hit is not None and hit[1].content.text == f"x{i}"
+            assert hit[1].message_id == ("m-\u00e9" if i % 2 == 0 else "m-2")
+            assert cache.templates[0] is hit[2] and len(cache.templates) == 2
+    finally:
+        jsonrpc._CHUNK_LINES = saved
+
+
+def test_threads_sharing_the_templates_never_lose_a_line() -> None:
+    """Every connection (one trio thread per blocking client) shares the templates;
+    concurrent reordering must not make a line fail."""
+    import threading
+
+    lines = [  # ten streams (message ids): more than the templates kept, so they churn
+        chunk_line("T:x", ascii_only=False, spaced=False, reverse=False).replace(
+            "m-\u00e9".encode(), f"m-{i}".encode()
+        )
+        for i in range(10)
+    ]
+    failures: list[object] = []
+
+    def work(offset: int) -> None:
+        for k in range(600):
+            got = decode_line(lines[(k + offset) % len(lines)])
+            if not isinstance(got, Notification):
+                failures.append(got)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
