@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, SupportsIndex, overload
 
-from acp_lite.protocol import UNSET, TextContent
+from acp_lite.protocol import UNSET, TextContent, converter
 from acp_lite.protocol._runtime import NO_EXTRA
 
 __all__ = ["Blocks", "block_texts", "compact"]
@@ -146,6 +146,12 @@ class Blocks(list[Any]):
 
     def __copy__(self) -> Blocks:
         return Blocks(self)
+
+
+# cattrs hands a list subclass back unchanged: unstructure the blocks, as for a list.
+converter.register_unstructure_hook(
+    Blocks, lambda blocks: [converter.unstructure(b) for b in blocks]
+)
 
 
 def block_texts(items: list[Any], start: int = 0) -> list[str]:

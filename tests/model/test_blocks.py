@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis_budget import examples
 
 from acp_lite.model.blocks import Blocks, block_texts
-from acp_lite.protocol import ImageContent, TextContent, structure_update
+from acp_lite.protocol import ImageContent, TextContent, converter, structure_update, unstructure
 
 blocks = st.one_of(
     st.text(max_size=4).map(lambda t: TextContent(text=t)),
@@ -39,6 +39,8 @@ def test_reads_as_the_blocks_received(items: list[Any], more: Any) -> None:
     items.append(more)
     assert held == items and held.pop() == items.pop() and held == items
     assert block_texts(held) == [b.text for b in items if type(b) is TextContent]
+    wire = [converter.unstructure(b) for b in items]
+    assert converter.unstructure(held) == wire and unstructure(held) == wire
 
 
 def test_plain_text_is_held_as_its_text() -> None:
