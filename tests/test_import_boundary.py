@@ -468,6 +468,17 @@ def _loaded_after() -> dict[str, dict[str, list[str]]]:
         "        importlib.import_module(name)\n"
         "        new = set(sys.modules) - before\n"
         "        out[check][name] = sorted(m for m in new if m.startswith(watch))\n"
+        # Which wire classes attrs has processed once a blocking client is importable:
+        # a connection needs none (decoding fills slots; see protocol._runtime).
+        "import acp_lite.client, acp_lite.protocol._generated as g\n"
+        "from acp_lite.protocol._runtime import _built\n"
+        "def built():\n"
+        "    cs = [getattr(g, n) for n in g.__all__]\n"
+        "    return sorted(c.__name__ for c in cs if isinstance(c, type)\n"
+        "                  and '__wire_fields__' in vars(c) and _built(c))\n"
+        "out['wire_built'] = built()\n"
+        "g.TextContent(text='x') == g.TextContent(text='x')\n"
+        "out['wire_built_after_use'] = built()\n"
         "print(json.dumps(out))\n"
     )
     out = subprocess.run(
@@ -492,6 +503,13 @@ def test_runtime_check_detects_trio() -> None:
     after the sans-IO modules: if one of them loaded trio, that test fails first.)"""
     loaded = _loaded_after()["aio"]
     assert "trio" in loaded["acp_lite.aio"]
+
+
+def test_client_import_runs_attrs_on_no_wire_class() -> None:
+    """Importing the blocking client leaves every generated wire class unprocessed by
+    attrs (that was most of the start-up time); they are processed on first use."""
+    assert _loaded_after()["wire_built"] == []
+    assert _loaded_after()["wire_built_after_use"] == ["TextContent"]  # the check can fail
 
 
 def test_reference_agent_loads_no_client_code() -> None:

@@ -56,6 +56,8 @@ class T:
         return self.name
 
 
+FACTORY = "<factory>"  # a default made per instance (attrs.field(factory=dict))
+
 PRIMS = ("str", "int", "float", "bool")
 
 PRIM_CHECK = {
@@ -134,6 +136,7 @@ import attrs
 
 from acp_lite.protocol._errors import WireError
 from acp_lite.protocol._runtime import (
+    _FACTORY,
     _TAGGED,
     NO_EXTRA,
     WireObject,
@@ -152,6 +155,7 @@ from acp_lite.protocol._runtime import (
     _required,
     _struct_list,
     _struct_list_keep,
+    wire_class,
 )
 from acp_lite.protocol._unset import UNSET, Unset
 
@@ -269,11 +273,10 @@ class Emitter:
     def emit_class(self, cls: ClassDef) -> None:
         base = f"({cls.base or 'WireObject'})"
         # repr/eq come from WireObject: attrs generating them per class made importing
-        # this module cost ~0.25 s (hundreds of compiled methods).
-        self.w(
-            "@attrs.define(kw_only=True, repr=False, eq=False, match_args=False,"
-            " getstate_setstate=False, weakref_slot=False)"
-        )
+        # this module cost ~0.25 s (hundreds of compiled methods). wire_class: what
+        # attrs.define(kw_only=True, slots=True) makes, with the __init__ written here
+        # and attrs' processing (__attrs_attrs__) deferred to first use.
+        self.w("@wire_class")
         self.w(f"class {cls.name}{base}:")
         doc = cls.doc
         if cls.patch_fields:
@@ -285,31 +288,75 @@ class Emitter:
             )
         self.out.append(doc_literal(doc or cls.name, "    ").rstrip("\n"))
         self.w()
-        for f in cls.fields:
-            self.w(f"    {f.py}: {self.field_ann(f)}{self.field_default(f)}")
-            if f.doc:
-                self.out.append(doc_literal(f.doc, "    ").rstrip("\n"))
-        if cls.fallback_of:
-            self.w("    raw: dict[str, Any] = attrs.field(factory=dict)")
-            self.w('    """The payload exactly as received."""')
-            if cls.extra_background:
-                self.w("    background: list[BackgroundWork] | Unset | None = UNSET")
-                self.w('    """``background`` read from ``raw`` when it is well-formed."""')
-            self.w("    error: str | None = None")
-            if cls.lenient:
-                self.w(
-                    '    """Why a known tag failed to structure, or why the tag is missing (then'
-                    ' the tag reads ``\'\'``); ``None`` for a well-formed unknown tag."""'
-                )
-            else:
-                self.w(
-                    '    """Why an item with a known tag failed to structure (kept from a list'
-                    ' whose invalid items the schema skips); ``None`` for an unknown tag."""'
-                )
-        elif cls.base is None:
-            self.w("    extra: dict[str, Any] = attrs.field(factory=dict)")
-            self.w('    """Keys the schema does not define, re-emitted unchanged."""')
+        for name, ann, default, fdoc in self.own_fields(cls):
+            shown = (
+                " = attrs.field(factory=dict)"
+                if default == FACTORY
+                else ("" if default is None else f" = {default}")
+            )
+            self.w(f"    {name}: {ann}{shown}")
+            if fdoc:
+                self.out.append(doc_literal(fdoc, "    ").rstrip("\n"))
+        self.emit_init(cls)
         self.w("\n")
+
+    def own_fields(self, cls: ClassDef) -> list[tuple[str, str, str | None, str]]:
+        """(name, annotation, default expression or None or FACTORY, doc) in order."""
+        out = [(f.py, self.field_ann(f), self.field_default(f) or None, f.doc) for f in cls.fields]
+        if cls.fallback_of:
+            out.append(("raw", "dict[str, Any]", FACTORY, "The payload exactly as received."))
+            if cls.extra_background:
+                out.append(
+                    (
+                        "background",
+                        "list[BackgroundWork] | Unset | None",
+                        "UNSET",
+                        "``background`` read from ``raw`` when it is well-formed.",
+                    )
+                )
+            why = (
+                "Why a known tag failed to structure, or why the tag is missing (then"
+                " the tag reads ``''``); ``None`` for a well-formed unknown tag."
+                if cls.lenient
+                else "Why an item with a known tag failed to structure (kept from a list"
+                " whose invalid items the schema skips); ``None`` for an unknown tag."
+            )
+            out.append(("error", "str | None", "None", why))
+        elif cls.base is None:
+            out.append(
+                (
+                    "extra",
+                    "dict[str, Any]",
+                    FACTORY,
+                    "Keys the schema does not define, re-emitted unchanged.",
+                )
+            )
+        return out
+
+    def init_fields(self, cls: ClassDef) -> list[tuple[str, str, str | None, str]]:
+        """What attrs collects (collect_by_mro): the base's fields first, then own ones
+        (a redefined field moves to its subclass position)."""
+        own = self.own_fields(cls)
+        if cls.base is None:
+            return own
+        names = {f[0] for f in own}
+        inherited = [f for f in self.init_fields(self.g.classes[cls.base]) if f[0] not in names]
+        return inherited + own
+
+    def emit_init(self, cls: ClassDef) -> None:
+        fields = self.init_fields(cls)
+        params = ["self", "*"]
+        body = []
+        for name, ann, default, _doc in fields:
+            if default == FACTORY:
+                params.append(f"{name}: {ann} = _FACTORY")
+                body.append(f"        self.{name} = {{}} if {name} is _FACTORY else {name}")
+            else:
+                params.append(f"{name}: {ann}" + ("" if default is None else f" = {default}"))
+                body.append(f"        self.{name} = {name}")
+        self.w()
+        self.w(f"    def __init__({', '.join(params)}) -> None:")
+        self.out.extend(body)
 
     def field_ann(self, f: Field) -> str:
         if f.tag_value is not None:
@@ -325,8 +372,8 @@ class Emitter:
 
     def field_default(self, f: Field) -> str:
         if f.tag_value is not None:
-            return f" = {json.dumps(f.tag_value)}"
-        return "" if f.required else " = UNSET"
+            return json.dumps(f.tag_value)
+        return "" if f.required else "UNSET"
 
     # ---------------------------------------------------------------- structure
 

@@ -6,7 +6,6 @@ import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from importlib import metadata
 from typing import Any, Literal
 
 import attrs
@@ -34,7 +33,10 @@ __all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
 @functools.cache
 def _version() -> str:
     # Cached: a metadata lookup scans every distribution on sys.path (milliseconds
-    # per connection otherwise).
+    # per connection otherwise). Imported here: importlib.metadata costs ~20 ms of
+    # start-up.
+    from importlib import metadata
+
     try:
         return metadata.version("acp-lite")
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout

@@ -66,7 +66,7 @@ from acp_lite.protocol import (
     decode_line,
     structure_update,
 )
-from acp_lite.protocol.jsonrpc import loads_json
+from acp_lite.protocol.jsonrpc import decode_chunk_line, loads_json
 from acp_lite.transcript import Transcript
 
 __all__ = ["PROTOCOL_VERSION", "ClientConnection"]
@@ -178,6 +178,9 @@ class ClientConnection:
         transcript = self.transcript
         transcript.record_many("recv", plain)
         decode = decode_line if self._v1 is None else self._v1.decode  # v1 hook
+        # A streamed chunk's line like the previous ones: its session id and typed
+        # update straight away (no envelope objects; protocol/_chunk_lines.py).
+        chunk = decode_chunk_line if self._v1 is None else None
         route = self._route_update
         findings = self.findings
         at = transcript.dropped + len(transcript) - len(plain)  # the first line's index
@@ -186,6 +189,11 @@ class ClientConnection:
                 findings.at = at
                 at += 1
             try:
+                if chunk is not None:
+                    hit = chunk(line)
+                    if hit is not None:
+                        route(hit[0], hit[1], line, None)
+                        continue
                 msg = decode(line)
                 if msg.__class__ is Notification and msg.method == _UPDATE:
                     params = msg.params
@@ -482,11 +490,14 @@ class ClientConnection:
         params = msg.params
         self._route_update(params.session_id, params.update, line, msg)
 
-    def _route_update(self, sid: str, update: Any, line: bytes | None, msg: Notification) -> None:
+    def _route_update(
+        self, sid: str, update: Any, line: bytes | None, msg: Notification | None
+    ) -> None:
         """Apply a ``session/update`` (``msg``, decoded from ``line`` when it was a
-        line of its own) to its session, keep it, or log it."""
+        line of its own; ``None`` when only its update was decoded) to its session,
+        keep it, or log it."""
         if self._v1 is not None:  # v1 hook: translated there
-            self._v1.route_update(sid, msg)
+            self._v1.route_update(sid, cast("Notification", msg))
             return
         raw_update: dict[str, Any] | bytes | None = None
         if self._keep_raw:
@@ -494,7 +505,7 @@ class ClientConnection:
                 # The line itself (the transcript holds it anyway): the event log
                 # decodes the payload again only if it is read (model/events.py).
                 raw_update = line
-            else:
+            elif msg is not None:
                 raw = msg.raw_params
                 raw_update = raw.get("update") if raw.__class__ is dict else None
         state = self.sessions.get(sid)
@@ -507,6 +518,8 @@ class ClientConnection:
             at = self.findings.at if self.findings is not None else None
             self._early.setdefault(sid, []).append((update, raw_update, at))
         else:
+            if msg is None and line is not None:
+                msg = cast("Notification", decode_line(line))  # as logged for any line
             self.log_event("unknown_session_update", data=msg, session_id=sid)
             if self.findings is not None:
                 self._observe(sid, update, raw_update)

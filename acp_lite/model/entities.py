@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from acp_lite.model.blocks import Blocks, block_texts
 from acp_lite.protocol import UNSET, Content, PlanItems, TextContent
 from acp_lite.protocol import Terminal as TerminalRef
 
@@ -48,11 +49,6 @@ def patch_meta(current: dict[str, Any] | None, patch: object) -> dict[str, Any] 
         else:
             new[key] = value
     return new
-
-
-def _block_texts(blocks: list[Any]) -> list[str]:
-    # Exact class checks: no call per item, as this runs over every received block.
-    return [b.text for b in blocks if b.__class__ is TextContent]
 
 
 @attrs.define(eq=False)
@@ -89,12 +85,12 @@ class _TextCache:
         self.n = 0
         self.text = ""
 
-    def read(self, items: list[Any], texts_of: Callable[[list[Any]], list[str]]) -> str:
+    def read(self, items: list[Any], texts_of: Callable[[list[Any], int], list[str]]) -> str:
         n = len(items)
         if n != self.n:
             if n < self.n:  # content was replaced by a shorter list
                 self.n, self.text = 0, ""
-            parts = texts_of(items[self.n :])
+            parts = texts_of(items, self.n)
             if parts:
                 # Detach the cached string first: when no caller still holds it, `+=`
                 # on a sole reference grows it in place (amortised O(new text)).
@@ -111,18 +107,20 @@ class MessageEntity(Entity):
 
     ``content`` is the current list of content blocks: chunks append one block, a
     message update with ``content`` replaces the list, ``null`` or ``[]`` clears it.
+    It is a :class:`~acp_lite.model.blocks.Blocks` (a ``list`` holding plain text
+    blocks compactly; it reads as the blocks received).
     """
 
-    content: list[Any] = attrs.Factory(list)
+    content: list[Any] = attrs.Factory(Blocks)
     _cache: _TextCache = attrs.field(factory=_TextCache, init=False, repr=False)
 
     @property
     def text(self) -> str:
         """The text blocks of ``content`` joined (no separator)."""
-        return self._cache.read(self.content, _block_texts)
+        return self._cache.read(self.content, block_texts)
 
     def _replace(self, blocks: list[Any] | None) -> None:
-        self.content = list(blocks) if blocks else []
+        self.content = Blocks(blocks) if blocks else Blocks()
         self._cache = _TextCache()
 
 
@@ -139,10 +137,10 @@ class SessionMessageEntity(MessageEntity):
     recipient_message_id: str | None = None
 
 
-def _tool_texts(items: list[Any]) -> list[str]:
+def _tool_texts(items: list[Any], start: int) -> list[str]:
     return [
         c.content.text
-        for c in items
+        for c in items[start:]
         if c.__class__ is Content and c.content.__class__ is TextContent
     ]
 
@@ -279,7 +277,7 @@ class CompactionEntity(Entity):
     """
 
     status: str = "in_progress"
-    summary: list[Any] = attrs.Factory(list)
+    summary: list[Any] = attrs.Factory(Blocks)
     error: str | None = None
     _cache: _TextCache = attrs.field(factory=_TextCache, init=False, repr=False)
 
@@ -291,10 +289,10 @@ class CompactionEntity(Entity):
     @property
     def text(self) -> str:
         """The text blocks of ``summary`` joined."""
-        return self._cache.read(self.summary, _block_texts)
+        return self._cache.read(self.summary, block_texts)
 
     def _replace(self, blocks: list[Any] | None) -> None:
-        self.summary = list(blocks) if blocks else []
+        self.summary = Blocks(blocks) if blocks else Blocks()
         self._cache = _TextCache()
 
 

@@ -36,6 +36,7 @@ import attrs
 
 from acp_lite.protocol._errors import WireError
 from acp_lite.protocol._runtime import (
+    _FACTORY,
     _TAGGED,
     NO_EXTRA,
     WireObject,
@@ -50,6 +51,7 @@ from acp_lite.protocol._runtime import (
     _required,
     _struct_list,
     _struct_list_keep,
+    wire_class,
 )
 from acp_lite.protocol._unset import UNSET, Unset
 
@@ -390,14 +392,7 @@ See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/draft
 """
 
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+@wire_class
 class AgentAuthCapabilities(WireObject):
     """Authentication-related extension capabilities supported by the agent.
 
@@ -426,15 +421,19 @@ class AgentAuthCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        status: AuthStatusCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.status = status
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AgentCapabilities(WireObject):
     """Capabilities supported by the agent.
 
@@ -481,15 +480,23 @@ class AgentCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session: SessionCapabilities | Unset | None = UNSET,
+        auth: AgentAuthCapabilities | Unset | None = UNSET,
+        providers: ProvidersCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session = session
+        self.auth = auth
+        self.providers = providers
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AgentMessage(WireObject):
     """An agent message upsert.
 
@@ -526,15 +533,23 @@ class AgentMessage(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["agent_message"] = "agent_message",
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ContentChunk(WireObject):
     """A streamed item of message content."""
 
@@ -557,29 +572,43 @@ class ContentChunk(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AgentMessageChunk(ContentChunk):
     """A streamed item of message content."""
 
     session_update: Literal["agent_message_chunk"] = "agent_message_chunk"
 
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+        session_update: Literal["agent_message_chunk"] = "agent_message_chunk",
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
+        self.session_update = session_update
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AgentThought(WireObject):
     """An agent thought or reasoning message upsert.
 
@@ -616,29 +645,45 @@ class AgentThought(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["agent_thought"] = "agent_thought",
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AgentThoughtChunk(ContentChunk):
     """A streamed item of message content."""
 
     session_update: Literal["agent_thought_chunk"] = "agent_thought_chunk"
 
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+        session_update: Literal["agent_thought_chunk"] = "agent_thought_chunk",
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
+        self.session_update = session_update
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Annotations(WireObject):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -670,15 +715,23 @@ class Annotations(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        audience: list[str] | Unset | None = UNSET,
+        last_modified: str | Unset | None = UNSET,
+        priority: float | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.audience = audience
+        self.last_modified = last_modified
+        self.priority = priority
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ArchiveSessionRequest(WireObject):
     """**UNSTABLE**
 
@@ -706,15 +759,19 @@ class ArchiveSessionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ArchiveSessionResponse(WireObject):
     """**UNSTABLE**
 
@@ -733,15 +790,14 @@ class ArchiveSessionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AudioContent(WireObject):
     """Audio provided to or from an LLM."""
 
@@ -765,15 +821,25 @@ class AudioContent(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["audio"] = "audio",
+        data: str,
+        mime_type: MediaType,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.data = data
+        self.mime_type = mime_type
+        self.annotations = annotations
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AuthAccount(WireObject):
     """**UNSTABLE**
 
@@ -823,15 +889,27 @@ class AuthAccount(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        label: str,
+        active: bool | Unset | None = UNSET,
+        name: str | Unset | None = UNSET,
+        email: str | Unset | None = UNSET,
+        organization: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.label = label
+        self.active = active
+        self.name = name
+        self.email = email
+        self.organization = organization
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AuthMethodAgent(WireObject):
     """Agent handles authentication itself through `auth/login`.
 
@@ -858,15 +936,25 @@ class AuthMethodAgent(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["agent"] = "agent",
+        method_id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AuthMethodTerminal(WireObject):
     """Terminal-based authentication method.
 
@@ -904,15 +992,29 @@ class AuthMethodTerminal(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["terminal"] = "terminal",
+        method_id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        args: list[str] | Unset | None = UNSET,
+        env: list[EnvVariable] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AuthStatusCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -933,15 +1035,14 @@ class AuthStatusCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AuthStatusRequest(WireObject):
     """**UNSTABLE**
 
@@ -965,15 +1066,14 @@ class AuthStatusRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AuthStatusResponse(WireObject):
     """**UNSTABLE**
 
@@ -1005,15 +1105,21 @@ class AuthStatusResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        state: str,
+        accounts: list[AuthAccount] | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.state = state
+        self.accounts = accounts
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AuthStatusUpdateNotification(WireObject):
     """**UNSTABLE**
 
@@ -1049,15 +1155,21 @@ class AuthStatusUpdateNotification(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        state: str,
+        accounts: list[AuthAccount] | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.state = state
+        self.accounts = accounts
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class AvailableCommandsUpdate(WireObject):
     """Available commands are ready or have changed"""
 
@@ -1074,15 +1186,21 @@ class AvailableCommandsUpdate(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["available_commands_update"] = "available_commands_update",
+        available_commands: list[AvailableCommand],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.available_commands = available_commands
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class BackgroundSubagent(WireObject):
     """**UNSTABLE**
 
@@ -1104,15 +1222,21 @@ class BackgroundSubagent(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["subagent"] = "subagent",
+        session_id: SessionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class BackgroundTerminal(WireObject):
     """A listed terminal running in the background."""
 
@@ -1129,15 +1253,21 @@ class BackgroundTerminal(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["terminal"] = "terminal",
+        terminal_id: TerminalId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.terminal_id = terminal_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class BackgroundToolCall(WireObject):
     """A listed tool call whose work continues in the background."""
 
@@ -1154,15 +1284,21 @@ class BackgroundToolCall(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["tool_call"] = "tool_call",
+        tool_call_id: ToolCallId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.tool_call_id = tool_call_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class BlobResourceContents(WireObject):
     """Binary resource contents."""
 
@@ -1185,15 +1321,23 @@ class BlobResourceContents(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        blob: str,
+        uri: str,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.blob = blob
+        self.uri = uri
+        self.mime_type = mime_type
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class BooleanPropertySchema(WireObject):
     """Schema for boolean properties in an elicitation form."""
 
@@ -1223,15 +1367,25 @@ class BooleanPropertySchema(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["boolean"] = "boolean",
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        default: bool | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.title = title
+        self.description = description
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CancelRequestNotification(WireObject):
     """Notification to cancel an ongoing request.
 
@@ -1252,15 +1406,19 @@ class CancelRequestNotification(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        request_id: RequestId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.request_id = request_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CancelSessionNotification(WireObject):
     """Notification to cancel a session's foreground work and its prompts not yet inserted.
 
@@ -1279,15 +1437,19 @@ class CancelSessionNotification(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CancelTerminalRequest(WireObject):
     """Request parameters for cancelling one terminal.
 
@@ -1318,15 +1480,21 @@ class CancelTerminalRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CancelTerminalResponse(WireObject):
     """Response from cancelling a terminal."""
 
@@ -1340,15 +1508,14 @@ class CancelTerminalResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CancelToolCallRequest(WireObject):
     """Request parameters for cancelling one tool call.
 
@@ -1378,15 +1545,21 @@ class CancelToolCallRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        tool_call_id: ToolCallId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CancelToolCallResponse(WireObject):
     """Response from cancelling a tool call."""
 
@@ -1400,15 +1573,14 @@ class CancelToolCallResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CancelledPermissionOutcome(WireObject):
     """The request was not approved and no option was selected."""
 
@@ -1423,15 +1595,19 @@ class CancelledPermissionOutcome(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        outcome: Literal["cancelled"] = "cancelled",
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.outcome = outcome
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ClientAuthCapabilities(WireObject):
     """Authentication capabilities supported by the client.
 
@@ -1458,15 +1634,19 @@ class ClientAuthCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        terminal: TerminalAuthCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.terminal = terminal
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ClientCapabilities(WireObject):
     """Capabilities supported by the client.
 
@@ -1501,15 +1681,21 @@ class ClientCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        auth: ClientAuthCapabilities | Unset | None = UNSET,
+        elicitation: ElicitationCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.auth = auth
+        self.elicitation = elicitation
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CloseSessionRequest(WireObject):
     """Request parameters for closing an active session.
 
@@ -1545,15 +1731,19 @@ class CloseSessionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CloseSessionResponse(WireObject):
     """Response from closing a session."""
 
@@ -1567,15 +1757,14 @@ class CloseSessionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Command(WireObject):
     """A slash command the user can invoke by including it in a prompt.
 
@@ -1605,15 +1794,25 @@ class Command(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["command"] = "command",
+        name: str,
+        description: str,
+        input: AvailableCommandInput | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.name = name
+        self.description = description
+        self.input = input
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CommandPermissionSubject(WireObject):
     """Permission request details for a command."""
 
@@ -1636,15 +1835,27 @@ class CommandPermissionSubject(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["command"] = "command",
+        command: str,
+        cwd: AbsolutePath,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        terminal_id: TerminalId | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.command = command
+        self.cwd = cwd
+        self.tool_call_id = tool_call_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CompactionSummaryChunk(WireObject):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
@@ -1666,15 +1877,23 @@ class CompactionSummaryChunk(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["compaction_summary_chunk"] = "compaction_summary_chunk",
+        compaction_id: CompactionId,
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.compaction_id = compaction_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CompactionUpdate(WireObject):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -1709,15 +1928,27 @@ class CompactionUpdate(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["compaction_update"] = "compaction_update",
+        compaction_id: CompactionId,
+        status: str,
+        summary: list[ContentBlock] | Unset | None = UNSET,
+        error: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.compaction_id = compaction_id
+        self.status = status
+        self.summary = summary
+        self.error = error
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CompleteElicitationNotification(WireObject):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
@@ -1736,15 +1967,19 @@ class CompleteElicitationNotification(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        elicitation_id: ElicitationId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.elicitation_id = elicitation_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ConfigOptionUpdate(WireObject):
     """Session configuration options have been updated."""
 
@@ -1761,15 +1996,21 @@ class ConfigOptionUpdate(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["config_option_update"] = "config_option_update",
+        config_options: list[SessionConfigOption],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Content(WireObject):
     """Standard content block (text, images, resources)."""
 
@@ -1786,15 +2027,21 @@ class Content(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["content"] = "content",
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Cost(WireObject):
     """Cost information for a session."""
 
@@ -1814,15 +2061,21 @@ class Cost(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        amount: float,
+        currency: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.amount = amount
+        self.currency = currency
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CreateElicitationRequest(WireObject):
     """Request from the agent to elicit structured user input.
 
@@ -1878,15 +2131,33 @@ class CreateElicitationRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        message: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        mode: str,
+        requested_schema: ElicitationSchema | Unset = UNSET,
+        session_id: SessionId | Unset = UNSET,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        request_id: int | str | Unset = UNSET,
+        elicitation_id: ElicitationId | Unset = UNSET,
+        url: str | Unset = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.message = message
+        self.meta = meta
+        self.mode = mode
+        self.requested_schema = requested_schema
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.request_id = request_id
+        self.elicitation_id = elicitation_id
+        self.url = url
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class CreateElicitationResponse(WireObject):
     """Response from the client to an elicitation request."""
 
@@ -1912,15 +2183,21 @@ class CreateElicitationResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        action: str,
+        content: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.meta = meta
+        self.action = action
+        self.content = content
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class DeleteSessionRequest(WireObject):
     """Request parameters for deleting an existing session from `session/list`.
 
@@ -1939,15 +2216,19 @@ class DeleteSessionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class DeleteSessionResponse(WireObject):
     """Response from deleting a session."""
 
@@ -1961,15 +2242,14 @@ class DeleteSessionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Diff(WireObject):
     """File changes produced by a tool call.
 
@@ -2003,15 +2283,23 @@ class Diff(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["diff"] = "diff",
+        changes: list[DiffChange],
+        patch: DiffPatch | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.changes = changes
+        self.patch = patch
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class DiffChange(WireObject):
     """One file-level change described by a `Diff`.
 
@@ -2050,15 +2338,27 @@ class DiffChange(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        file_type: str | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        operation: str,
+        path: AbsolutePath | Unset = UNSET,
+        old_path: AbsolutePath | Unset = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.file_type = file_type
+        self.mime_type = mime_type
+        self.meta = meta
+        self.operation = operation
+        self.path = path
+        self.old_path = old_path
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class DiffPatch(WireObject):
     """Renderable patch text and its format."""
 
@@ -2076,15 +2376,21 @@ class DiffPatch(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        format: str,
+        text: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.format = format
+        self.text = text
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class DiffPathChange(WireObject):
     """Operation metadata for add, delete, and modify changes."""
 
@@ -2093,15 +2399,12 @@ class DiffPathChange(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(self, *, path: AbsolutePath, extra: dict[str, Any] = _FACTORY) -> None:
+        self.path = path
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class DiffPathPairChange(WireObject):
     """Operation metadata for move and copy changes."""
 
@@ -2112,15 +2415,15 @@ class DiffPathPairChange(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, old_path: AbsolutePath, path: AbsolutePath, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.old_path = old_path
+        self.path = path
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class DisableProviderRequest(WireObject):
     """**UNSTABLE**
 
@@ -2141,15 +2444,19 @@ class DisableProviderRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        provider_id: ProviderId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.provider_id = provider_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class DisableProviderResponse(WireObject):
     """**UNSTABLE**
 
@@ -2168,15 +2475,14 @@ class DisableProviderResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationAcceptAction(WireObject):
     """The user accepted the elicitation and provided content."""
 
@@ -2188,15 +2494,14 @@ class ElicitationAcceptAction(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, content: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.content = content
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationCapabilities(WireObject):
     """Elicitation capabilities supported by the client."""
 
@@ -2222,15 +2527,21 @@ class ElicitationCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        form: ElicitationFormCapabilities | Unset | None = UNSET,
+        url: ElicitationUrlCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.form = form
+        self.url = url
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationFormCapabilities(WireObject):
     """Form-based elicitation capabilities.
 
@@ -2247,15 +2558,14 @@ class ElicitationFormCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationFormMode(WireObject):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -2274,15 +2584,23 @@ class ElicitationFormMode(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        requested_schema: ElicitationSchema,
+        session_id: SessionId | Unset = UNSET,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        request_id: RequestId | Unset = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.requested_schema = requested_schema
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.request_id = request_id
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationRequestScope(WireObject):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
@@ -2293,15 +2611,12 @@ class ElicitationRequestScope(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(self, *, request_id: RequestId, extra: dict[str, Any] = _FACTORY) -> None:
+        self.request_id = request_id
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationSchema(WireObject):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -2338,15 +2653,27 @@ class ElicitationSchema(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: str,
+        title: str | Unset | None = UNSET,
+        properties: dict[str, Any],
+        required: list[str] | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.title = title
+        self.properties = properties
+        self.required = required
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationSessionScope(WireObject):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -2366,15 +2693,19 @@ class ElicitationSessionScope(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationUrlCapabilities(WireObject):
     """URL-based elicitation capabilities.
 
@@ -2391,15 +2722,14 @@ class ElicitationUrlCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ElicitationUrlMode(WireObject):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -2420,15 +2750,25 @@ class ElicitationUrlMode(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        elicitation_id: ElicitationId,
+        url: str,
+        session_id: SessionId | Unset = UNSET,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        request_id: RequestId | Unset = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.elicitation_id = elicitation_id
+        self.url = url
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.request_id = request_id
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class EmbeddedResource(WireObject):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
@@ -2450,15 +2790,23 @@ class EmbeddedResource(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["resource"] = "resource",
+        resource: EmbeddedResourceResource,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.resource = resource
+        self.annotations = annotations
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class EnumOption(WireObject):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
@@ -2481,15 +2829,23 @@ class EnumOption(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        const: str,
+        title: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.const = const
+        self.title = title
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class EnvVariable(WireObject):
     """An environment variable to set when launching a process."""
 
@@ -2507,15 +2863,21 @@ class EnvVariable(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        name: str,
+        value: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Error(WireObject):
     """JSON-RPC error object.
 
@@ -2544,15 +2906,21 @@ class Error(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        code: int,
+        message: str,
+        data: Any | Unset = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ErrorStopReason(WireObject):
     """Details of a failure that ended active work."""
 
@@ -2565,15 +2933,14 @@ class ErrorStopReason(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, error: Error | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.error = error
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ForkSessionRequest(WireObject):
     """**UNSTABLE**
 
@@ -2623,15 +2990,27 @@ class ForkSessionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | Unset | None = UNSET,
+        mcp_servers: list[McpServer] | Unset | None = UNSET,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.system_prompt = system_prompt
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ForkSessionResponse(WireObject):
     """**UNSTABLE**
 
@@ -2666,15 +3045,23 @@ class ForkSessionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_options: list[SessionConfigOption] | Unset = UNSET,
+        available_commands: list[AvailableCommand] | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.config_options = config_options
+        self.available_commands = available_commands
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class HttpHeader(WireObject):
     """An HTTP header to set when making requests to the MCP server."""
 
@@ -2692,15 +3079,21 @@ class HttpHeader(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        name: str,
+        value: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Icon(WireObject):
     """An optionally-sized icon that can be displayed in a user interface."""
 
@@ -2738,15 +3131,25 @@ class Icon(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        src: str,
+        mime_type: MediaType | Unset | None = UNSET,
+        sizes: list[str] | Unset | None = UNSET,
+        theme: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.src = src
+        self.mime_type = mime_type
+        self.sizes = sizes
+        self.theme = theme
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class IdleState(WireObject):
     """No foreground work is active. Background activity may continue.
 
@@ -2802,29 +3205,55 @@ class IdleState(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        state: Literal["idle"] = "idle",
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        stop_reason: str | Unset | None = UNSET,
+        error: Error | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.state = state
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+        self.stop_reason = stop_reason
+        self.error = error
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class IdleStateUpdate(IdleState):
     """No foreground work is active. Background activity may continue."""
 
     session_update: Literal["state_update"] = "state_update"
 
+    def __init__(
+        self,
+        *,
+        state: Literal["idle"] = "idle",
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        stop_reason: str | Unset | None = UNSET,
+        error: Error | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+        session_update: Literal["state_update"] = "state_update",
+    ) -> None:
+        self.state = state
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+        self.stop_reason = stop_reason
+        self.error = error
+        self.extra = {} if extra is _FACTORY else extra
+        self.session_update = session_update
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ImageContent(WireObject):
     """An image provided to or from an LLM."""
 
@@ -2853,15 +3282,27 @@ class ImageContent(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["image"] = "image",
+        data: str,
+        mime_type: MediaType,
+        uri: str | Unset | None = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.data = data
+        self.mime_type = mime_type
+        self.uri = uri
+        self.annotations = annotations
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Implementation(WireObject):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
@@ -2894,15 +3335,23 @@ class Implementation(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        name: str,
+        title: str | Unset | None = UNSET,
+        version: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.version = version
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class InitializeRequest(WireObject):
     """Request parameters for the initialize method.
 
@@ -2927,15 +3376,23 @@ class InitializeRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        info: Implementation,
+        capabilities: ClientCapabilities | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.info = info
+        self.capabilities = capabilities
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class InitializeResponse(WireObject):
     """Response to the `initialize` method.
 
@@ -2973,15 +3430,25 @@ class InitializeResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        info: Implementation,
+        capabilities: AgentCapabilities | Unset = UNSET,
+        auth_methods: list[AuthMethod] | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.info = info
+        self.capabilities = capabilities
+        self.auth_methods = auth_methods
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class IntegerPropertySchema(WireObject):
     """Schema for integer properties in an elicitation form."""
 
@@ -3021,15 +3488,29 @@ class IntegerPropertySchema(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["integer"] = "integer",
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: int | Unset | None = UNSET,
+        maximum: int | Unset | None = UNSET,
+        default: int | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ListProvidersRequest(WireObject):
     """**UNSTABLE**
 
@@ -3048,15 +3529,14 @@ class ListProvidersRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ListProvidersResponse(WireObject):
     """**UNSTABLE**
 
@@ -3077,15 +3557,19 @@ class ListProvidersResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        providers: list[ProviderInfo],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.providers = providers
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ListSessionsRequest(WireObject):
     """Request parameters for listing existing sessions."""
 
@@ -3123,15 +3607,23 @@ class ListSessionsRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        cwd: AbsolutePath | Unset | None = UNSET,
+        cursor: SessionListCursor | Unset | None = UNSET,
+        archived: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.cwd = cwd
+        self.cursor = cursor
+        self.archived = archived
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ListSessionsResponse(WireObject):
     """Response from listing sessions."""
 
@@ -3152,15 +3644,21 @@ class ListSessionsResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        sessions: list[SessionInfo],
+        next_cursor: SessionListCursor | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.sessions = sessions
+        self.next_cursor = next_cursor
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class LoginAuthRequest(WireObject):
     """Request parameters for the `auth/login` method.
 
@@ -3185,15 +3683,19 @@ class LoginAuthRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.method_id = method_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class LoginAuthResponse(WireObject):
     """Response to the `auth/login` method."""
 
@@ -3207,15 +3709,14 @@ class LoginAuthResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class LogoutAuthRequest(WireObject):
     """Request parameters for the `auth/logout` method.
 
@@ -3236,15 +3737,14 @@ class LogoutAuthRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class LogoutAuthResponse(WireObject):
     """Response to the `auth/logout` method."""
 
@@ -3258,15 +3758,14 @@ class LogoutAuthResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class McpAcpCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -3287,15 +3786,14 @@ class McpAcpCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class McpCapabilities(WireObject):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
@@ -3331,15 +3829,23 @@ class McpCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        stdio: McpStdioCapabilities | Unset | None = UNSET,
+        http: McpHttpCapabilities | Unset | None = UNSET,
+        acp: McpAcpCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.stdio = stdio
+        self.http = http
+        self.acp = acp
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class McpError(WireObject):
     """**UNSTABLE**
 
@@ -3358,15 +3864,21 @@ class McpError(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        code: int,
+        message: str,
+        data: Any | Unset = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class McpHttpCapabilities(WireObject):
     """Capabilities for HTTP MCP server transports.
 
@@ -3383,15 +3895,14 @@ class McpHttpCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class McpServerAcp(WireObject):
     """**UNSTABLE**
 
@@ -3422,15 +3933,23 @@ class McpServerAcp(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["acp"] = "acp",
+        name: str,
+        server_id: McpServerAcpId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.name = name
+        self.server_id = server_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class McpServerHttp(WireObject):
     """HTTP transport configuration for MCP."""
 
@@ -3453,15 +3972,25 @@ class McpServerHttp(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["http"] = "http",
+        name: str,
+        url: str,
+        headers: list[HttpHeader] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class McpServerStdio(WireObject):
     """Stdio transport configuration for MCP."""
 
@@ -3486,15 +4015,27 @@ class McpServerStdio(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["stdio"] = "stdio",
+        name: str,
+        command: AbsolutePath,
+        args: list[str] | Unset | None = UNSET,
+        env: list[EnvVariable] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class McpStdioCapabilities(WireObject):
     """Capabilities for stdio MCP server transports.
 
@@ -3511,15 +4052,14 @@ class McpStdioCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class MessageMcpNotification(WireObject):
     """**UNSTABLE**
 
@@ -3546,15 +4086,25 @@ class MessageMcpNotification(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: str,
+        params: dict[str, Any] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.server_id = server_id
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class MessageMcpRequest(WireObject):
     """**UNSTABLE**
 
@@ -3580,15 +4130,25 @@ class MessageMcpRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: str,
+        params: dict[str, Any] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.server_id = server_id
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class MessageMcpResponse(WireObject):
     """**UNSTABLE**
 
@@ -3617,15 +4177,21 @@ class MessageMcpResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        result: Any | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        error: McpError | Unset = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.result = result
+        self.meta = meta
+        self.error = error
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class MultiSelectPropertySchema(WireObject):
     """Schema for multi-select (array) properties in an elicitation form."""
 
@@ -3667,15 +4233,31 @@ class MultiSelectPropertySchema(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["array"] = "array",
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_items: int | Unset | None = UNSET,
+        max_items: int | Unset | None = UNSET,
+        items: MultiSelectItems,
+        default: list[str] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.title = title
+        self.description = description
+        self.min_items = min_items
+        self.max_items = max_items
+        self.items = items
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class NewSessionRequest(WireObject):
     """Request parameters for creating a new session.
 
@@ -3714,15 +4296,25 @@ class NewSessionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | Unset | None = UNSET,
+        mcp_servers: list[McpServer] | Unset | None = UNSET,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.system_prompt = system_prompt
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class NewSessionResponse(WireObject):
     """Response from creating a new session.
 
@@ -3762,15 +4354,23 @@ class NewSessionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_options: list[SessionConfigOption] | Unset = UNSET,
+        available_commands: list[AvailableCommand] | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.config_options = config_options
+        self.available_commands = available_commands
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Notice(WireObject):
     """Fire-and-forget information for the user.
 
@@ -3801,15 +4401,25 @@ class Notice(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["notice"] = "notice",
+        severity: str,
+        title: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.severity = severity
+        self.title = title
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class NumberPropertySchema(WireObject):
     """Schema for number (floating-point) properties in an elicitation form."""
 
@@ -3849,15 +4459,29 @@ class NumberPropertySchema(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["number"] = "number",
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: float | Unset | None = UNSET,
+        maximum: float | Unset | None = UNSET,
+        default: float | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PermissionOption(WireObject):
     """An option presented to the user when requesting permission."""
 
@@ -3877,15 +4501,23 @@ class PermissionOption(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        option_id: PermissionOptionId,
+        name: str,
+        kind: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.option_id = option_id
+        self.name = name
+        self.kind = kind
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PlanEntry(WireObject):
     """A single entry in the execution plan.
 
@@ -3912,15 +4544,23 @@ class PlanEntry(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        content: str,
+        priority: str,
+        status: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.content = content
+        self.priority = priority
+        self.status = status
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PlanFile(WireObject):
     """**UNSTABLE**
 
@@ -3944,15 +4584,23 @@ class PlanFile(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["file"] = "file",
+        plan_id: PlanId,
+        uri: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.plan_id = plan_id
+        self.uri = uri
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PlanItems(WireObject):
     """A plan represented as structured entries."""
 
@@ -3975,15 +4623,23 @@ class PlanItems(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["items"] = "items",
+        plan_id: PlanId,
+        entries: list[PlanEntry],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.plan_id = plan_id
+        self.entries = entries
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PlanMarkdown(WireObject):
     """**UNSTABLE**
 
@@ -4007,15 +4663,23 @@ class PlanMarkdown(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["markdown"] = "markdown",
+        plan_id: PlanId,
+        content: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.plan_id = plan_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PlanRemoved(WireObject):
     """**UNSTABLE**
 
@@ -4037,15 +4701,21 @@ class PlanRemoved(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["plan_removed"] = "plan_removed",
+        plan_id: PlanId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.plan_id = plan_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PlanUpdate(WireObject):
     """A content update for a plan identified by ID."""
 
@@ -4062,15 +4732,21 @@ class PlanUpdate(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["plan_update"] = "plan_update",
+        plan: PlanUpdateContent,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.plan = plan
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PromptAudioCapabilities(WireObject):
     """Capabilities for audio content in prompt requests.
 
@@ -4087,15 +4763,14 @@ class PromptAudioCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PromptCapabilities(WireObject):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -4142,15 +4817,23 @@ class PromptCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        image: PromptImageCapabilities | Unset | None = UNSET,
+        audio: PromptAudioCapabilities | Unset | None = UNSET,
+        embedded_context: PromptEmbeddedContextCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.image = image
+        self.audio = audio
+        self.embedded_context = embedded_context
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PromptEmbeddedContextCapabilities(WireObject):
     """Capabilities for embedded context in prompt requests.
 
@@ -4167,15 +4850,14 @@ class PromptEmbeddedContextCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PromptImageCapabilities(WireObject):
     """Capabilities for image content in prompt requests.
 
@@ -4192,15 +4874,14 @@ class PromptImageCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PromptRequest(WireObject):
     """Request parameters for sending a user prompt to the agent.
 
@@ -4239,15 +4920,21 @@ class PromptRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        prompt: list[ContentBlock],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.prompt = prompt
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class PromptResponse(WireObject):
     """Response acknowledging that a user prompt was inserted into the ACP conversation.
 
@@ -4280,15 +4967,19 @@ class PromptResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.message_id = message_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ProviderCurrentConfig(WireObject):
     """**UNSTABLE**
 
@@ -4311,15 +5002,21 @@ class ProviderCurrentConfig(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        api_type: str,
+        base_url: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.api_type = api_type
+        self.base_url = base_url
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ProviderInfo(WireObject):
     """**UNSTABLE**
 
@@ -4350,15 +5047,25 @@ class ProviderInfo(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        provider_id: ProviderId,
+        supported: list[str],
+        required: bool,
+        current: ProviderCurrentConfig | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.provider_id = provider_id
+        self.supported = supported
+        self.required = required
+        self.current = current
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ProvidersCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -4379,15 +5086,14 @@ class ProvidersCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ProxySuccessorNotification(WireObject):
     """**UNSTABLE**
 
@@ -4425,15 +5131,21 @@ class ProxySuccessorNotification(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: Any | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ProxySuccessorRequest(WireObject):
     """**UNSTABLE**
 
@@ -4478,15 +5190,21 @@ class ProxySuccessorRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: Any | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ReplayFromStart(WireObject):
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
@@ -4501,15 +5219,19 @@ class ReplayFromStart(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["start"] = "start",
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class RequestPermissionRequest(WireObject):
     """Request for user permission to proceed with an operation.
 
@@ -4552,15 +5274,27 @@ class RequestPermissionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str,
+        description: str | Unset | None = UNSET,
+        subject: RequestPermissionSubject | Unset | None = UNSET,
+        options: list[PermissionOption],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.description = description
+        self.subject = subject
+        self.options = options
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class RequestPermissionResponse(WireObject):
     """Response to a permission request."""
 
@@ -4576,15 +5310,19 @@ class RequestPermissionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        outcome: RequestPermissionOutcome,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.outcome = outcome
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class RequiresActionState(WireObject):
     """The foreground workflow as a whole is blocked on user action.
 
@@ -4617,29 +5355,43 @@ class RequiresActionState(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        state: Literal["requires_action"] = "requires_action",
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.state = state
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class RequiresActionStateUpdate(RequiresActionState):
     """Foreground work is blocked on user action."""
 
     session_update: Literal["state_update"] = "state_update"
 
+    def __init__(
+        self,
+        *,
+        state: Literal["requires_action"] = "requires_action",
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+        session_update: Literal["state_update"] = "state_update",
+    ) -> None:
+        self.state = state
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
+        self.session_update = session_update
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ResourceLink(WireObject):
     """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
 
@@ -4688,15 +5440,35 @@ class ResourceLink(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["resource_link"] = "resource_link",
+        name: str,
+        uri: str,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        icons: list[Icon] | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        size: int | Unset | None = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.name = name
+        self.uri = uri
+        self.title = title
+        self.description = description
+        self.icons = icons
+        self.mime_type = mime_type
+        self.size = size
+        self.annotations = annotations
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ResumeSessionRequest(WireObject):
     """Request parameters for resuming an existing session.
 
@@ -4762,15 +5534,29 @@ class ResumeSessionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | Unset | None = UNSET,
+        mcp_servers: list[McpServer] | Unset | None = UNSET,
+        replay_from: ReplayFrom | Unset | None = UNSET,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.replay_from = replay_from
+        self.system_prompt = system_prompt
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ResumeSessionResponse(WireObject):
     """Response from resuming an existing session.
 
@@ -4805,15 +5591,21 @@ class ResumeSessionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption] | Unset = UNSET,
+        available_commands: list[AvailableCommand] | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.config_options = config_options
+        self.available_commands = available_commands
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class RunningState(WireObject):
     """Foreground work is in progress."""
 
@@ -4838,29 +5630,43 @@ class RunningState(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        state: Literal["running"] = "running",
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.state = state
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class RunningStateUpdate(RunningState):
     """Foreground work is in progress."""
 
     session_update: Literal["state_update"] = "state_update"
 
+    def __init__(
+        self,
+        *,
+        state: Literal["running"] = "running",
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+        session_update: Literal["state_update"] = "state_update",
+    ) -> None:
+        self.state = state
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
+        self.session_update = session_update
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SelectedPermissionOutcome(WireObject):
     """The user selected one of the provided options."""
 
@@ -4877,15 +5683,21 @@ class SelectedPermissionOutcome(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        outcome: Literal["selected"] = "selected",
+        option_id: PermissionOptionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.outcome = outcome
+        self.option_id = option_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionAdditionalDirectoriesCapabilities(WireObject):
     """Capabilities for additional session directories support.
 
@@ -4905,15 +5717,14 @@ class SessionAdditionalDirectoriesCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionArchiveCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -4935,15 +5746,14 @@ class SessionArchiveCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionCancelCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -4964,15 +5774,14 @@ class SessionCancelCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionCapabilities(WireObject):
     """Session capabilities supported by the agent.
 
@@ -5080,15 +5889,35 @@ class SessionCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        prompt: PromptCapabilities | Unset | None = UNSET,
+        mcp: McpCapabilities | Unset | None = UNSET,
+        delete: SessionDeleteCapabilities | Unset | None = UNSET,
+        additional_directories: SessionAdditionalDirectoriesCapabilities | Unset | None = UNSET,
+        system_prompt: SessionSystemPromptCapabilities | Unset | None = UNSET,
+        fork: SessionForkCapabilities | Unset | None = UNSET,
+        archive: SessionArchiveCapabilities | Unset | None = UNSET,
+        status: SessionStatusCapabilities | Unset | None = UNSET,
+        title: SessionTitleCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.prompt = prompt
+        self.mcp = mcp
+        self.delete = delete
+        self.additional_directories = additional_directories
+        self.system_prompt = system_prompt
+        self.fork = fork
+        self.archive = archive
+        self.status = status
+        self.title = title
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionConfigBoolean(WireObject):
     """A boolean on/off toggle session configuration option payload."""
 
@@ -5097,15 +5926,12 @@ class SessionConfigBoolean(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(self, *, current_value: bool, extra: dict[str, Any] = _FACTORY) -> None:
+        self.current_value = current_value
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionConfigOption(WireObject):
     """A session configuration option selector and its current state."""
 
@@ -5146,15 +5972,31 @@ class SessionConfigOption(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        config_id: SessionConfigId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        category: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        type: str,
+        current_value: str | bool | Unset = UNSET,
+        options: SessionConfigSelectOptions | Unset = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.config_id = config_id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+        self.type = type
+        self.current_value = current_value
+        self.options = options
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionConfigSelect(WireObject):
     """A single-value selector (dropdown) session configuration option payload."""
 
@@ -5167,15 +6009,19 @@ class SessionConfigSelect(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.current_value = current_value
+        self.options = options
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionConfigSelectGroup(WireObject):
     """A group of possible values for a session configuration option."""
 
@@ -5195,15 +6041,23 @@ class SessionConfigSelectGroup(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        group_id: SessionConfigGroupId,
+        name: str,
+        options: list[SessionConfigSelectOption],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.group_id = group_id
+        self.name = name
+        self.options = options
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionConfigSelectOption(WireObject):
     """A possible value for a session configuration option."""
 
@@ -5226,15 +6080,23 @@ class SessionConfigSelectOption(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        value: SessionConfigValueId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.value = value
+        self.name = name
+        self.description = description
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionDeleteCapabilities(WireObject):
     """Capabilities for the `session/delete` method.
 
@@ -5251,15 +6113,14 @@ class SessionDeleteCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionForkCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -5280,15 +6141,14 @@ class SessionForkCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionInfo(WireObject):
     """Information about a session returned by session/list"""
 
@@ -5333,15 +6193,29 @@ class SessionInfo(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        updated_at: str | Unset | None = UNSET,
+        archived: bool | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.title = title
+        self.updated_at = updated_at
+        self.archived = archived
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionInfoUpdate(WireObject):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -5373,15 +6247,23 @@ class SessionInfoUpdate(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["session_info_update"] = "session_info_update",
+        title: str | Unset | None = UNSET,
+        updated_at: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionMessage(WireObject):
     """**UNSTABLE**
 
@@ -5436,15 +6318,31 @@ class SessionMessage(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["session_message"] = "session_message",
+        message_id: MessageId,
+        sender_session_id: SessionId | Unset | None = UNSET,
+        recipient_session_id: SessionId | Unset | None = UNSET,
+        sender_message_id: MessageId | Unset | None = UNSET,
+        recipient_message_id: MessageId | Unset | None = UNSET,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.message_id = message_id
+        self.sender_session_id = sender_session_id
+        self.recipient_session_id = recipient_session_id
+        self.sender_message_id = sender_message_id
+        self.recipient_message_id = recipient_message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionMessageChunk(WireObject):
     """**UNSTABLE**
 
@@ -5472,15 +6370,23 @@ class SessionMessageChunk(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["session_message_chunk"] = "session_message_chunk",
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionNotFoundErrorData(WireObject):
     """Data for the `-32002` (Resource not found) error when a session-scoped request names a
     session that does not exist or is not active.
@@ -5500,15 +6406,19 @@ class SessionNotFoundErrorData(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionStatusCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -5529,15 +6439,14 @@ class SessionStatusCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionStatusRequest(WireObject):
     """**UNSTABLE**
 
@@ -5564,15 +6473,19 @@ class SessionStatusRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionStatusResponse(WireObject):
     """**UNSTABLE**
 
@@ -5608,15 +6521,21 @@ class SessionStatusResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        status: str,
+        state: StateUpdate | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.status = status
+        self.state = state
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionSystemPromptCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -5643,15 +6562,19 @@ class SessionSystemPromptCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        mode: SessionSystemPromptModeCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.mode = mode
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionSystemPromptModeCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -5680,15 +6603,19 @@ class SessionSystemPromptModeCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        override: SessionSystemPromptOverrideCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.override = override
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionSystemPromptOverrideCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -5710,15 +6637,14 @@ class SessionSystemPromptOverrideCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SessionTitleCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -5740,15 +6666,14 @@ class SessionTitleCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SetProviderRequest(WireObject):
     """**UNSTABLE**
 
@@ -5779,15 +6704,25 @@ class SetProviderRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        provider_id: ProviderId,
+        api_type: str,
+        base_url: str,
+        headers: dict[str, Any] | Unset = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.provider_id = provider_id
+        self.api_type = api_type
+        self.base_url = base_url
+        self.headers = headers
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SetProviderResponse(WireObject):
     """**UNSTABLE**
 
@@ -5806,15 +6741,14 @@ class SetProviderResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SetSessionConfigOptionRequest(WireObject):
     """Request parameters for setting a session configuration option.
 
@@ -5848,15 +6782,25 @@ class SetSessionConfigOptionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        type: str,
+        value: Any,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+        self.type = type
+        self.value = value
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SetSessionConfigOptionResponse(WireObject):
     """Response to `session/set_config_option` method."""
 
@@ -5872,15 +6816,19 @@ class SetSessionConfigOptionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SetSessionTitleRequest(WireObject):
     """**UNSTABLE**
 
@@ -5917,15 +6865,21 @@ class SetSessionTitleRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SetSessionTitleResponse(WireObject):
     """**UNSTABLE**
 
@@ -5950,15 +6904,19 @@ class SetSessionTitleResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        title: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.title = title
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class StringMultiSelectItems(WireObject):
     """String item schema for multi-select enum properties."""
 
@@ -5975,15 +6933,21 @@ class StringMultiSelectItems(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["string"] = "string",
+        enum: list[str],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.enum = enum
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class StringPropertySchema(WireObject):
     """Schema for string properties in an elicitation form.
 
@@ -6049,15 +7013,37 @@ class StringPropertySchema(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["string"] = "string",
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_length: int | Unset | None = UNSET,
+        max_length: int | Unset | None = UNSET,
+        pattern: str | Unset | None = UNSET,
+        format: str | Unset | None = UNSET,
+        default: str | Unset | None = UNSET,
+        enum: list[str] | Unset | None = UNSET,
+        one_of: list[EnumOption] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.title = title
+        self.description = description
+        self.min_length = min_length
+        self.max_length = max_length
+        self.pattern = pattern
+        self.format = format
+        self.default = default
+        self.enum = enum
+        self.one_of = one_of
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SubagentSessionCapabilities(WireObject):
     """**UNSTABLE**
 
@@ -6084,15 +7070,19 @@ class SubagentSessionCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        cancel: SessionCancelCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.cancel = cancel
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SubagentUpdate(WireObject):
     """**UNSTABLE**
 
@@ -6190,15 +7180,33 @@ class SubagentUpdate(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["subagent_update"] = "subagent_update",
+        session_id: SessionId,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        capabilities: SubagentSessionCapabilities | Unset | None = UNSET,
+        state: StateUpdate | Unset | None = UNSET,
+        cwd: AbsolutePath | Unset | None = UNSET,
+        additional_directories: list[AbsolutePath] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.session_id = session_id
+        self.title = title
+        self.description = description
+        self.capabilities = capabilities
+        self.state = state
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class SystemPrompt(WireObject):
     """**UNSTABLE**
 
@@ -6239,15 +7247,21 @@ class SystemPrompt(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        mode: str,
+        content: list[ContentBlock],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.mode = mode
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Terminal(WireObject):
     """A display-only reference to an agent-owned terminal.
 
@@ -6268,15 +7282,21 @@ class Terminal(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["terminal"] = "terminal",
+        terminal_id: TerminalId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.terminal_id = terminal_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TerminalAuthCapabilities(WireObject):
     """Capabilities for terminal authentication methods.
 
@@ -6295,15 +7315,14 @@ class TerminalAuthCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TerminalCancelCapabilities(WireObject):
     """Capability to cancel a terminal with `terminal/cancel`.
 
@@ -6320,15 +7339,14 @@ class TerminalCancelCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TerminalCapabilities(WireObject):
     """Client-initiated controls a terminal currently supports.
 
@@ -6354,15 +7372,19 @@ class TerminalCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        cancel: TerminalCancelCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.cancel = cancel
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TerminalExitStatus(WireObject):
     """Exit information for an agent-owned terminal.
 
@@ -6391,15 +7413,21 @@ class TerminalExitStatus(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        exit_code: int | Unset | None = UNSET,
+        signal: str | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.exit_code = exit_code
+        self.signal = signal
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TerminalOutput(WireObject):
     """An authoritative replacement snapshot of terminal output bytes."""
 
@@ -6415,15 +7443,19 @@ class TerminalOutput(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        data: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.data = data
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TerminalOutputChunk(WireObject):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
@@ -6443,15 +7475,23 @@ class TerminalOutputChunk(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["terminal_output_chunk"] = "terminal_output_chunk",
+        terminal_id: TerminalId,
+        data: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.terminal_id = terminal_id
+        self.data = data
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TerminalSize(WireObject):
     """The size of an agent-owned terminal in character cells."""
 
@@ -6469,15 +7509,21 @@ class TerminalSize(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        cols: int,
+        rows: int,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.cols = cols
+        self.rows = rows
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TerminalUpdate(WireObject):
     """An upsert for the stored state of an agent-owned terminal.
 
@@ -6526,15 +7572,33 @@ class TerminalUpdate(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["terminal_update"] = "terminal_update",
+        terminal_id: TerminalId,
+        command: str | Unset | None = UNSET,
+        cwd: AbsolutePath | Unset | None = UNSET,
+        output: TerminalOutput | Unset | None = UNSET,
+        exit_status: TerminalExitStatus | Unset | None = UNSET,
+        size: TerminalSize | Unset | None = UNSET,
+        capabilities: TerminalCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.terminal_id = terminal_id
+        self.command = command
+        self.cwd = cwd
+        self.output = output
+        self.exit_status = exit_status
+        self.size = size
+        self.capabilities = capabilities
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TextCommandInput(WireObject):
     """All text that was typed after the command name is provided as input."""
 
@@ -6551,15 +7615,21 @@ class TextCommandInput(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["text"] = "text",
+        hint: str,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.hint = hint
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TextContent(WireObject):
     """Text provided to or from an LLM."""
 
@@ -6581,15 +7651,23 @@ class TextContent(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["text"] = "text",
+        text: str,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.text = text
+        self.annotations = annotations
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TextResourceContents(WireObject):
     """Text-based resource contents."""
 
@@ -6612,15 +7690,23 @@ class TextResourceContents(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        text: str,
+        uri: str,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.text = text
+        self.uri = uri
+        self.mime_type = mime_type
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class TitledMultiSelectItems(WireObject):
     """Items definition for titled multi-select enum properties."""
 
@@ -6636,15 +7722,19 @@ class TitledMultiSelectItems(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        any_of: list[EnumOption],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ToolCall(WireObject):
     """Represents an upsert for a tool call that the language model has requested.
 
@@ -6722,15 +7812,37 @@ class ToolCall(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        name: str | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        kind: str | Unset | None = UNSET,
+        status: str | Unset | None = UNSET,
+        content: list[ToolCallContent] | Unset | None = UNSET,
+        locations: list[ToolCallLocation] | Unset | None = UNSET,
+        raw_input: Any | Unset = UNSET,
+        raw_output: Any | Unset = UNSET,
+        capabilities: ToolCallCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.name = name
+        self.title = title
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.capabilities = capabilities
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ToolCallCancelCapabilities(WireObject):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
@@ -6747,15 +7859,14 @@ class ToolCallCancelCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ToolCallCapabilities(WireObject):
     """Client-initiated controls a tool call currently supports.
 
@@ -6781,15 +7892,19 @@ class ToolCallCapabilities(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        cancel: ToolCallCancelCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.cancel = cancel
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ToolCallContentChunk(WireObject):
     """A streamed item of tool-call content.
 
@@ -6815,15 +7930,23 @@ class ToolCallContentChunk(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["tool_call_content_chunk"] = "tool_call_content_chunk",
+        tool_call_id: ToolCallId,
+        content: ToolCallContent,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.tool_call_id = tool_call_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ToolCallLocation(WireObject):
     """A file location being accessed or modified by a tool.
 
@@ -6849,15 +7972,21 @@ class ToolCallLocation(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        path: AbsolutePath,
+        line: int | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ToolCallPermissionSubject(WireObject):
     """Permission request details for a tool call."""
 
@@ -6879,15 +8008,21 @@ class ToolCallPermissionSubject(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        type: Literal["tool_call"] = "tool_call",
+        tool_call: ToolCall,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.type = type
+        self.tool_call = tool_call
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class ToolCallUpdate(ToolCall):
     """Represents an upsert for a tool call that the language model has requested.
 
@@ -6909,15 +8044,39 @@ class ToolCallUpdate(ToolCall):
 
     session_update: Literal["tool_call_update"] = "tool_call_update"
 
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        name: str | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        kind: str | Unset | None = UNSET,
+        status: str | Unset | None = UNSET,
+        content: list[ToolCallContent] | Unset | None = UNSET,
+        locations: list[ToolCallLocation] | Unset | None = UNSET,
+        raw_input: Any | Unset = UNSET,
+        raw_output: Any | Unset = UNSET,
+        capabilities: ToolCallCapabilities | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+        session_update: Literal["tool_call_update"] = "tool_call_update",
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.name = name
+        self.title = title
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.capabilities = capabilities
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
+        self.session_update = session_update
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnarchiveSessionRequest(WireObject):
     """**UNSTABLE**
 
@@ -6946,15 +8105,19 @@ class UnarchiveSessionRequest(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnarchiveSessionResponse(WireObject):
     """**UNSTABLE**
 
@@ -6973,15 +8136,14 @@ class UnarchiveSessionResponse(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self, *, meta: dict[str, Any] | Unset | None = UNSET, extra: dict[str, Any] = _FACTORY
+    ) -> None:
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnknownState(WireObject):
     """**UNSTABLE**
 
@@ -7019,15 +8181,21 @@ class UnknownState(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        state: Literal["unknown"] = "unknown",
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.state = state
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnknownStateUpdate(UnknownState):
     """**UNSTABLE**
 
@@ -7039,15 +8207,23 @@ class UnknownStateUpdate(UnknownState):
 
     session_update: Literal["state_update"] = "state_update"
 
+    def __init__(
+        self,
+        *,
+        state: Literal["unknown"] = "unknown",
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+        session_update: Literal["state_update"] = "state_update",
+    ) -> None:
+        self.state = state
+        self.background = background
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
+        self.session_update = session_update
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedAuthMethod(WireObject):
     """Custom or future authentication method.
 
@@ -7069,15 +8245,15 @@ class UnrecognizedAuthMethod(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedAvailableCommand(WireObject):
     """Custom or future command kind.
 
@@ -7100,15 +8276,15 @@ class UnrecognizedAvailableCommand(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedAvailableCommandInput(WireObject):
     """Custom or future command input specification.
 
@@ -7131,15 +8307,15 @@ class UnrecognizedAvailableCommandInput(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedBackgroundWork(WireObject):
     """Custom or future background work.
 
@@ -7160,15 +8336,15 @@ class UnrecognizedBackgroundWork(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedContentBlock(WireObject):
     """Custom or future content block.
 
@@ -7192,15 +8368,15 @@ class UnrecognizedContentBlock(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedElicitationPropertySchema(WireObject):
     """Custom or future elicitation property schema.
 
@@ -7222,15 +8398,15 @@ class UnrecognizedElicitationPropertySchema(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedMcpServer(WireObject):
     """Custom or future MCP server transport configuration.
 
@@ -7253,15 +8429,15 @@ class UnrecognizedMcpServer(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedMultiSelectItems(WireObject):
     """Custom or future typed multi-select items.
 
@@ -7275,15 +8451,15 @@ class UnrecognizedMultiSelectItems(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedPlanUpdateContent(WireObject):
     """Custom or future plan update content.
 
@@ -7306,15 +8482,15 @@ class UnrecognizedPlanUpdateContent(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedReplayFrom(WireObject):
     """Custom or future replay cursor.
 
@@ -7337,15 +8513,15 @@ class UnrecognizedReplayFrom(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedRequestPermissionOutcome(WireObject):
     """Custom or future permission outcome.
 
@@ -7368,15 +8544,15 @@ class UnrecognizedRequestPermissionOutcome(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, outcome: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.outcome = outcome
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedRequestPermissionSubject(WireObject):
     """Custom or future permission subject.
 
@@ -7399,15 +8575,15 @@ class UnrecognizedRequestPermissionSubject(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedSessionUpdate(WireObject):
     """Custom or future session update.
 
@@ -7429,15 +8605,15 @@ class UnrecognizedSessionUpdate(WireObject):
     error: str | None = None
     """Why a known tag failed to structure, or why the tag is missing (then the tag reads ``''``); ``None`` for a well-formed unknown tag."""
 
+    def __init__(
+        self, *, session_update: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.session_update = session_update
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedState(WireObject):
     """Custom or future session state.
 
@@ -7463,15 +8639,21 @@ class UnrecognizedState(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self,
+        *,
+        state: str,
+        raw: dict[str, Any] = _FACTORY,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        error: str | None = None,
+    ) -> None:
+        self.state = state
+        self.raw = {} if raw is _FACTORY else raw
+        self.background = background
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedStateUpdate(WireObject):
     """Custom or future session state.
 
@@ -7498,15 +8680,23 @@ class UnrecognizedStateUpdate(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["state_update"] = "state_update",
+        state: str,
+        raw: dict[str, Any] = _FACTORY,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        error: str | None = None,
+    ) -> None:
+        self.session_update = session_update
+        self.state = state
+        self.raw = {} if raw is _FACTORY else raw
+        self.background = background
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnrecognizedToolCallContent(WireObject):
     """Custom or future tool call content.
 
@@ -7528,15 +8718,15 @@ class UnrecognizedToolCallContent(WireObject):
     error: str | None = None
     """Why an item with a known tag failed to structure (kept from a list whose invalid items the schema skips); ``None`` for an unknown tag."""
 
+    def __init__(
+        self, *, type: str, raw: dict[str, Any] = _FACTORY, error: str | None = None
+    ) -> None:
+        self.type = type
+        self.raw = {} if raw is _FACTORY else raw
+        self.error = error
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UnsupportedProtocolVersionErrorData(WireObject):
     """Data for the `-32022` (Unsupported protocol version) error.
 
@@ -7557,15 +8747,21 @@ class UnsupportedProtocolVersionErrorData(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        requested: ProtocolVersion,
+        supported: list[ProtocolVersion],
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.requested = requested
+        self.supported = supported
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UpdateSessionNotification(WireObject):
     """Notification containing a session update from the agent.
 
@@ -7588,15 +8784,21 @@ class UpdateSessionNotification(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        update: SessionUpdate,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_id = session_id
+        self.update = update
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class Usage(WireObject):
     """**UNSTABLE**
 
@@ -7636,15 +8838,29 @@ class Usage(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        total_tokens: int,
+        input_tokens: int,
+        output_tokens: int,
+        thought_tokens: int | Unset | None = UNSET,
+        cached_read_tokens: int | Unset | None = UNSET,
+        cached_write_tokens: int | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.total_tokens = total_tokens
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.thought_tokens = thought_tokens
+        self.cached_read_tokens = cached_read_tokens
+        self.cached_write_tokens = cached_write_tokens
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UsageUpdate(WireObject):
     """Context window and cost update for a session.
 
@@ -7671,15 +8887,25 @@ class UsageUpdate(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["usage_update"] = "usage_update",
+        used: int,
+        size: int,
+        cost: Cost | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UserMessage(WireObject):
     """A user message upsert.
 
@@ -7716,19 +8942,42 @@ class UserMessage(WireObject):
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Keys the schema does not define, re-emitted unchanged."""
 
+    def __init__(
+        self,
+        *,
+        session_update: Literal["user_message"] = "user_message",
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+    ) -> None:
+        self.session_update = session_update
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
 
-@attrs.define(
-    kw_only=True,
-    repr=False,
-    eq=False,
-    match_args=False,
-    getstate_setstate=False,
-    weakref_slot=False,
-)
+
+@wire_class
 class UserMessageChunk(ContentChunk):
     """A streamed item of message content."""
 
     session_update: Literal["user_message_chunk"] = "user_message_chunk"
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = _FACTORY,
+        session_update: Literal["user_message_chunk"] = "user_message_chunk",
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+        self.extra = {} if extra is _FACTORY else extra
+        self.session_update = session_update
 
 
 AuthMethod: TypeAlias = AuthMethodTerminal | AuthMethodAgent | UnrecognizedAuthMethod

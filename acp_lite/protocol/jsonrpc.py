@@ -23,6 +23,7 @@ from typing import Any, Final, Literal, TypeAlias
 import attrs
 
 from acp_lite.protocol import _generated as g
+from acp_lite.protocol._chunk_lines import PROBE, ChunkLines, Template, with_text
 from acp_lite.protocol._converter import converter
 from acp_lite.protocol._errors import WireError
 from acp_lite.protocol._runtime import NO_EXTRA
@@ -260,12 +261,65 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
 
     Never raises: anything malformed comes back as :class:`InvalidMessage`.
     """
+    if line.__class__ is bytes:
+        # Hot path: a streamed chunk's line like the last ones but for its text
+        # (protocol/_chunk_lines.py): decode only the text.
+        msg = _chunk_message(line)
+        if msg is not None:
+            return msg
     try:
         obj = _loads(line)
     except (ValueError, TypeError, RecursionError) as exc:
         # JSONDecodeError and UnicodeDecodeError are ValueErrors; TypeError: not bytes-like.
         return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
-    return _decode_parsed(obj)
+    decoded = _decode_parsed(obj)
+    if (
+        decoded.__class__ is Notification
+        and line.__class__ is bytes
+        and decoded.params.__class__ is g.UpdateSessionNotification
+        and _fast_chunk(decoded.raw_params) is not None
+    ):
+        _CHUNK_LINES.learn(line, decoded.raw_params, _verify_template)
+    return decoded
+
+
+_CHUNK_LINES: Final = ChunkLines()
+_UPDATE: Final = "session/update"
+
+decode_chunk_line: Final = _CHUNK_LINES.decode
+"""``(session id, update, template)`` of a ``session/update`` line that fits a chunk
+template (see :func:`decode_line`), else ``None``: the objects ``decode_line`` puts in
+``params``, without the envelope (the connection's hot path needs only those)."""
+
+
+def _verify_template(probe: bytes, t: Template) -> bool:
+    """Whether ``probe`` (a template around the marker text) decodes, the full way, to
+    the template's update with the marker as its text."""
+    try:
+        msg = _decode_parsed(_loads(probe))
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return (
+        msg.__class__ is Notification
+        and msg.params.__class__ is g.UpdateSessionNotification
+        and _fast_chunk(msg.raw_params) is not None
+        and msg.raw_params == with_text(t.raw, PROBE)
+    )
+
+
+def _chunk_message(line: bytes) -> Notification | None:
+    """What the full path builds for a line that fits a chunk template, or ``None``."""
+    hit = decode_chunk_line(line)
+    if hit is None:
+        return None
+    sid, update, t = hit
+    params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
+    params.session_id, params.update = sid, update
+    params.meta, params.extra = UNSET, NO_EXTRA
+    msg: Notification = _new(Notification)
+    msg.method, msg.params = _UPDATE, params
+    msg.raw_params = with_text(t.raw, update.content.text)
+    return msg
 
 
 def _decode_parsed(obj: Any) -> Message | list[Message]:

@@ -168,3 +168,23 @@ def _messages(stream: trio.abc.Stream) -> Any:
     from .fakes import read_messages
 
     return read_messages(stream)
+
+
+async def test_requests_larger_than_the_pipe_arrive_whole_and_in_order() -> None:
+    """Writes go straight to the agent's pipe when nothing is queued before them
+    (aio/_connection.py, flush) and the rest through the writer task: requests from
+    concurrent tasks, each bigger than a pipe buffer, must reach the agent intact."""
+    payloads = [str(i) * (100_000 + i) for i in range(8)]
+    echoed: dict[int, object] = {}
+    async with aio.connect_in_memory(InProcessAgent(), limits=FAST) as client:
+        conn = client._conn
+        assert conn._direct  # the in-process agent's stdin is a pipe
+
+        async def one(i: int) -> None:
+            echoed[i] = await client.request("_acp_lite/echo", {"p": payloads[i]})
+
+        async with trio.open_nursery() as nursery:
+            for i in range(len(payloads)):
+                nursery.start_soon(one, i)
+        assert conn._queued == 0
+        assert echoed == {i: {"echo": {"p": p}} for i, p in enumerate(payloads)}

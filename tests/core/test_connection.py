@@ -294,6 +294,29 @@ def test_unknown_session_updates_are_logged_once_no_request_could_own_them() -> 
     assert sent(conn)[-1]["method"] == "$/cancel_request"
 
 
+def test_streamed_chunks_apply_and_log_like_any_update() -> None:
+    """Chunk lines decoded by their stream's template (protocol/_chunk_lines.py) reach
+    the model and the log as the full path would."""
+    from acp_lite.protocol import Notification
+
+    def chunk(sid: str, text: str) -> bytes:
+        content = {"type": "text", "text": text}
+        return update(sid, {"sessionUpdate": "agent_message_chunk", "messageId": "m1",
+                            "content": content})  # fmt: skip
+
+    conn = ClientConnection()
+    opened(conn)
+    conn.receive_data(b"".join(chunk("s1", f"part {i} ") for i in range(3)))
+    conn.receive_data(chunk("s1", 'quote " and\n'))
+    model = conn.sessions["s1"].model
+    assert model.text() == 'part 0 part 1 part 2 quote " and\n'
+    assert [model.events[i].raw["content"]["text"] for i in range(4)][-1] == 'quote " and\n'
+    conn.receive_data(b"".join(chunk("gone", f"x{i}") for i in range(3)))
+    logged = [e for e in conn.log if e.kind == "unknown_session_update"]
+    assert len(logged) == 3 and all(isinstance(e.data, Notification) for e in logged)
+    assert [e.data.params.update.content.text for e in logged] == ["x0", "x1", "x2"]
+
+
 def test_connection_lost_fails_pending_requests_with_method_and_session() -> None:
     conn = ClientConnection()
     opened(conn)

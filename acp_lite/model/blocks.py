@@ -1,0 +1,165 @@
+"""A message's content blocks, compact for streamed text.
+
+A streamed message is thousands of chunks of one plain text block each. Holding a
+``TextContent`` object per chunk costs ~70 bytes and one object the cyclic garbage
+collector visits on every full collection (a tenth of a long turn's time). So
+:class:`Blocks` holds a plain text block (``type`` text, no annotations, ``_meta``
+or unknown keys) as its text, a ``str``, and hands out an equal ``TextContent``
+wherever an item is read. Every other block is held as received.
+
+Reading gives the blocks the agent sent, in order (indexing, slicing, iteration,
+``==``, ``in``, ``repr``, copies, pickles). A read text block is built afresh each
+time: entities are read-only, so it is equal to, not the same object as, the one
+decoded from the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, SupportsIndex, overload
+
+from acp_lite.protocol import UNSET, TextContent, converter
+from acp_lite.protocol._runtime import NO_EXTRA
+
+__all__ = ["Blocks", "block_texts", "compact"]
+
+_new: Any = object.__new__
+_get = list.__getitem__
+_iter = list.__iter__
+
+
+def _block(item: Any) -> Any:
+    if item.__class__ is not str:
+        return item
+    block = _new(TextContent)
+    block.type = "text"
+    block.text = item
+    block.annotations = UNSET
+    block.meta = UNSET
+    block.extra = NO_EXTRA
+    return block
+
+
+def compact(block: Any) -> Any:
+    """What :class:`Blocks` holds for ``block``: its text when it is plain text."""
+    if (
+        block.__class__ is TextContent
+        and block.annotations is UNSET
+        and block.meta is UNSET
+        and not block.extra
+        and block.type == "text"
+        and block.text.__class__ is str
+    ):
+        return block.text
+    return block
+
+
+class Blocks(list[Any]):
+    """A list of content blocks that holds plain text blocks as their text (module doc)."""
+
+    __slots__ = ()
+
+    def __init__(self, blocks: Iterable[Any] = ()) -> None:
+        super().__init__(compact(b) for b in blocks)
+
+    def append(self, block: Any) -> None:
+        list.append(self, compact(block))
+
+    def extend(self, blocks: Iterable[Any]) -> None:
+        list.extend(self, [compact(b) for b in blocks])
+
+    def insert(self, index: SupportsIndex, block: Any) -> None:
+        list.insert(self, index, compact(block))
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: SupportsIndex | slice) -> Any:
+        if isinstance(index, slice):
+            return [_block(b) for b in _get(self, index)]
+        return _block(_get(self, index))
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(index, slice):
+            list.__setitem__(self, index, [compact(b) for b in value])
+        else:
+            list.__setitem__(self, index, compact(value))
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(_block, _iter(self))
+
+    def __reversed__(self) -> Iterator[Any]:
+        return map(_block, list.__reversed__(self))
+
+    def __contains__(self, value: object) -> bool:
+        return any(b == value for b in self)
+
+    def index(self, value: Any, start: SupportsIndex = 0, stop: SupportsIndex = 2**62) -> int:
+        return list(self).index(value, start, stop)
+
+    def count(self, value: Any) -> int:
+        return list(self).count(value)
+
+    def pop(self, index: SupportsIndex = -1) -> Any:
+        return _block(list.pop(self, index))
+
+    def remove(self, value: Any) -> None:
+        del self[self.index(value)]
+
+    def copy(self) -> list[Any]:
+        return list(self)
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        items = list(self)
+        items.sort(*args, **kwargs)
+        list.__setitem__(self, slice(None), [compact(b) for b in items])
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == other
+
+    def __ne__(self, other: object) -> bool:
+        return list(self) != other
+
+    __hash__ = None
+
+    def __add__(self, other: Any) -> list[Any]:
+        out: list[Any] = list(self) + other
+        return out
+
+    def __radd__(self, other: Any) -> list[Any]:
+        out: list[Any] = other + list(self)
+        return out
+
+    def __mul__(self, n: SupportsIndex) -> list[Any]:
+        return list(self) * n
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Blocks, (list(self),))
+
+    def __copy__(self) -> Blocks:
+        return Blocks(self)
+
+
+# cattrs hands a list subclass back unchanged: unstructure the blocks, as for a list.
+converter.register_unstructure_hook(
+    Blocks, lambda blocks: [converter.unstructure(b) for b in blocks]
+)
+
+
+def block_texts(items: list[Any], start: int = 0) -> list[str]:
+    """The texts of the text blocks of ``items[start:]`` (without building blocks)."""
+    out: list[str] = []
+    for b in _get(items, slice(start, None)):
+        if b.__class__ is str:
+            out.append(b)
+        elif b.__class__ is TextContent:
+            out.append(b.text)
+    return out

@@ -1,0 +1,178 @@
+"""Streamed-chunk lines that differ from an already decoded line only in their text.
+
+An agent streaming a message writes thousands of ``session/update`` lines that are
+byte-for-byte the same except for the chunk's text: same envelope, same session and
+message ids, same key order. Once one such line has been decoded in full, the next
+ones are recognised by that line's bytes before and after the text (a
+:class:`Template`), and only the text is decoded. This is the inside of
+:func:`acp_lite.protocol.jsonrpc.decode_line`: it returns the very objects the full
+path builds (``tests/protocol/test_chunk_lines.py`` checks both paths agree).
+
+Why the shortcut is exact: a template is kept only when a probe line, its prefix and
+suffix around a marker text, decodes to the same update with the marker as its text.
+A line ``prefix + body + suffix`` whose body holds no quote, backslash or control
+character is then the same JSON document with another string in that one place
+(the string token cannot end before the suffix, nor start an escape); a body with
+escapes is accepted only when the stdlib's string scanner ends it exactly at the
+suffix. Anything else (invalid UTF-8, a stray quote, a bad escape) goes the full way
+and gets its usual result, errors included.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from typing import Any, Final, NamedTuple
+
+from acp_lite.protocol import _generated as g
+from acp_lite.protocol._runtime import NO_EXTRA
+from acp_lite.protocol._unset import UNSET
+
+__all__ = ["ChunkLines", "Template"]
+
+_new: Any = object.__new__
+
+CHUNK_CLASSES: Final[dict[str, type[Any]]] = {
+    "agent_message_chunk": g.AgentMessageChunk,
+    "agent_thought_chunk": g.AgentThoughtChunk,
+}
+"""The chunk updates a template can stand for (those the fast decoder builds)."""
+
+_PLAIN: Final = re.compile(rb'[\x00-\x1f"\\]').search
+"""Finds what a plain JSON string body cannot hold (then the escapes are decoded)."""
+
+PROBE: Final = "acp-lite-probe"
+"""The marker text a template is verified with."""
+
+_KEEP: Final = 8
+"""Templates kept, most recently used first (messages and thoughts of a few sessions
+interleave; a stream whose template was let go is decoded the full way)."""
+
+
+class Template(NamedTuple):
+    """The fixed bytes of one chunk stream's lines and what they decode to."""
+
+    prefix: bytes
+    suffix: bytes
+    start: int
+    end: int  # negative: the text ends ``len(suffix)`` bytes before the line's end
+    session_id: str
+    message_id: str
+    tag: str
+    raw: dict[str, Any]  # the params dict of the learned line (private copy)
+    cls: type[Any]  # the update's class
+
+
+def _copy_raw(raw: dict[str, Any]) -> dict[str, Any]:
+    update = dict(raw["update"])
+    update["content"] = dict(update["content"])
+    out = dict(raw)
+    out["update"] = update
+    return out
+
+
+def with_text(raw: dict[str, Any], text: str) -> dict[str, Any]:
+    """A new params dict: ``raw`` (a template's) with the chunk's text replaced.
+
+    Copied level by level, so key order is that of the learned line, as decoding the
+    new line would give."""
+    content = raw["update"]["content"].copy()
+    content["text"] = text
+    update = raw["update"].copy()
+    update["content"] = content
+    out = raw.copy()
+    out["update"] = update
+    return out
+
+
+class ChunkLines:
+    """The templates of the chunk streams seen last (see the module doc).
+
+    One per process, shared by every connection (a template is about bytes only);
+    its lists are replaced, never changed in place, so threads need no lock.
+    """
+
+    def __init__(self) -> None:
+        self.templates: list[Template] = []
+        self._tried: list[tuple[str, str, str]] = []
+
+    def decode(self, line: bytes) -> tuple[str, Any, Template] | None:
+        """``(session id, update, template)`` for a line that fits a template (the
+        update is what the full decoder builds), or ``None``: decode it in full."""
+        for t in self.templates:
+            prefix, suffix, start, end = t[0], t[1], t[2], t[3]
+            if line.startswith(prefix) and line.endswith(suffix) and len(line) >= start - end:
+                body = line[start:end]
+                try:
+                    if _PLAIN(body) is None:
+                        text = body.decode()
+                    else:
+                        s = body.decode() + '"'
+                        text, stop = scanstring(s, 0, True)
+                        if stop != len(s):
+                            return None
+                except ValueError:  # invalid UTF-8 or a bad escape: the full path says
+                    return None
+                templates = self.templates
+                if t is not templates[0]:
+                    # A new list, assigned at once: connections in other threads may
+                    # be reading (or reordering) the old one; a lost race only costs
+                    # a template, never a line.
+                    self.templates = [t, *(x for x in templates if x is not t)]
+                block = _new(g.TextContent)
+                block.type = "text"
+                block.text = text
+                block.annotations = UNSET
+                block.meta = UNSET
+                block.extra = NO_EXTRA
+                update = _new(t.cls)
+                update.session_update = t.tag
+                update.message_id = t.message_id
+                update.content = block
+                update.meta = UNSET
+                update.extra = NO_EXTRA
+                return t.session_id, update, t
+        return None
+
+    def learn(
+        self,
+        line: bytes,
+        raw: dict[str, Any],
+        verify: Callable[[bytes, Template], bool],
+    ) -> None:
+        """Keep a template for ``line``, whose params ``raw`` decoded to a plain text
+        chunk, if a probe line confirms it (``verify(probe, template)``)."""
+        update = raw["update"]
+        text = update["content"]["text"]
+        key = (raw["sessionId"], update["messageId"], update["sessionUpdate"])
+        if key[2] not in CHUNK_CLASSES:
+            return
+        if key in self._tried:
+            return  # this stream's lines differ elsewhere too: do not try every line
+        self._tried = [key, *self._tried[: _KEEP * 2 - 1]]
+        for ascii_only in (False, True):  # raw UTF-8, or \u escapes (Python's default)
+            try:
+                token = json.dumps(text, ensure_ascii=ascii_only).encode()
+            except UnicodeEncodeError:  # a lone surrogate: only its escape is on the wire
+                continue
+            if line.count(token) == 1:
+                break
+        else:
+            return
+        at = line.index(token)
+        prefix, suffix = line[: at + 1], line[at + len(token) - 1 :]
+        t = Template(
+            prefix,
+            suffix,
+            len(prefix),
+            -len(suffix),
+            key[0],
+            key[1],
+            key[2],
+            _copy_raw(raw),
+            CHUNK_CLASSES[key[2]],
+        )
+        if verify(prefix + PROBE.encode() + suffix, t):
+            self.templates = [t, *self.templates[: _KEEP - 1]]

@@ -1,0 +1,459 @@
+#!/usr/bin/env python3
+"""acp_lite against hand-written floors, in one run, as a table of ratios.
+
+Every measurement runs in a fresh subprocess; the repeats are interleaved (floor,
+acp_lite, floor, acp_lite ...) and each ratio is the median of the per-repeat ratios,
+so a machine whose speed drifts (shared CPUs) still compares like with like.
+
+* **Throughput**: the reference agent's ``flood`` scenario streams N
+  ``agent_message_chunk`` updates in one turn; timed from sending the prompt to the
+  idle that ends it, *including joining the text*. ``floor``: plain Python, the same
+  agent, hand-written JSON-RPC, ``json.loads`` per line, texts appended and joined;
+  ``raw orjson``: the same with ``orjson.loads``. acp_lite: ``blocking``
+  (``acp_lite.connect`` + ``Session.run`` + ``Turn.text``) and ``async``
+  (``acp_lite.aio``), with the stdlib ``json`` backend (``ACP_LITE_JSON=json``) and
+  with ``orjson``. Wall-clock rate and client CPU per update.
+* **Memory**: RSS the client holds after the turn (text joined, session still open)
+  minus RSS before the prompt, per update; the process's peak RSS.
+  With ``--bounded`` also acp_lite with retention bounds (``--bounded-limits``).
+* **Per-call latency**: a no-op ``_``-prefixed request the agent echoes, median
+  round trip: blocking ``Client.request``, async ``AsyncClient.request``, a raw trio
+  client (process pipes, one line out, read to the newline) and raw ``readline``.
+* **Start-up**: ``python -c "import acp_lite; acp_lite.connect"`` (what a connection
+  imports), ``import trio`` and ``pass``; wall and CPU (of the child).
+* **Linearity**: blocking stdlib-json CPU per update at each size of ``--decades``.
+
+    python bench/compare.py                       # 200k updates, 3 repeats
+    python bench/compare.py --updates 20000 --repeat 3 --decades 1000,10000,100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
+NOOP = "_acp_lite/bench_noop"
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _rss() -> int:
+    """Current resident set size in bytes."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def _flood(n: int) -> list[str]:
+    return [*AGENT, "--scenario", "flood", "--count", str(n)]
+
+
+# --------------------------------------------------------------------------- children
+
+
+def child_floor(n: int, backend: str) -> dict[str, Any]:
+    """A hand-written client: JSON-RPC by hand, one ``loads`` per line."""
+    if backend == "orjson":
+        import orjson
+
+        loads: Callable[[bytes], Any] = orjson.loads
+    else:
+        loads = json.loads
+    proc = subprocess.Popen(
+        _flood(n), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def send(msg: dict[str, Any]) -> None:
+        stdin.write(json.dumps(msg).encode() + b"\n")
+        stdin.flush()
+
+    def response(rid: int) -> Any:
+        for line in stdout:
+            msg = loads(line)
+            if msg.get("id") == rid and "method" not in msg:
+                return msg
+        raise RuntimeError("agent closed stdout")
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": 2, "info": {"name": "floor", "version": "0"},
+                     "capabilities": {}}})  # fmt: skip
+    response(1)
+    send({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+          "params": {"cwd": "/tmp", "mcpServers": []}})  # fmt: skip
+    sid = response(2)["result"]["sessionId"]
+    gc.collect()
+    texts: list[str] = []
+    rss0, start, cpu = _rss(), time.perf_counter(), _cpu()
+    send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+          "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}})  # fmt: skip
+    for line in stdout:
+        msg = loads(line)
+        params = msg.get("params")
+        if params is None:
+            continue
+        update = params.get("update") or {}
+        kind = update.get("sessionUpdate")
+        if kind == "agent_message_chunk":
+            texts.append(update["content"]["text"])
+        elif kind == "state_update" and update.get("state") == "idle" and texts:
+            break
+    text = "".join(texts)
+    elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
+    gc.collect()
+    held = _rss() - rss0
+    stdin.close()
+    proc.wait(30)
+    assert len(texts) == n and text, (len(texts), n)
+    return {"seconds": elapsed, "cpu": cpu, "held": held, "peak": _peak_rss()}
+
+
+def _limits(bounded: str | None) -> Any:
+    if not bounded:
+        return None
+    import acp_lite
+
+    fields = dict(kv.split("=") for kv in bounded.split(","))
+    return acp_lite.Limits(**{k: int(v) for k, v in fields.items()})
+
+
+def child_blocking(n: int, bounded: str | None = None) -> dict[str, Any]:
+    import acp_lite
+
+    with acp_lite.connect(_flood(n), limits=_limits(bounded)) as client:
+        session = client.new_session(cwd="/tmp")
+        gc.collect()
+        rss0, start, cpu = _rss(), time.perf_counter(), _cpu()
+        turn = session.run("go", timeout=3600)
+        text = turn.text
+        elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
+        gc.collect()
+        held = _rss() - rss0
+        assert text.startswith("chunk") or text, "no text"
+        updates = len(turn.updates)
+        del turn, text
+    return {"seconds": elapsed, "cpu": cpu, "held": held, "peak": _peak_rss(), "events": updates}
+
+
+def child_async(n: int) -> dict[str, Any]:
+    import trio
+
+    from acp_lite import aio
+
+    out: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with aio.connect(_flood(n)) as client:
+            session = await client.new_session(cwd="/tmp")
+            gc.collect()
+            rss0, start, cpu = _rss(), time.perf_counter(), _cpu()
+            turn = await session.run("go", timeout=3600)
+            text = turn.text
+            elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
+            gc.collect()
+            assert text
+            out.update(seconds=elapsed, cpu=cpu, held=_rss() - rss0)
+
+    trio.run(main)
+    out["peak"] = _peak_rss()
+    return out
+
+
+def _median_of(fn: Callable[[], object], k: int) -> float:
+    lat = []
+    for _ in range(k):
+        t = time.perf_counter()
+        fn()
+        lat.append(time.perf_counter() - t)
+    return statistics.median(lat)
+
+
+def child_calls(k: int) -> dict[str, Any]:
+    """Blocking and async round trips on one connection, in alternating rounds."""
+    import acp_lite
+
+    with acp_lite.connect(_flood(1)) as client:
+        aclient = client.async_client
+
+        async def async_round() -> float:
+            lat = []
+            for _ in range(k):
+                t = time.perf_counter()
+                await aclient.request(NOOP)
+                lat.append(time.perf_counter() - t)
+            return statistics.median(lat)
+
+        _median_of(lambda: client.request(NOOP), 50)  # warm up
+        sync, asyn = [], []
+        for _ in range(5):
+            sync.append(_median_of(lambda: client.request(NOOP), k))
+            asyn.append(client._portal.call(async_round))
+    return {"blocking": min(sync), "async": min(asyn)}
+
+
+def child_raw_trio(k: int) -> dict[str, Any]:
+    import trio
+
+    out: dict[str, Any] = {}
+
+    async def main() -> None:
+        proc = await trio.lowlevel.open_process(
+            _flood(1), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        if True:
+            assert proc.stdin is not None and proc.stdout is not None
+            buf = bytearray()
+
+            async def call(i: int, method: str, params: Any) -> None:
+                line = {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+                await proc.stdin.send_all(json.dumps(line).encode() + b"\n")  # type: ignore[union-attr]
+                while True:
+                    nl = buf.find(b"\n")
+                    if nl >= 0:
+                        msg = json.loads(bytes(buf[:nl]))
+                        del buf[: nl + 1]
+                        if msg.get("id") == i and "method" not in msg:
+                            return
+                        continue
+                    buf.extend(await proc.stdout.receive_some(65536))  # type: ignore[union-attr]
+
+            await call(0, "initialize", {"protocolVersion": 2, "capabilities": {}})
+            rounds = []
+            i = 1
+            for _ in range(5):
+                lat = []
+                for _ in range(k):
+                    t = time.perf_counter()
+                    await call(i, NOOP, {})
+                    lat.append(time.perf_counter() - t)
+                    i += 1
+                rounds.append(statistics.median(lat))
+            out["raw_trio"] = min(rounds)
+            await proc.stdin.aclose()  # type: ignore[union-attr]
+            await proc.wait()
+
+    trio.run(main)
+    return out
+
+
+def child_readline(k: int) -> dict[str, Any]:
+    proc = subprocess.Popen(
+        _flood(1), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+    ids = iter(range(1_000_000))
+
+    def call(method: str, params: Any) -> None:
+        i = next(ids)
+        stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
+                                "params": params}).encode() + b"\n")  # fmt: skip
+        stdin.flush()
+        while True:
+            msg = json.loads(stdout.readline())
+            if msg.get("id") == i and "method" not in msg:
+                return
+
+    call("initialize", {"protocolVersion": 2, "capabilities": {}})
+    best = min(_median_of(lambda: call(NOOP, {}), k) for _ in range(5))
+    stdin.close()
+    proc.wait(10)
+    return {"raw_readline": best}
+
+
+def child(mode: str, args: argparse.Namespace) -> dict[str, Any]:
+    n = args.updates
+    if mode == "floor":
+        return child_floor(n, args.loads)
+    if mode == "blocking":
+        return child_blocking(n, args.bounded)
+    if mode == "async":
+        return child_async(n)
+    if mode == "calls":
+        return child_calls(args.calls)
+    if mode == "raw_trio":
+        return child_raw_trio(args.calls)
+    if mode == "raw_readline":
+        return child_readline(args.calls)
+    raise SystemExit(f"unknown mode {mode}")
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def spawn(mode: str, *, backend: str = "json", updates: int = 0, calls: int = 0,
+          bounded: str | None = None) -> dict[str, Any]:  # fmt: skip
+    env = dict(os.environ)
+    if backend == "json":
+        env["ACP_LITE_JSON"] = "json"
+    else:
+        env.pop("ACP_LITE_JSON", None)
+    argv = [sys.executable, __file__, "--child", mode, "--loads", backend,
+            "--updates", str(updates), "--calls", str(calls)]  # fmt: skip
+    if bounded:
+        argv += ["--bounded-limits", bounded]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=7200)
+    if proc.returncode != 0:
+        raise SystemExit(f"{mode}/{backend} failed:\n{proc.stderr}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def startup(repeat: int) -> dict[str, dict[str, float]]:
+    cmds = {
+        "connect": "import acp_lite; acp_lite.connect",
+        "trio": "import trio",
+        "pass": "pass",
+    }
+    wall: dict[str, list[float]] = {k: [] for k in cmds}
+    cpu: dict[str, list[float]] = {k: [] for k in cmds}
+    for _ in range(repeat):
+        for k, c in cmds.items():
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", c], check=True)
+            wall[k].append(time.perf_counter() - t)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[k].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k])}
+            for k in cmds}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--updates", type=int, default=200_000)
+    parser.add_argument("--calls", type=int, default=300, help="round trips per round")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--decades", default="1000,10000,100000,1000000",
+                        help="linearity sizes (comma-separated; '' skips)")  # fmt: skip
+    parser.add_argument("--startup-repeat", type=int, default=9)
+    parser.add_argument("--bounded", action="store_true", help="add a bounded-retention row")
+    parser.add_argument("--bounded-limits", dest="bounded_limits",
+                        default="max_transcript_entries=1000,max_session_events=1000")  # fmt: skip
+    parser.add_argument("--skip", default="", help="comma-separated: throughput,calls,"
+                        "startup,linearity")  # fmt: skip
+    parser.add_argument("--child", dest="mode")
+    parser.add_argument("--loads", default="json")
+    args = parser.parse_args()
+    if args.mode:
+        args.bounded = args.bounded_limits if "--bounded-limits" in sys.argv else None
+        print(json.dumps(child(args.mode, args)), flush=True)
+        return
+    skip = set(args.skip.split(","))
+    try:
+        import orjson  # noqa: F401
+
+        have_orjson = True
+    except ImportError:
+        have_orjson = False
+    n, reps = args.updates, args.repeat
+    print(f"machine: {platform.machine()} {os.cpu_count()} CPUs, {platform.system()} "
+          f"{platform.release()}, Python {platform.python_version()}; load average "
+          f"{os.getloadavg()[0]:.2f} at start")  # fmt: skip
+    print(f"N = {n:,} updates, {reps} interleaved repeats, medians of per-repeat ratios\n")
+
+    if "throughput" not in skip:
+        cells: list[tuple[str, str, str]] = [("floor", "json", "floor (json.loads)")]
+        if have_orjson:
+            cells.append(("floor", "orjson", "raw orjson"))
+        for backend in ["json", "orjson"] if have_orjson else ["json"]:
+            cells += [("blocking", backend, f"blocking, {backend}"),
+                      ("async", backend, f"async, {backend}")]  # fmt: skip
+        if args.bounded:
+            cells.append(("blocking_bounded", "json", "blocking, json, bounded"))
+        runs: dict[str, list[dict[str, Any]]] = {label: [] for _, _, label in cells}
+        for _ in range(reps):
+            for mode, backend, label in cells:
+                if mode == "blocking_bounded":
+                    runs[label].append(spawn("blocking", backend=backend, updates=n,
+                                             bounded=args.bounded_limits))  # fmt: skip
+                else:
+                    runs[label].append(spawn(mode, backend=backend, updates=n))
+        floor = runs["floor (json.loads)"]
+        print(f"{'throughput (N = ' + format(n, ',') + ')':28} {'updates/s':>10} {'x floor':>8} "
+              f"{'CPU µs/upd':>10} {'x floor CPU':>11} {'best':>6} {'held B/upd':>10} "
+              f"{'x floor':>8} {'peak RSS':>9} {'x floor':>8}")  # fmt: skip
+        for _, _, label in cells:
+            rs = runs[label]
+            rate = statistics.median(n / r["seconds"] for r in rs)
+            x = statistics.median(
+                f["seconds"] / r["seconds"] for f, r in zip(floor, rs, strict=True)
+            )
+            cpu = statistics.median(1e6 * r["cpu"] / n for r in rs)
+            xc = statistics.median(f["cpu"] / r["cpu"] for f, r in zip(floor, rs, strict=True))
+            # best: the least disturbed run of each (min CPU), the floor's over this one's
+            best = min(f["cpu"] for f in floor) / min(r["cpu"] for r in rs)
+            held = statistics.median(r["held"] / n for r in rs)
+            xh = statistics.median(
+                r["held"] / max(f["held"], 1) for f, r in zip(floor, rs, strict=True)
+            )
+            peak = statistics.median(r["peak"] for r in rs)
+            xp = statistics.median(r["peak"] / f["peak"] for f, r in zip(floor, rs, strict=True))
+            print(f"{label:28} {rate:10,.0f} {x:7.2f}x {cpu:10.2f} {xc:10.2f}x {best:5.2f}x "
+                  f"{held:10.0f} {xh:7.2f}x {peak / 2**20:6.0f} MiB {xp:6.2f}x")  # fmt: skip
+        print(
+            "(x floor: the floor's time / this one's, >1 is faster; best: the same for the"
+            " least disturbed run of each, by CPU; memory: this / the floor's)"
+        )
+        print()
+
+    if "calls" not in skip:
+        rows: dict[str, list[float]] = {"blocking": [], "async": [], "raw_trio": [],
+                                        "raw_readline": []}  # fmt: skip
+        for _ in range(reps):
+            c = spawn("calls", calls=args.calls)
+            rows["blocking"].append(c["blocking"])
+            rows["async"].append(c["async"])
+            rows["raw_trio"].append(spawn("raw_trio", calls=args.calls)["raw_trio"])
+            rows["raw_readline"].append(spawn("raw_readline", calls=args.calls)["raw_readline"])
+        med = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
+        bl = statistics.median(b / a for b, a in zip(rows["blocking"], rows["async"], strict=True))
+        at = statistics.median(a / t for a, t in zip(rows["async"], rows["raw_trio"], strict=True))
+        print("per-call round trip (no-op request), median µs:")
+        print("  " + "  ".join(f"{k} {v:.0f}" for k, v in med.items()))
+        print(f"  blocking / async = {bl:.2f}x (target <= 1.3x); "
+              f"async / raw trio = {at:.2f}x (target <= 2x)")  # fmt: skip
+        print()
+
+    if "startup" not in skip:
+        s = startup(args.startup_repeat)
+        print(f"start-up, median of {args.startup_repeat} (wall / CPU ms):  " + "  ".join(
+            f"{k} {v['wall'] * 1e3:.0f} / {v['cpu'] * 1e3:.0f}" for k, v in s.items()))  # fmt: skip
+        own = s["connect"]["cpu"] - s["trio"]["cpu"]
+        print(f"  import acp_lite; acp_lite.connect = {s['connect']['wall'] * 1e3:.0f} ms wall "
+              f"(target <= 200); {own * 1e3:.0f} ms CPU beyond importing trio")  # fmt: skip
+        print()
+
+    sizes = [int(x) for x in args.decades.split(",") if x]
+    if "linearity" not in skip and sizes:
+        print("linearity (blocking, json): CPU µs per update by size, median of repeats")
+        base = None
+        for size in sizes:
+            r = [spawn("blocking", updates=size) for _ in range(reps if size <= 100_000 else 1)]
+            per = statistics.median(1e6 * x["cpu"] / size for x in r)
+            held = statistics.median(x["held"] / size for x in r)
+            base = base or per
+            print(f"  {size:>9,}: {per:6.2f} µs/upd ({per / base:4.2f}x the first), "
+                  f"held {held:5.0f} B/upd")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
