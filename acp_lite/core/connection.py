@@ -22,9 +22,9 @@ from typing import Any, Literal, cast
 import attrs
 
 from acp_lite.auth import auth_methods_from
+from acp_lite.core._agent_requests import AgentRequests
 from acp_lite.core._responses import CREATING, PROTOCOL_VERSION, on_response
 from acp_lite.core.events import (
-    AgentRequestReceived,
     AgentRequestWithdrawn,
     ConnectionEvent,
     ConnectionEventKind,
@@ -36,8 +36,6 @@ from acp_lite.core.findings import FindingsLog
 from acp_lite.core.framing import LineFramer, OversizeLine
 from acp_lite.core.records import AgentRequest, PendingRequest, RequestId, SessionState
 from acp_lite.core.rpc import (
-    CANCELLED_RESULTS,
-    CLIENT_HANDLED_METHODS,
     InvalidReceived,
     NotificationReceived,
     PeerCancelled,
@@ -57,14 +55,11 @@ from acp_lite.errors import (
 from acp_lite.limits import Limits
 from acp_lite.model import SessionModel
 from acp_lite.model.rules import Violation
-from acp_lite.model.state import background_key
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import (
     InitializeResponse,
     Notification,
-    converter,
     decode_line,
-    structure_update,
 )
 from acp_lite.protocol.jsonrpc import decode_chunk_line, loads_json
 from acp_lite.transcript import Transcript
@@ -83,7 +78,7 @@ _FOREIGN_KEPT = 3
 _FOREIGN_BYTES = 200
 
 
-class ClientConnection:
+class ClientConnection(AgentRequests):
     """The protocol state of one client connection to an agent (no IO, no trio).
 
     ``stderr_tail`` (a callable) supplies the agent's last stderr lines for error
@@ -357,31 +352,6 @@ class ClientConnection:
         self.sessions[session_id] = state
         return self._send(_RESUME, params, session_id)
 
-    def cancel(self, session_id: str) -> list[AgentRequest]:
-        """Send ``session/cancel``, set the model's cancel hint, and answer the
-        session's permission requests for foreground work ``cancelled``.
-
-        Spec (prompt lifecycle, "Cancellation"): the client MAY answer a request it
-        knows belongs to the cancelled work with the ``cancelled`` outcome;
-        requests for work in the latest background list are not affected. Returns
-        the agent requests answered (the IO layer stops deciding them).
-        """
-        state = self._session(session_id, "session/cancel")
-        state.model.cancel_sent()
-        self.check(method="session/cancel")
-        self.rpc.notify("session/cancel", {"sessionId": session_id})
-        listed = {background_key(item) for item in state.model.background or ()}
-        answered: list[AgentRequest] = []
-        for rid, req in list(self.agent_requests.items()):
-            if req.method != _PERMISSION or req.session_id != session_id:
-                continue
-            if req.tool_call_id is not None and ("tool_call", req.tool_call_id) in listed:
-                continue
-            self.respond(rid, CANCELLED_RESULTS[_PERMISSION])
-            answered.append(req)
-        self._touch(state)
-        return answered
-
     def withdraw(self, request_id: int) -> bool:
         """Send ``$/cancel_request`` for one of our pending requests (once)."""
         if self.failure is not None:
@@ -402,26 +372,6 @@ class ClientConnection:
             self._creating.discard(entry.id)
             if not self._creating and self._early:
                 self._flush_early()
-
-    def respond(self, request_id: RequestId, result: Any) -> bool:
-        """Answer an agent request; ``False`` if it is no longer open."""
-        req = self.agent_requests.pop(request_id, None)
-        sent = self.rpc.respond(request_id, result)
-        if sent and req is not None and req.record is not None:
-            req.record._answer(
-                result if isinstance(result, dict) else converter.unstructure(result)
-            )
-        return sent
-
-    def respond_error(
-        self, request_id: RequestId, code: int, message: str, data: Any = None
-    ) -> bool:
-        """Answer an agent request with an error; ``False`` if it is no longer open."""
-        req = self.agent_requests.pop(request_id, None)
-        sent = self.rpc.respond_error(request_id, code, message, data)
-        if sent and req is not None and req.record is not None:
-            req.record._fail(code, message)
-        return sent
 
     def connection_lost(self, failure: AcpError) -> list[PendingRequest]:
         """The connection ended (``failure`` says why): fail every pending request,
@@ -595,51 +545,6 @@ class ClientConnection:
     def _foreign_line(self, line: bytes) -> None:
         if len(self.foreign) < _FOREIGN_KEPT:
             self.foreign.append(bytes(line[:_FOREIGN_BYTES]))
-
-    def _on_request(self, ev: RequestReceived) -> None:
-        params = ev.params
-        sid = getattr(params, "session_id", None)
-        if not isinstance(sid, str):
-            # A request-scoped elicitation names one of our requests instead.
-            rid = getattr(params, "request_id", None)
-            pending = self.rpc.pending.get(rid) if isinstance(rid, int) else None
-            sid = pending.session_id if pending is not None else None
-        state = self.sessions.get(sid) if sid is not None else None
-        record = None
-        if state is not None and ev.method in CLIENT_HANDLED_METHODS:
-            # Placed in the stream before the tool call it carries (applied below).
-            raw_params = ev.message.raw_params
-            record = state.model.requests.add(
-                ev.id,
-                ev.method,
-                params,
-                raw_params if isinstance(raw_params, dict) else converter.unstructure(params),
-                len(state.model.events),
-                monotonic(),
-            )
-        tool_call_id: Any = None
-        if ev.method == _PERMISSION:
-            tool_call = getattr(getattr(params, "subject", None), "tool_call", None)
-            tool_call_id = getattr(tool_call, "tool_call_id", None)
-            if state is not None and tool_call is not None:
-                # Spec (ToolCallPermissionSubject.toolCall): "Clients apply this to
-                # their stored tool call exactly like a tool_call_update
-                # notification, in the order it was received".
-                raw = converter.unstructure(tool_call)
-                raw["sessionUpdate"] = "tool_call_update"
-                self._apply(state, structure_update(raw), raw, _PERMISSION)
-        else:
-            tool_call_id = getattr(params, "tool_call_id", None)
-        req = AgentRequest(
-            ev.id,
-            ev.method,
-            params,
-            sid,
-            tool_call_id if isinstance(tool_call_id, str) else None,
-            record=record,
-        )
-        self.agent_requests[ev.id] = req
-        self._events.append(AgentRequestReceived(req))
 
     def _flush_early(self) -> None:
         # No session-creating request is in flight any more: these belonged to no
