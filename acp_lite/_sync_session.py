@@ -211,11 +211,18 @@ class Session(Facade):
         """
         # Hand-written: a blocking generator, not one call; each step fetches a whole
         # batch on the trio thread, and the end of the connection ends it quietly.
+        # "From now" is the call, not the first step (as for the async iterator).
+        asession = self._async
+        budget = asession._conn.limits.default_timeout if timeout is None else timeout
+        index: int = self._client._read(lambda: 0 if from_start else len(asession.model.events))
+        done = None if until is None else asession._until(until)
+        return self._batches(index, budget, done)
+
+    def _batches(
+        self, index: int, budget: float, done: Callable[[], bool] | None
+    ) -> Iterator[Event]:
         asession = self._async
         client = self._client
-        budget = asession._conn.limits.default_timeout if timeout is None else timeout
-        index: int = client._read(lambda: 0 if from_start else len(asession.model.events))
-        done = None if until is None else asession._until(until)
 
         async def next_batch(start: int) -> list[Event] | None:
             # Runs on the trio thread: a consistent slice of the log, or None at the end.

@@ -298,7 +298,7 @@ class AsyncSession(SessionMethods):
 
     # ------------------------------------------------------------------ streaming
 
-    async def iter_updates(
+    def iter_updates(
         self,
         *,
         from_start: bool = False,
@@ -315,10 +315,17 @@ class AsyncSession(SessionMethods):
         ``timeout`` (default: ``Limits.default_timeout``) bounds each wait for new
         events: :class:`~acp_lite.errors.Timeout` when nothing arrives for that long.
         """
-        i = 0 if from_start else len(self.model.events)
-        conn = self._conn
-        budget = conn.limits.default_timeout if timeout is None else timeout
+        # "From now" is the call, not the first step: an iterator made before a
+        # prompt is sent sees all of its work, whenever its task starts.
+        start = 0 if from_start else len(self.model.events)
+        budget = self._conn.limits.default_timeout if timeout is None else timeout
         done = None if until is None else self._until(until)
+        return self._iter_from(start, budget, done)
+
+    async def _iter_from(
+        self, i: int, budget: float, done: Callable[[], bool] | None
+    ) -> AsyncIterator[Event]:
+        conn = self._conn
         while True:
             events = self.model.events
             while i < len(events):

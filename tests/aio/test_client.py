@@ -433,9 +433,10 @@ async def test_iteration_and_on_update_callbacks() -> None:
         seen: list[tuple[str, int]] = []
         unsubscribe = session.on_update(lambda e: seen.append((e.tag, threading.get_ident())))
         iterated: list[str] = []
+        updates = session.iter_updates()  # from now: before the prompt is sent
 
         async def iterate() -> None:
-            async for event in session:
+            async for event in updates:
                 iterated.append(event.tag)
                 if isinstance(event.update, IdleStateUpdate):
                     return
@@ -450,6 +451,16 @@ async def test_iteration_and_on_update_callbacks() -> None:
         tags = [e.tag for e in turn.updates]
         assert iterated == tags and [t for t, _ in seen] == tags
         assert all(thread != trio_thread for _, thread in seen)
+
+
+async def test_an_iterator_starts_when_it_is_made_not_at_its_first_step() -> None:
+    async with aio.connect_in_memory(inproc("echo"), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        updates = session.iter_updates(until="idle")
+        turn = await session.run("x")
+        assert [e.tag async for e in updates] == [e.tag for e in turn.updates]
+        with pytest.raises(ValueError, match="until must be"):
+            session.iter_updates(until="never")  # type: ignore[arg-type]
 
 
 async def test_extension_notification_reaches_hooks_and_log() -> None:

@@ -322,6 +322,14 @@ def test_iter_updates_batches_until_close() -> None:
         assert [e.index for e in session.updates][: len(tags)] == list(range(len(tags)))
 
 
+def test_an_iterator_starts_when_it_is_made_not_at_its_first_step() -> None:
+    with connect_in_memory(InProcessAgent("echo"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        updates = session.iter_updates(until="idle")
+        turn = session.run("x")
+        assert [e.tag for e in updates] == [e.tag for e in turn.updates]
+
+
 def test_iter_updates_ends_when_the_agent_exits() -> None:
     with connect_in_memory(InProcessAgent("crash"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
