@@ -26,17 +26,21 @@ import os
 import re
 import shlex
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
+import outcome
 import pytest
+import trio
 
 from acp_lite.cassettes import DEFAULT_MATCH_ON, MATCHERS, Cassette, CassetteError, Record
 from acp_lite.cassettes._convert import recording_of
 from acp_lite.cassettes._format import Recording
 from acp_lite.cassettes.agent import ReplayAgent
+from pytest_acp._diagnostics import fail_test
 from pytest_acp._settings import AgentCommand
 
 __all__ = [
@@ -47,11 +51,21 @@ __all__ = [
     "TestCassette",
     "cassette_of",
     "cassette_path",
+    "is_replay",
+    "mismatch_error",
 ]
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 CASSETTE_SUFFIX = ".acp.jsonl"
 CASSETTE_DIR = "__cassettes__"
+
+#: The command-line options a recording run must repeat (flag, option dest).
+_AGENT_OPTIONS = (
+    ("--acp-agent", "acp_agent"),
+    ("--acp-env", "acp_env"),
+    ("--acp-protocol", "acp_protocol"),
+    ("--acp-login", "acp_login"),
+)
 
 _STASH = pytest.StashKey["TestCassette | None"]()
 CALL_FAILED = pytest.StashKey[bool]()
@@ -194,11 +208,20 @@ class TestCassette:
         Cassette(tuple(recordings)).save(self.path)
 
     def _record_command(self, mode: str) -> str:
-        return f"pytest --acp-record-mode={mode} '{self.item.nodeid}'"
+        # The options of this run that choose the agent and its handshake, so that
+        # the command records the agent meant, not the default one.
+        config = self.item.config
+        options = [f"--acp-record-mode={mode}"]
+        for flag, dest in _AGENT_OPTIONS:
+            value = config.getoption(dest, None)
+            for one in value if isinstance(value, list) else [value]:
+                if one not in (None, ""):
+                    options.append(f"{flag}={shlex.quote(str(one))}")
+        return f"pytest {' '.join(options)} {shlex.quote(self.item.nodeid)}"
 
     def _fail(self, message: str) -> None:
         __tracebackhide__ = True
-        pytest.fail(message, pytrace=False)
+        fail_test(message)
 
 
 def _factory(agent: ReplayAgent, path: Path, n: int) -> Callable[[], ReplayAgent]:
@@ -283,16 +306,56 @@ def cassette_of(item: pytest.Item) -> TestCassette | None:
         except FileNotFoundError:
             loaded = None
         except (OSError, CassetteError) as exc:
-            pytest.fail(f"cannot read cassette {path}: {exc}", pytrace=False)
+            fail_test(f"cannot read cassette {path}: {exc}")
     cassette = TestCassette(item, path, mode, chosen, replay_speed(config), loaded)
     item.stash[_STASH] = cassette
     if loaded is None and mode == "none":
-        pytest.fail(
+        fail_test(
             f"no cassette {path} (--acp-record-mode=none replays only); record it "
-            f"against the real agent with: {cassette._record_command('once')}",
-            pytrace=False,
+            f"against the real agent with: {cassette._record_command('once')}"
         )
     return cassette
+
+
+#: Where the client's own frames end: a mismatch points at the user's call.
+_LIBRARY_DIRS = tuple(
+    str(Path(str(module.__file__)).parent) + os.sep
+    for module in (sys.modules["acp_lite"], sys.modules["pytest_acp"], trio, outcome)
+)
+
+
+def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """``tb`` cut after its last frame outside acp_lite, pytest_acp and trio: the
+    call in the test (or the code under test) that the mismatch answered."""
+    last = None
+    entry = tb
+    while entry is not None:
+        if not entry.tb_frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+            last = entry
+        entry = entry.tb_next
+    if last is not None:
+        last.tb_next = None
+    return tb
+
+
+def mismatch_error(item: pytest.Item, cause: BaseException | None) -> AcpCassetteMismatch | None:
+    """The test's first replay mismatch as an error (``None``: there is none). With
+    the ``cause`` the client raised because of it (the error answer of a request the
+    cassette does not hold, the connection the replay ended), it carries the
+    cause's traceback up to the user's call, not through acp_lite's internals."""
+    cassette = stashed(item)
+    found = cassette.mismatch() if cassette is not None else None
+    if found is None:
+        return None
+    error = AcpCassetteMismatch(found)
+    if cause is not None:
+        error = error.with_traceback(_user_traceback(cause.__traceback__))
+    return error
+
+
+def is_replay(client: object) -> bool:
+    """Whether ``client`` talks to a cassette's replay (not to a real agent)."""
+    return isinstance(getattr(client, "_acp_agent", None), ReplayAgent)
 
 
 def stashed(item: pytest.Item) -> TestCassette | None:

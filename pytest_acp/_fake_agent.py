@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 import pytest
 
+from pytest_acp._diagnostics import fail_test
 from pytest_acp._fake_events import (
     FakeEvent,
     PermissionAnswer,
@@ -372,4 +373,4 @@ def acp_fake_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeAge
         fake.close()
     problems = fake.problems()
     if problems:
-        pytest.fail(str(FakeAgentError(problems)), pytrace=False)
+        fail_test(str(FakeAgentError(problems)))

@@ -29,9 +29,9 @@ from pytest_acp import _settings as settings
 from pytest_acp._cassettes import (
     CALL_FAILED,
     RECORD_MODES,
-    AcpCassetteMismatch,
     cassette_of,
-    stashed,
+    is_replay,
+    mismatch_error,
 )
 from pytest_acp._clients import (
     Handshake,
@@ -512,12 +512,6 @@ def _summary(violations: list[Violation]) -> str:
     )
 
 
-def _cassette_mismatch(item: pytest.Item) -> AcpCassetteMismatch | None:
-    cassette = stashed(item)
-    found = cassette.mismatch() if cassette is not None else None
-    return AcpCassetteMismatch(found) if found is not None else None
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
@@ -525,13 +519,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     except BaseException as error:
         if item.stash.get(TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
             item.stash[VIOLATIONS] = _violations(item, error)
-        mismatch = _cassette_mismatch(item)
+        mismatch = mismatch_error(item, error)
         if mismatch is not None and isinstance(error, Exception):
             # The client's lines left the recording: that is why the test failed.
+            # The diff says it all; the client's error is its echo (not chained).
             __tracebackhide__ = True
-            raise mismatch from error
+            raise mismatch from None
         raise
-    mismatch = _cassette_mismatch(item)
+    mismatch = mismatch_error(item, None)
     if mismatch is not None:
         __tracebackhide__ = True
         raise mismatch
@@ -576,6 +571,8 @@ def pytest_runtest_makereport(
             report.sections.append(
                 (f"ACP transcript{label}", render_transcript(entries[start:], start=start))
             )
+            if is_replay(t.client):
+                continue  # a replay's "stderr" is its verdict, in the failure already
             try:
                 tail = list(t.client.stderr_tail())
             except Exception as exc:  # a diagnostic must never hide the real failure

@@ -47,8 +47,11 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
     for name in ("test_starts_a_process", "test_stops_early"):
         target = pytester.path / "__cassettes__" / SUITE.stem / f"{name}.acp.jsonl"
         target.write_bytes(two_turns.read_bytes())
-    result = pytester.runpytest_inprocess(*LEAN, "-p", "no:randomly")
+    # --acp-env: an agent option of this run, which the recording command repeats.
+    result = pytester.runpytest_inprocess(*LEAN, "-p", "no:randomly", "--acp-env=DEMO=1")
     out = result.stdout.str()
+    # One-line failures are one line (no "All traceback entries are hidden" after them).
+    assert "traceback entries are hidden" not in out
     # Failed: the changed prompt, the changed answer, the process. Errors: the
     # missing cassette (setup) and the unsent turn (teardown); the test that failed
     # (the process) gets no teardown error for what it did not send.
@@ -66,6 +69,13 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
         "request session/prompt at line 6" in out
     )
     assert '-        "text": "hello",' in out and '+        "text": "hello there",' in out
+    # ... raised at the test's call, without acp_lite's frames, the client's error it
+    # caused, or the replay's "stderr" (the same diff again).
+    call = '>       turn = acp_session.run("hello there")\n'
+    assert call in out
+    assert out.split(call)[1].split("\n")[1].startswith("E       pytest_acp._cassettes.Acp")
+    assert "_portal.py" not in out and "direct cause" not in out
+    assert "ACP agent stderr" not in out
     # The answer to the agent's permission request.
     assert "(response to the agent's request id 0) does not match the recorded response" in out
     assert '-      "optionId": "reject",' in out
@@ -75,8 +85,8 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
         "no cassette "
         + str(pytester.path / "__cassettes__" / SUITE.stem)
         + "/test_reference_v1_echo.acp.jsonl (--acp-record-mode=none replays only); record it "
-        "against the real agent with: pytest --acp-record-mode=once "
-        "'test_recorded_suite.py::test_reference_v1_echo'" in out
+        "against the real agent with: pytest --acp-record-mode=once --acp-env=DEMO=1 "
+        "test_recorded_suite.py::test_reference_v1_echo\n" in out
     )
     assert "AgentProcessStarted: replay started a process: ['true']" in out
 
