@@ -149,6 +149,9 @@ def cmd_cassette(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines = sum(len(r.records) for r in cassette.recordings)
     if not lines:
         raise CliError(f"{args.source} holds no transcript records", EXIT_USAGE)
-    cassette.save(args.target)
+    try:
+        cassette.save(args.target)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.target}: {exc}", EXIT_USAGE) from None
     err.write(f"wrote {args.target}: {lines} lines, secrets redacted\n")
     return EXIT_OK

@@ -4,6 +4,11 @@ tests/interop/test_ts_client.py.)"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,6 +51,14 @@ def test_bad_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "holds 1 connection(s), not 2" in wrong.stderr
     unknown = run_cli("replay", "--match-on", "method,body", "c.acp.jsonl")
     assert unknown.returncode == 2 and "unknown match_on ['body']" in unknown.stderr
+    # An OUT that cannot be written: one line, not a traceback (nothing is started).
+    (tmp_path / "t.ndjson").write_text('{"dir": "send", "t": 0, "msg": {"id": 1}}\n')
+    unwritable = run_cli("cassette", "from-transcript", "t.ndjson", "t.ndjson/c.acp.jsonl")
+    assert unwritable.returncode == 2, unwritable.stderr
+    assert unwritable.stderr.startswith("acp-lite: error: cannot write t.ndjson/c.acp.jsonl:")
+    record = run_cli("cassette", "record", str(tmp_path), "--", "no-such-agent")
+    assert record.returncode == 2, record.stderr
+    assert "cannot write the cassette" in record.stderr and "is a directory" in record.stderr
 
 
 def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:
@@ -64,3 +77,42 @@ def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:
         again = client.new_session(cwd=tmp_path / "other").run("Think")
     assert [e.raw for e in again.updates] == [e.raw for e in live.updates]
     assert replay.replayer.verdict() is None
+
+
+#: An agent that answers one request and then does not exit at end of input.
+SLOW_TO_EXIT = (
+    "import sys, time\n"
+    "sys.stdin.readline()\n"
+    'print(\'{"jsonrpc": "2.0", "id": 1, "result": {}}\', flush=True)\n'
+    "time.sleep(60)\n"
+)
+
+
+def test_record_writes_the_cassette_when_the_client_stops_it(tmp_path: Path) -> None:
+    """A client whose agent does not exit in time SIGTERMs it (acp_lite does, after
+    its close grace): the recorder then writes what passed, and stops AGENT."""
+    cassette = tmp_path / "c.acp.jsonl"
+    agent = [sys.executable, "-c", SLOW_TO_EXIT]
+    recorder = [sys.executable, "-m", "acp_lite", "cassette", "record", str(cassette), "--", *agent]
+    proc = subprocess.Popen(
+        recorder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=cli_env(), start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        proc.stdin.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the agent too, had it been left behind
+        proc.wait()
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    (recording,) = Cassette.load(cassette).recordings
+    assert [r.direction for r in recording.records] == ["send", "recv"]
