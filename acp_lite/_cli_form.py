@@ -217,6 +217,16 @@ class _Form:
                 return {"action": "decline" if answer == "d" else "cancel"}
 
 
+def _why_not_accepted(request: Any) -> str:
+    """Why ``accept_defaults`` declined: the required fields that have no default."""
+    from acp_lite import permissions
+
+    defaults = permissions.field_defaults(request)
+    schema = getattr(request, "requested_schema", None)
+    missing = [str(n) for n in getattr(schema, "required", None) or () if n not in defaults]
+    return f" (no default for the required {', '.join(missing)})" if missing else ""
+
+
 def elicitation_handler(
     ui: _Ui,
     policy: str | None,
@@ -253,6 +263,8 @@ def elicitation_handler(
             shown = answer["action"]
             if "content" in answer:
                 shown += " " + ", ".join(f"{k}={v!r}" for k, v in answer["content"].items())
+            elif name == "accept_defaults":
+                shown += _why_not_accepted(request)
             ui.status(f"elicitation: {message} -> {shown}")
         ui.elicitation(request, answer)
         return answer
