@@ -125,6 +125,11 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"acp-lite replay: cannot write the report {args.report}: {exc}\n")
     if verdict:
         err.write(f"acp-lite replay: {verdict}\n")
+        if agent.replayer.mismatches and "\n" in verdict:
+            # Clients show the last lines of their agent's stderr: end with what
+            # did not match, not with the middle of the diff.
+            headline = verdict.splitlines()[0].rstrip(":")
+            err.write(f"acp-lite replay: {headline} (the diff is above)\n")
         return EXIT_STOPPED
     if agent.replayer.exited and agent.replayer.returncode:
         return int(agent.replayer.returncode)  # the recorded agent's own exit status

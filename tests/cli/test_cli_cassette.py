@@ -17,6 +17,7 @@ import pytest
 import acp_lite
 from acp_lite.cassettes import Cassette
 from acp_lite.cassettes.agent import ReplayAgent
+from acp_lite.errors import AcpError
 
 from .conftest import RunCli, cli_env
 
@@ -77,6 +78,31 @@ def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:
         again = client.new_session(cwd=tmp_path / "other").run("Think")
     assert [e.raw for e in again.updates] == [e.raw for e in live.updates]
     assert replay.replayer.verdict() is None
+
+
+CASSETTES = Path(__file__).resolve().parents[1] / "cassettes" / "__cassettes__"
+
+
+def test_a_replay_mismatch_ends_the_agents_stderr_with_what_did_not_match(
+    tmp_path: Path,
+) -> None:
+    """A client shows the last lines of its agent's stderr: with ``acp-lite replay``
+    as the agent, they say which line did not match, after the diff."""
+    cassette = CASSETTES / "test_recorded_suite" / "test_reference_two_turns.acp.jsonl"
+    replay = [sys.executable, "-m", "acp_lite", "replay", str(cassette)]
+    with acp_lite.connect(replay, env=cli_env(), timeout=30) as client:
+        session = client.new_session(cwd=tmp_path)
+        with pytest.raises(AcpError) as raised:
+            session.run("What is six times eight?")
+        client.close()
+        tail = client.stderr_tail()
+    assert "cassette mismatch" in str(raised.value)
+    assert '+        "text": "What is six times eight?",' in tail
+    assert tail[-1].startswith("acp-lite replay: ")
+    assert tail[-1].endswith(
+        ": client line #3 (request session/prompt) does not match the recorded request "
+        "session/prompt at line 6 (match_on=['method', 'params']) (the diff is above)"
+    ), tail
 
 
 #: An agent that answers one request and then does not exit at end of input.
