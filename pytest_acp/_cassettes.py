@@ -27,6 +27,7 @@ import re
 import shlex
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ __all__ = [
     "cassette_path",
     "is_replay",
     "mismatch_error",
+    "warn_if_unused",
 ]
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
@@ -351,6 +353,27 @@ def mismatch_error(item: pytest.Item, cause: BaseException | None) -> AcpCassett
     if cause is not None:
         error = error.with_traceback(_user_traceback(cause.__traceback__))
     return error
+
+
+def warn_if_unused(item: pytest.Item) -> None:
+    """Warn when ``item`` is marked ``acp_cassette`` but opened no connection through
+    the fixtures: nothing was recorded or replayed (its code may start its agent
+    itself, which the marker cannot see)."""
+    if _STASH in item.stash or item.get_closest_marker("acp_cassette") is None:
+        return
+    path, lineno, _ = item.location
+    warnings.warn_explicit(
+        pytest.PytestWarning(
+            "@pytest.mark.acp_cassette records and replays the "
+            "connections of pytest_acp's fixtures (acp_client, acp_session ...); this "
+            "test used none, so nothing was recorded or replayed. For code that starts "
+            "its agent itself, record with `acp-lite cassette record OUT -- AGENT...` "
+            "as its agent, then give it `acp-lite replay OUT`."
+        ),
+        pytest.PytestWarning,
+        filename=str(item.config.rootpath / path),
+        lineno=(lineno or 0) + 1,
+    )
 
 
 def is_replay(client: object) -> bool:

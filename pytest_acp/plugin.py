@@ -32,6 +32,7 @@ from pytest_acp._cassettes import (
     cassette_of,
     is_replay,
     mismatch_error,
+    warn_if_unused,
 )
 from pytest_acp._clients import (
     Handshake,
@@ -41,18 +42,13 @@ from pytest_acp._clients import (
     connect,
     connect_async,
 )
-from pytest_acp._diagnostics import (
-    render_stderr,
-    render_transcript,
-    save_transcript,
-    transcript_file,
-)
+from pytest_acp._diagnostics import render_stderr, render_transcript
 from pytest_acp._fake_agent import acp_fake_agent as acp_fake_agent  # a fixture
 from pytest_acp._tracking import (
     TRACKED,
     VIOLATIONS,
     TestTranscript,
-    Tracked,
+    save_transcripts,
     track,
     tracked_violations,
     traffic_of,
@@ -514,6 +510,7 @@ def _summary(violations: list[Violation]) -> str:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    warn_if_unused(item)  # the fixtures are set up: they opened a connection, or not
     try:
         result = yield
     except BaseException as error:
@@ -582,19 +579,7 @@ def pytest_runtest_makereport(
         if found and call.when == "call":
             report.sections.append(("ACP conformance", format_violations(found)))
     if call.when == "teardown":
-        _save_transcripts(item, tracked)
+        save_transcripts(item, tracked)
         if TRACKED in item.stash:
             del item.stash[TRACKED]  # release the clients
     return report
-
-
-def _save_transcripts(item: pytest.Item, tracked: list[Tracked]) -> None:
-    value = item.config.getoption("acp_transcripts", None) or item.config.getini("acp_transcripts")
-    if not value or not tracked:
-        return
-    directory = Path(value)
-    if not directory.is_absolute():
-        directory = Path(item.config.invocation_params.dir) / directory
-    for n, t in enumerate(tracked):
-        entries, start = traffic_of(t)
-        save_transcript(transcript_file(directory, item.nodeid, n), entries[start:])

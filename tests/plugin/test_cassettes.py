@@ -223,10 +223,17 @@ def test_usage_errors(pytester: pytest.Pytester) -> None:
         @pytest.mark.acp_cassette
         def test_plain(acp_client):
             pass
+
+        @pytest.mark.acp_cassette
+        def test_no_fixture():
+            pass  # code that starts its agent itself: the marker cannot see it
         """
     )
     result = pytester.runpytest_inprocess(*LEAN)
     out = result.stdout.str()
+    # A marker that records nothing says so (once: the test that used no fixture).
+    assert out.count("this test used none, so nothing was recorded or replayed") == 1
+    assert "test_bad.py::test_no_fixture\n" in out  # the warning names its test
     assert "acp_cassette match_on: unknown ['body']; use ['method', 'params', 'meta', 'id']" in out
     speed = pytester.runpytest_inprocess(*LEAN, "--acp-replay-speed=-1", "-k", "plain")
     assert "acp replay speed must be positive, not -1.0" in speed.stdout.str()
