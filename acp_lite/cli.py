@@ -289,7 +289,7 @@ class _Ui:
                     self.out.write(json_line(update))
                     self.out.flush()
                 else:
-                    self.renderer.update(update)
+                    self.renderer.update(shown_update(event))
             except BrokenPipeError:
                 self._closed()
 
@@ -373,6 +373,18 @@ def _silence_stdout() -> None:
 def raw_update(event: Any) -> Any:
     """The wire dict (``params.update``) of a session event, exactly as received."""
     return event.raw
+
+
+def shown_update(event: Any) -> Any:
+    """What the terminal shows of a session event: the wire dict, or for a v1 agent's
+    update its v2 form (the renderer speaks v2: a v1 ``tool_call`` or ``plan`` is a
+    ``tool_call_update`` / ``plan_update``; docs/v1.md). ``--json`` keeps the raw one."""
+    if not str(getattr(event, "source", "")).startswith("v1:"):
+        return event.raw
+    from acp_lite.protocol import converter
+
+    update = converter.unstructure(event.update)
+    return update if isinstance(update, dict) and "sessionUpdate" in update else event.raw
 
 
 def _permission_handler(
