@@ -137,8 +137,9 @@ def record(target: str, argv: Sequence[str], err: TextIO) -> int:
         stopped = exc.code if isinstance(exc, _Stopped) else EXIT_INTERRUPTED
         agent_ended, returncode = False, stopped
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        if stopped is None:  # else they stay ignored until the cassette is written
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     with lines.lock:
         entries = list(lines.entries)
     records = [
