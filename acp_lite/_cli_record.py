@@ -135,6 +135,7 @@ def record(target: str, argv: Sequence[str], err: TextIO) -> int:
         # Told to stop (the client gave up waiting for AGENT to exit): what passed
         # is the connection; write it before the client's SIGKILL comes.
         stopped = exc.code if isinstance(exc, _Stopped) else EXIT_INTERRUPTED
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C: not now
         agent_ended, returncode = False, stopped
     finally:
         if stopped is None:  # else they stay ignored until the cassette is written
