@@ -28,7 +28,7 @@ import shlex
 import sys
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -347,12 +347,31 @@ def mismatch_error(item: pytest.Item, cause: BaseException | None) -> AcpCassett
     cause's traceback up to the user's call, not through acp_lite's internals."""
     cassette = stashed(item)
     found = cassette.mismatch() if cassette is not None else None
-    if found is None:
+    if found is None or _interrupted(cause):
         return None
     error = AcpCassetteMismatch(found)
+    if isinstance(cause, BaseExceptionGroup):
+        # pytest-trio's group of the test's and its fixtures' errors: the client's
+        # own error (not the fixtures' pytest.fail) has the test's frames.
+        cause = next((e for e in _leaves(cause) if isinstance(e, Exception)), None)
     if cause is not None:
         error = error.with_traceback(_user_traceback(cause.__traceback__))
     return error
+
+
+def _leaves(error: BaseException) -> Iterator[BaseException]:
+    """The exceptions of a (nested) exception group, or ``error`` itself."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+def _interrupted(cause: BaseException | None) -> bool:
+    """Whether ``cause`` is (or holds) an interruption, which must go on as it is."""
+    leaves = _leaves(cause) if cause is not None else iter(())
+    return any(isinstance(e, KeyboardInterrupt | SystemExit) for e in leaves)
 
 
 def warn_if_unused(item: pytest.Item) -> None:

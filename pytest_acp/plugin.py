@@ -510,19 +510,20 @@ def _summary(violations: list[Violation]) -> str:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    warn_if_unused(item)  # the fixtures are set up: they opened a connection, or not
     try:
         result = yield
     except BaseException as error:
+        warn_if_unused(item)
         if item.stash.get(TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
             item.stash[VIOLATIONS] = _violations(item, error)
         mismatch = mismatch_error(item, error)
-        if mismatch is not None and isinstance(error, Exception):
+        if mismatch is not None:
             # The client's lines left the recording: that is why the test failed.
             # The diff says it all; the client's error is its echo (not chained).
             __tracebackhide__ = True
             raise mismatch from None
         raise
+    warn_if_unused(item)  # after the call: pytest-trio sets async fixtures up in it
     mismatch = mismatch_error(item, None)
     if mismatch is not None:
         __tracebackhide__ = True

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import LEAN
+from .conftest import IN_PROCESS, LEAN
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "cassettes" / "test_recorded_suite.py"
@@ -269,3 +269,36 @@ def test_the_cassette_example_replays_from_its_committed_cassettes(
     result = pytester.runpytest_inprocess(*LEAN, "--acp-conformance=strict")
     result.assert_outcomes(passed=3)
     assert _files(copied) == _files(committed)  # replayed, nothing written
+
+
+def test_an_async_test_fails_with_the_diff(pytester: pytest.Pytester) -> None:
+    """pytest-trio sets the async fixtures up and down inside the call, and reports
+    the errors of both as one group: the mismatch still fails the test with its
+    diff at the test's line, and the marker is not taken for unused."""
+    pytester.makepyfile(
+        conftest=IN_PROCESS,
+        test_async="""
+        import pytest
+        from conftest import scenario
+
+        PROMPT = "hello"
+
+        @pytest.mark.trio
+        @pytest.mark.acp_cassette
+        @scenario("echo")
+        async def test_echo(acp_async_session):
+            turn = await acp_async_session.run(PROMPT)
+            assert turn.stop_reason == "end_turn"
+        """,
+    )
+    options = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-W", "error")
+    pytester.runpytest_inprocess(*options, "--acp-record-mode=once").assert_outcomes(passed=1)
+    source = pytester.path / "test_async.py"
+    source.write_text(source.read_text().replace('PROMPT = "hello"', 'PROMPT = "hello you"'))
+    result = pytester.runpytest_inprocess(*options)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    call = ">       turn = await acp_async_session.run(PROMPT)\n"
+    assert call in out, out
+    assert out.split(call)[1].split("\n")[1].startswith("E       pytest_acp._cassettes.Acp")
+    assert '+        "text": "hello you",' in out and "ExceptionGroup" not in out
