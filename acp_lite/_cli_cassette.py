@@ -125,6 +125,11 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"acp-lite replay: cannot write the report {args.report}: {exc}\n")
     if verdict:
         err.write(f"acp-lite replay: {verdict}\n")
+        if agent.replayer.mismatches and "\n" in verdict:
+            # Clients show the last lines of their agent's stderr: end with what
+            # did not match, not with the middle of the diff.
+            headline = verdict.splitlines()[0].rstrip(":")
+            err.write(f"acp-lite replay: {headline} (the diff is above)\n")
         return EXIT_STOPPED
     if agent.replayer.exited and agent.replayer.returncode:
         return int(agent.replayer.returncode)  # the recorded agent's own exit status
@@ -149,6 +154,9 @@ def cmd_cassette(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines = sum(len(r.records) for r in cassette.recordings)
     if not lines:
         raise CliError(f"{args.source} holds no transcript records", EXIT_USAGE)
-    cassette.save(args.target)
+    try:
+        cassette.save(args.target)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.target}: {exc}", EXIT_USAGE) from None
     err.write(f"wrote {args.target}: {lines} lines, secrets redacted\n")
     return EXIT_OK

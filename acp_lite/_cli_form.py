@@ -14,7 +14,6 @@ Field kinds are those of the form schema: text (``string``, with ``enum`` /
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -134,8 +133,7 @@ class _Form:
         with self.ui.lock:
             self.ui.err.write(safe_text(prompt))
             self.ui.err.flush()
-        # Read without the UI lock: Ctrl-C must be able to show the interruption.
-        line = sys.stdin.readline()
+        line = self.ui.read_answer()
         if not line:
             with self.ui.lock:
                 self.ui.err.write("\n")
@@ -164,13 +162,13 @@ class _Form:
         hint = "" if current is None else f" (default: {_shown(prop, current)})"
         why = ""
         while True:
-            text = self.read(f"{why}  {label} [{', '.join(notes)}]{hint}: ")
+            text = self.read(f"  {why}{label} [{', '.join(notes)}]{hint}: ")
             if (not text.strip() and kind != "text") or not text:
                 if current is not None:
                     return current
                 if not required:
                     return None
-                why = "required; "
+                why = "a value is required; "
                 continue
             try:
                 return parse_field(prop, text)
@@ -219,6 +217,16 @@ class _Form:
                 return {"action": "decline" if answer == "d" else "cancel"}
 
 
+def _why_not_accepted(request: Any) -> str:
+    """Why ``accept_defaults`` declined: the required fields that have no default."""
+    from acp_lite import permissions
+
+    defaults = permissions.field_defaults(request)
+    schema = getattr(request, "requested_schema", None)
+    missing = [str(n) for n in getattr(schema, "required", None) or () if n not in defaults]
+    return f" (no default for the required {', '.join(missing)})" if missing else ""
+
+
 def elicitation_handler(
     ui: _Ui,
     policy: str | None,
@@ -255,6 +263,8 @@ def elicitation_handler(
             shown = answer["action"]
             if "content" in answer:
                 shown += " " + ", ".join(f"{k}={v!r}" for k, v in answer["content"].items())
+            elif name == "accept_defaults":
+                shown += _why_not_accepted(request)
             ui.status(f"elicitation: {message} -> {shown}")
         ui.elicitation(request, answer)
         return answer

@@ -5,13 +5,17 @@ unchanged (stdin -> AGENT's stdin, AGENT's stdout -> stdout), stamped with its
 time. When the client closes stdin (AGENT then gets end of input and the usual
 grace to exit) or AGENT exits, the lines are written to OUT as a cassette, with the
 credential-like environment variables of this process redacted. AGENT's stderr is
-passed through to ours.
+passed through to ours. A client that stops us instead (SIGTERM or SIGHUP, as a
+client's shutdown does to an agent slow to exit; Ctrl-C) gets the cassette written
+too, then AGENT stopped.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -19,12 +23,57 @@ import time
 from collections.abc import Sequence
 from typing import IO, TextIO
 
-from acp_lite._cli_base import EXIT_START_FAILED, CliError
+from acp_lite._cli_base import EXIT_INTERRUPTED, EXIT_START_FAILED, EXIT_USAGE, CliError
 
-__all__ = ["EXIT_GRACE", "record"]
+__all__ = ["EXIT_GRACE", "STOP_GRACE", "record"]
 
 EXIT_GRACE = 5.0
 """Seconds AGENT gets to exit after the client closed its input, then SIGTERM."""
+
+STOP_GRACE = 0.5
+"""Seconds AGENT gets after SIGTERM once we were told to stop, then SIGKILL (the
+client that stopped us kills us after its own grace)."""
+
+
+class _Stopped(Exception):
+    """A signal told this process to stop (``code``: the exit status it asks for)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    # Once: a second signal while the cassette is written must not interrupt it.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    raise _Stopped(128 + signum)
+
+
+def _check_writable(target: str) -> None:
+    """Fail before the connection, not after it, when OUT cannot be written."""
+    if os.path.isdir(target):
+        raise CliError(f"cannot write the cassette {target}: it is a directory", EXIT_USAGE)
+    # Missing directories are created when it is written: the nearest one that exists.
+    directory = os.path.dirname(os.path.abspath(target))
+    while not os.path.exists(directory):
+        directory = os.path.dirname(directory)
+    if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+        raise CliError(
+            f"cannot write the cassette {target}: {directory} is not a writable directory",
+            EXIT_USAGE,
+        )
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float) -> int:
+    """SIGTERM, ``grace`` seconds, SIGKILL: AGENT's exit status."""
+    with contextlib.suppress(OSError):
+        proc.terminate()
+    try:
+        return proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
 
 
 class _Lines:
@@ -60,6 +109,7 @@ def record(target: str, argv: Sequence[str], err: TextIO) -> int:
     from acp_lite.cassettes._convert import recording_of
     from acp_lite.transcript import TranscriptEntry
 
+    _check_writable(target)
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     except OSError as exc:
@@ -70,19 +120,27 @@ def record(target: str, argv: Sequence[str], err: TextIO) -> int:
     to_agent = threading.Thread(
         target=_pump, args=(sys.stdin.buffer, proc.stdin, lines, "send"), daemon=True
     )
-    to_agent.start()
-    _pump(proc.stdout, sys.stdout.buffer, lines, "recv")  # until the agent's output ends
-    # Still reading the client: the agent ended the connection, not the client.
-    agent_ended = to_agent.is_alive()
+    previous = {sig: signal.signal(sig, _raise_stopped) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    stopped: int | None = None
     try:
-        returncode = proc.wait(timeout=EXIT_GRACE)
-    except subprocess.TimeoutExpired:
-        proc.terminate()
+        to_agent.start()
+        _pump(proc.stdout, sys.stdout.buffer, lines, "recv")  # until the agent's output ends
+        # Still reading the client: the agent ended the connection, not the client.
+        agent_ended = to_agent.is_alive()
         try:
             returncode = proc.wait(timeout=EXIT_GRACE)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            returncode = proc.wait()
+            returncode = _stop(proc, EXIT_GRACE)
+    except (_Stopped, KeyboardInterrupt) as exc:
+        # Told to stop (the client gave up waiting for AGENT to exit): what passed
+        # is the connection; write it before the client's SIGKILL comes.
+        stopped = exc.code if isinstance(exc, _Stopped) else EXIT_INTERRUPTED
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C: not now
+        agent_ended, returncode = False, stopped
+    finally:
+        if stopped is None:  # else they stay ignored until the cassette is written
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     with lines.lock:
         entries = list(lines.entries)
     records = [
@@ -93,6 +151,12 @@ def record(target: str, argv: Sequence[str], err: TextIO) -> int:
         # Replay ends the connection there too.
         last = records[-1].time if records else 0.0
         records.append(Record("exit", last, returncode=returncode))
-    Cassette((recording_of(records, agent=shlex.join(argv)),)).save(target)
-    err.write(f"acp-lite: recorded {len(records)} lines to {target}\n")
+    try:
+        Cassette((recording_of(records, agent=shlex.join(argv)),)).save(target)
+        err.write(f"acp-lite: recorded {len(records)} lines to {target}\n")
+    except OSError as exc:
+        raise CliError(f"cannot write the cassette {target}: {exc}", EXIT_USAGE) from None
+    finally:
+        if stopped is not None:
+            _stop(proc, STOP_GRACE)
     return returncode if returncode >= 0 else 128 - returncode

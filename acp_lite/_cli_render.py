@@ -113,6 +113,9 @@ class Renderer:
         self._thought_printed: dict[str, list[str]] = {}
         self._tools: dict[str, dict[str, Any]] = {}
         self._last_state: str | None = None
+        #: A question waits at the terminal, the cursor at the end of its line: what
+        #: is shown meanwhile (an update, Ctrl-C's cancellation) starts a new line.
+        self.question_open = False
 
     # -- low-level writers -------------------------------------------------------------
 
@@ -121,8 +124,15 @@ class Renderer:
             return text
         return f"\x1b[{code}m{text}\x1b[0m"
 
+    def end_question(self) -> None:
+        """End the line of an open question (:attr:`question_open`)."""
+        if self.question_open:
+            self.question_open = False
+            self.err.write("\n")
+
     def _close_open(self) -> None:
         """End an open text run before writing a line to stderr."""
+        self.end_question()
         if self._open is None:
             return
         kind, _ = self._open
@@ -146,6 +156,8 @@ class Renderer:
         if not text:
             return
         text = safe_text(text)
+        if self.shared:
+            self.end_question()
         if self._open != ("out", message_id):
             if self._open is not None and self._open[0] == "thought":
                 self.err.write("\n")
@@ -173,6 +185,7 @@ class Renderer:
 
     def finish(self) -> None:
         """End the output: close any open line so the shell prompt starts on its own."""
+        self.end_question()
         if self._open is not None and self._open[0] == "thought":
             self.err.write("\n")
         if not self._out_at_line_start:

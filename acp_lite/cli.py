@@ -257,6 +257,18 @@ class _Ui:
         #: Called once when stdout is closed by its reader (``acp-lite ... | head``).
         self.on_closed: Callable[[], object] | None = None
 
+    def read_answer(self) -> str:
+        """The line typed at the terminal after a question ("" at end of input).
+        Read without the lock: Ctrl-C must be able to show the interruption (this
+        thread is then abandoned; the request is answered cancelled)."""
+        with self.lock:
+            self.renderer.question_open = True
+        try:
+            return sys.stdin.readline()
+        finally:
+            with self.lock:
+                self.renderer.question_open = False  # the typed Enter ended the line
+
     def event(self, event: Any) -> None:
         """Show one session event (from ``Session.on_update`` or the event log)."""
         with self.lock:
@@ -272,10 +284,12 @@ class _Ui:
                 if self.json_mode:
                     if getattr(event, "source", None) == _PERMISSION:
                         return  # not streamed: the permission line stands for it
+                    if self.renderer.shared:
+                        self.renderer.end_question()
                     self.out.write(json_line(update))
                     self.out.flush()
                 else:
-                    self.renderer.update(update)
+                    self.renderer.update(shown_update(event))
             except BrokenPipeError:
                 self._closed()
 
@@ -320,6 +334,7 @@ class _Ui:
                 return
             try:
                 if self.json_mode:
+                    self.renderer.end_question()
                     self.err.write(safe_text(text) + "\n")
                     self.err.flush()
                 else:
@@ -329,6 +344,7 @@ class _Ui:
 
     def finish(self) -> None:
         with self.lock:
+            self.renderer.end_question()  # Ctrl-C at a question: the line it left open
             if self.open and not self.json_mode:
                 try:
                     self.renderer.finish()
@@ -357,6 +373,18 @@ def _silence_stdout() -> None:
 def raw_update(event: Any) -> Any:
     """The wire dict (``params.update``) of a session event, exactly as received."""
     return event.raw
+
+
+def shown_update(event: Any) -> Any:
+    """What the terminal shows of a session event: the wire dict, or for a v1 agent's
+    update its v2 form (the renderer speaks v2: a v1 ``tool_call`` or ``plan`` is a
+    ``tool_call_update`` / ``plan_update``; docs/v1.md). ``--json`` keeps the raw one."""
+    if not str(getattr(event, "source", "")).startswith("v1:"):
+        return event.raw
+    from acp_lite.protocol import converter
+
+    update = converter.unstructure(event.update)
+    return update if isinstance(update, dict) and "sessionUpdate" in update else event.raw
 
 
 def _permission_handler(
@@ -398,9 +426,7 @@ def _ask(ui: _Ui, request: Any, title: str) -> str | None:
         with ui.lock:
             ui.err.write(f"{why}choose 1-{len(options)} or c: ")
             ui.err.flush()
-        # Read without the UI lock: Ctrl-C must be able to show the interruption
-        # (this thread is abandoned then; the request is answered cancelled).
-        answer = sys.stdin.readline()
+        answer = ui.read_answer()
         if not answer:  # EOF: nobody can answer
             with ui.lock:
                 ui.err.write("\n")

@@ -1,5 +1,6 @@
 """``python -m pytest_acp check TRANSCRIPT.ndjson``: the conformance checks on a saved
-transcript (``--acp-transcripts``, ``acp-lite prompt --transcript``, ``Transcript.save``).
+transcript (``--acp-transcripts``, ``acp-lite prompt --transcript``, ``Transcript.save``)
+or on each connection of a cassette (``.acp.jsonl``).
 
 ``python -m pytest_acp rules`` lists the rules; ``explain RULE`` describes one.
 A transcript that ends with an ``{"dir": "exit"}`` record (the agent exited on its
@@ -21,9 +22,11 @@ from pytest_acp.conformance import RULES, Rule, check_transcript, format_violati
 _DIRS = ("send", "recv", "exit")
 
 
-def read_records(path: str) -> list[dict[str, Any]]:
-    """The records of an NDJSON transcript; ``ValueError`` naming the line of the
-    first one that is not JSON or not a record of this format."""
+def read_connections(path: str) -> list[list[dict[str, Any]]]:
+    """The records of an NDJSON transcript, or of each connection of a cassette
+    (each starts with a header line: ``{"acpCassette": ...}``); ``ValueError``
+    naming the line of the first one that is not JSON or not a record."""
+    connections: list[list[dict[str, Any]]] = []
     records: list[dict[str, Any]] = []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
@@ -33,6 +36,11 @@ def read_records(path: str) -> list[dict[str, Any]]:
                 record = json.loads(line)
             except ValueError as exc:
                 raise ValueError(f"line {n}: not JSON: {exc}") from None
+            if isinstance(record, dict) and "acpCassette" in record:
+                if records:
+                    connections.append(records)
+                records = []
+                continue
             direction = record.get("dir") if isinstance(record, dict) else None
             if direction not in _DIRS:
                 raise ValueError(
@@ -41,7 +49,7 @@ def read_records(path: str) -> list[dict[str, Any]]:
                     "Transcript.save, --acp-transcripts and acp-lite --transcript write)"
                 )
             records.append(record)
-    return records
+    return [*connections, records]
 
 
 def all_rules() -> list[Rule]:
@@ -89,19 +97,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     try:
-        records = read_records(args.transcript)
+        connections = read_connections(args.transcript)
     except (OSError, ValueError) as exc:
         print(f"cannot read {args.transcript}: {exc}", file=sys.stderr)
         return 2
-    exited = args.agent_exited or any(r["dir"] == "exit" for r in records)
-    records = [r for r in records if r["dir"] != "exit"]
-    found = check_transcript(records, ended=not args.live, agent_exited=exited)
-    if not found:
-        print(f"{args.transcript}: no conformance violation in {len(records)} lines")
-        return 0
-    print(f"{args.transcript}: {len(found)} violation(s)")
-    print(format_violations(found, limit=1000))
-    return 1
+    status = 0
+    for number, records in enumerate(connections, 1):
+        # A cassette of several connections: each is a transcript of its own.
+        name = args.transcript + (f" (connection {number})" if len(connections) > 1 else "")
+        exited = args.agent_exited or any(r["dir"] == "exit" for r in records)
+        records = [r for r in records if r["dir"] != "exit"]
+        found = check_transcript(records, ended=not args.live, agent_exited=exited)
+        if not found:
+            print(f"{name}: no conformance violation in {len(records)} lines")
+            continue
+        print(f"{name}: {len(found)} violation(s)")
+        print(format_violations(found, limit=1000))
+        status = 1
+    return status
 
 
 if __name__ == "__main__":

@@ -26,17 +26,22 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable
+import types
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
+import outcome
 import pytest
+import trio
 
 from acp_lite.cassettes import DEFAULT_MATCH_ON, MATCHERS, Cassette, CassetteError, Record
 from acp_lite.cassettes._convert import recording_of
 from acp_lite.cassettes._format import Recording
 from acp_lite.cassettes.agent import ReplayAgent
+from pytest_acp._diagnostics import fail_test
 from pytest_acp._settings import AgentCommand
 
 __all__ = [
@@ -47,11 +52,22 @@ __all__ = [
     "TestCassette",
     "cassette_of",
     "cassette_path",
+    "is_replay",
+    "mismatch_error",
+    "warn_if_unused",
 ]
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 CASSETTE_SUFFIX = ".acp.jsonl"
 CASSETTE_DIR = "__cassettes__"
+
+#: The command-line options a recording run must repeat (flag, option dest).
+_AGENT_OPTIONS = (
+    ("--acp-agent", "acp_agent"),
+    ("--acp-env", "acp_env"),
+    ("--acp-protocol", "acp_protocol"),
+    ("--acp-login", "acp_login"),
+)
 
 _STASH = pytest.StashKey["TestCassette | None"]()
 CALL_FAILED = pytest.StashKey[bool]()
@@ -194,11 +210,20 @@ class TestCassette:
         Cassette(tuple(recordings)).save(self.path)
 
     def _record_command(self, mode: str) -> str:
-        return f"pytest --acp-record-mode={mode} '{self.item.nodeid}'"
+        # The options of this run that choose the agent and its handshake, so that
+        # the command records the agent meant, not the default one.
+        config = self.item.config
+        options = [f"--acp-record-mode={mode}"]
+        for flag, dest in _AGENT_OPTIONS:
+            value = config.getoption(dest, None)
+            for one in value if isinstance(value, list) else [value]:
+                if one not in (None, ""):
+                    options.append(f"{flag}={shlex.quote(str(one))}")
+        return f"pytest {' '.join(options)} {shlex.quote(self.item.nodeid)}"
 
     def _fail(self, message: str) -> None:
         __tracebackhide__ = True
-        pytest.fail(message, pytrace=False)
+        fail_test(message)
 
 
 def _factory(agent: ReplayAgent, path: Path, n: int) -> Callable[[], ReplayAgent]:
@@ -283,16 +308,96 @@ def cassette_of(item: pytest.Item) -> TestCassette | None:
         except FileNotFoundError:
             loaded = None
         except (OSError, CassetteError) as exc:
-            pytest.fail(f"cannot read cassette {path}: {exc}", pytrace=False)
+            fail_test(f"cannot read cassette {path}: {exc}")
     cassette = TestCassette(item, path, mode, chosen, replay_speed(config), loaded)
     item.stash[_STASH] = cassette
     if loaded is None and mode == "none":
-        pytest.fail(
+        fail_test(
             f"no cassette {path} (--acp-record-mode=none replays only); record it "
-            f"against the real agent with: {cassette._record_command('once')}",
-            pytrace=False,
+            f"against the real agent with: {cassette._record_command('once')}"
         )
     return cassette
+
+
+#: Where the client's own frames end: a mismatch points at the user's call.
+_LIBRARY_DIRS = tuple(
+    str(Path(str(module.__file__)).parent) + os.sep
+    for module in (sys.modules["acp_lite"], sys.modules["pytest_acp"], trio, outcome)
+)
+
+
+def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """``tb`` cut after its last frame outside acp_lite, pytest_acp and trio: the
+    call in the test (or the code under test) that the mismatch answered."""
+    last = None
+    entry = tb
+    while entry is not None:
+        if not entry.tb_frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+            last = entry
+        entry = entry.tb_next
+    if last is not None:
+        last.tb_next = None
+    return tb
+
+
+def mismatch_error(item: pytest.Item, cause: BaseException | None) -> AcpCassetteMismatch | None:
+    """The test's first replay mismatch as an error (``None``: there is none). With
+    the ``cause`` the client raised because of it (the error answer of a request the
+    cassette does not hold, the connection the replay ended), it carries the
+    cause's traceback up to the user's call, not through acp_lite's internals."""
+    cassette = stashed(item)
+    found = cassette.mismatch() if cassette is not None else None
+    if found is None or _interrupted(cause):
+        return None
+    error = AcpCassetteMismatch(found)
+    if isinstance(cause, BaseExceptionGroup):
+        # pytest-trio's group of the test's and its fixtures' errors: the client's
+        # own error (not the fixtures' pytest.fail) has the test's frames.
+        cause = next((e for e in _leaves(cause) if isinstance(e, Exception)), None)
+    if cause is not None:
+        error = error.with_traceback(_user_traceback(cause.__traceback__))
+    return error
+
+
+def _leaves(error: BaseException) -> Iterator[BaseException]:
+    """The exceptions of a (nested) exception group, or ``error`` itself."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+def _interrupted(cause: BaseException | None) -> bool:
+    """Whether ``cause`` is (or holds) an interruption, which must go on as it is."""
+    leaves = _leaves(cause) if cause is not None else iter(())
+    return any(isinstance(e, KeyboardInterrupt | SystemExit) for e in leaves)
+
+
+def warn_if_unused(item: pytest.Item) -> None:
+    """Warn when ``item`` is marked ``acp_cassette`` but opened no connection through
+    the fixtures: nothing was recorded or replayed (its code may start its agent
+    itself, which the marker cannot see)."""
+    if _STASH in item.stash or item.get_closest_marker("acp_cassette") is None:
+        return
+    path, lineno, _ = item.location
+    warnings.warn_explicit(
+        pytest.PytestWarning(
+            "@pytest.mark.acp_cassette records and replays the "
+            "connections of pytest_acp's fixtures (acp_client, acp_session ...); this "
+            "test used none, so nothing was recorded or replayed. For code that starts "
+            "its agent itself, record with `acp-lite cassette record OUT -- AGENT...` "
+            "as its agent, then give it `acp-lite replay OUT`."
+        ),
+        pytest.PytestWarning,
+        filename=str(item.config.rootpath / path),
+        lineno=(lineno or 0) + 1,
+    )
+
+
+def is_replay(client: object) -> bool:
+    """Whether ``client`` talks to a cassette's replay (not to a real agent)."""
+    return isinstance(getattr(client, "_acp_agent", None), ReplayAgent)
 
 
 def stashed(item: pytest.Item) -> TestCassette | None:

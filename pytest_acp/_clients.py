@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import attrs
 
+from pytest_acp._diagnostics import fail_test
 from pytest_acp._incremental import IncrementalCheck
 from pytest_acp._settings import AgentCommand
 
@@ -83,7 +84,6 @@ def connect(
 
 def _login(client: Any, command: AgentCommand, method_id: str) -> None:
     __tracebackhide__ = True
-    import pytest
 
     from acp_lite.errors import AcpError
 
@@ -93,14 +93,13 @@ def _login(client: Any, command: AgentCommand, method_id: str) -> None:
     except AcpError as exc:
         message = f"could not log in to the agent {command} with {method_id!r} (--acp-login): {exc}"
     close_quietly(client)
-    pytest.fail(message, pytrace=False)
+    fail_test(message)
 
 
 def _connect(
     command: AgentCommand, timeout: float, policies: Policies, handshake: Handshake
 ) -> Any:
     __tracebackhide__ = True
-    import pytest
 
     from acp_lite.client import connect as acp_connect
     from acp_lite.errors import AcpError, AgentStartFailed
@@ -108,7 +107,7 @@ def _connect(
     key = command.key()
     known = _UNSTARTABLE.get(key)
     if known is not None:
-        pytest.fail(known + " (as in an earlier test)", pytrace=False)
+        fail_test(known + " (as in an earlier test)")
     options: dict[str, Any] = {
         "limits": limits_for(timeout),
         "on_permission": policies.permission,
@@ -128,7 +127,7 @@ def _connect(
             # A process's stderr tail is in the error already; this agent's is not.
             tail = stderr_tail_of(agent)[-STDERR_LINES:]
             message = "\n".join([f"could not start the agent {command}: {exc}", *tail])
-        pytest.fail(message, pytrace=False)
+        fail_test(message)
     try:
         return acp_connect(
             list(command.argv), cwd=command.cwd, env=dict(command.env) or None, **options
@@ -138,7 +137,7 @@ def _connect(
         if isinstance(exc, AgentStartFailed):
             _UNSTARTABLE[key] = message
     # Outside the except block: the report shows this one message, not the chain.
-    pytest.fail(message, pytrace=False)
+    fail_test(message)
 
 
 @asynccontextmanager

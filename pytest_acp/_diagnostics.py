@@ -6,11 +6,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from acp_lite.transcript import dumps_record
 
-__all__ = ["render_stderr", "render_transcript", "save_transcript", "transcript_file"]
+__all__ = [
+    "fail_test",
+    "render_stderr",
+    "render_transcript",
+    "save_transcript",
+    "transcript_file",
+]
 
 HEAD_LINES = 8  # the handshake and session setup: how the test started
 TAIL_LINES = 60  # what happened last: usually why it failed
@@ -25,6 +31,17 @@ def _clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
 
 def _line_text(line: bytes | str) -> str:
     return line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+
+
+def fail_test(message: str) -> NoReturn:
+    """Fail the test with ``message`` alone, no traceback.
+
+    This frame is deliberately not hidden: when every frame of a ``pytrace=False``
+    failure is (``__tracebackhide__`` in the fixtures), pytest appends "All traceback
+    entries are hidden. Pass `--full-trace` ..." to the one-line message."""
+    import pytest  # not at module level: ``python -m pytest_acp check`` runs without it
+
+    pytest.fail(message, pytrace=False)
 
 
 def render_transcript(entries: Sequence[Any], *, start: int = 0) -> str:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 import pytest
 
+from pytest_acp._diagnostics import fail_test
 from pytest_acp._fake_events import (
     FakeEvent,
     PermissionAnswer,
@@ -120,6 +121,7 @@ class FakeAgent:
         """Require ``initialize`` and choose parts of the answer (v2 shapes; a v1
         agent translates them). Without this call the agent answers as the
         reference agent does, and does not require it."""
+        self._check_not_started()
         self._require("initialize")
         self._protocol_version = protocol_version
         parts = {"info": agent_info, "capabilities": capabilities, "authMethods": auth_methods}
@@ -132,6 +134,7 @@ class FakeAgent:
         """Require ``session/new``; ``updates`` are sent for each new session before
         the response (which the spec allows). Without this call ``session/new`` is
         answered and not required."""
+        self._check_not_started()
         self._require("session/new")
         self._session_updates = [_json_object(u) for u in updates]
         self._changed()
@@ -150,6 +153,7 @@ class FakeAgent:
         is ``prompt`` (a string: exactly; a compiled pattern: ``re.search``;
         ``None``: any prompt). Returns the
         expectation, to script the turn (:class:`PromptExpectation`)."""
+        self._check_not_started()
         expectation = PromptExpectation(self, len(self._expectations), prompt, label)
         self._expectations.append(expectation)
         self._changed()
@@ -184,9 +188,23 @@ class FakeAgent:
         return script
 
     def _changed(self) -> None:
+        self._check_not_started()
         # A command handed out already names the script file: keep it current.
         if self._script_file is not None:
             self._write_script()
+
+    def _check_not_started(self) -> None:
+        # An agent plays the script it started with: a change it cannot see would
+        # only show up at teardown, as expectations "not asked".
+        started = self.connections()
+        if started:
+            raise FakeAgentError(
+                [
+                    f"scripted after the agent started ({', '.join(started)}): each "
+                    "connection plays the script it started with; script every "
+                    "expectation before the code under test connects"
+                ]
+            )
 
     def _write_script(self) -> Path:
         path = self._dir / "script.json"
@@ -372,4 +390,4 @@ def acp_fake_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeAge
         fake.close()
     problems = fake.problems()
     if problems:
-        pytest.fail(str(FakeAgentError(problems)), pytrace=False)
+        fail_test(str(FakeAgentError(problems)))

@@ -7,12 +7,14 @@ several pytest sessions in one process, as in pytester runs).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
 from acp_lite.transcript import dumps_record
+from pytest_acp._diagnostics import save_transcript, transcript_file
 from pytest_acp._incremental import IncrementalCheck, live_violations, shifted
 from pytest_acp._safejson import NOT_JSON, loads
 from pytest_acp.conformance import Violation
@@ -22,6 +24,7 @@ __all__ = [
     "VIOLATIONS",
     "TestTranscript",
     "Tracked",
+    "save_transcripts",
     "track",
     "tracked_violations",
     "traffic_of",
@@ -130,3 +133,16 @@ class TestTranscript:
 
     def __repr__(self) -> str:
         return f"<TestTranscript {len(self)} entries>"
+
+
+def save_transcripts(item: pytest.Item, tracked: list[Tracked]) -> None:
+    """Save each client's traffic of ``item`` as NDJSON (``--acp-transcripts DIR``)."""
+    value = item.config.getoption("acp_transcripts", None) or item.config.getini("acp_transcripts")
+    if not value or not tracked:
+        return
+    directory = Path(value)
+    if not directory.is_absolute():
+        directory = Path(item.config.invocation_params.dir) / directory
+    for n, t in enumerate(tracked):
+        entries, start = traffic_of(t)
+        save_transcript(transcript_file(directory, item.nodeid, n), entries[start:])

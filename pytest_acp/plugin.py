@@ -29,9 +29,10 @@ from pytest_acp import _settings as settings
 from pytest_acp._cassettes import (
     CALL_FAILED,
     RECORD_MODES,
-    AcpCassetteMismatch,
     cassette_of,
-    stashed,
+    is_replay,
+    mismatch_error,
+    warn_if_unused,
 )
 from pytest_acp._clients import (
     Handshake,
@@ -41,18 +42,13 @@ from pytest_acp._clients import (
     connect,
     connect_async,
 )
-from pytest_acp._diagnostics import (
-    render_stderr,
-    render_transcript,
-    save_transcript,
-    transcript_file,
-)
+from pytest_acp._diagnostics import render_stderr, render_transcript
 from pytest_acp._fake_agent import acp_fake_agent as acp_fake_agent  # a fixture
 from pytest_acp._tracking import (
     TRACKED,
     VIOLATIONS,
     TestTranscript,
-    Tracked,
+    save_transcripts,
     track,
     tracked_violations,
     traffic_of,
@@ -512,26 +508,23 @@ def _summary(violations: list[Violation]) -> str:
     )
 
 
-def _cassette_mismatch(item: pytest.Item) -> AcpCassetteMismatch | None:
-    cassette = stashed(item)
-    found = cassette.mismatch() if cassette is not None else None
-    return AcpCassetteMismatch(found) if found is not None else None
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
         result = yield
     except BaseException as error:
+        warn_if_unused(item)
         if item.stash.get(TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
             item.stash[VIOLATIONS] = _violations(item, error)
-        mismatch = _cassette_mismatch(item)
-        if mismatch is not None and isinstance(error, Exception):
+        mismatch = mismatch_error(item, error)
+        if mismatch is not None:
             # The client's lines left the recording: that is why the test failed.
+            # The diff says it all; the client's error is its echo (not chained).
             __tracebackhide__ = True
-            raise mismatch from error
+            raise mismatch from None
         raise
-    mismatch = _cassette_mismatch(item)
+    warn_if_unused(item)  # after the call: pytest-trio sets async fixtures up in it
+    mismatch = mismatch_error(item, None)
     if mismatch is not None:
         __tracebackhide__ = True
         raise mismatch
@@ -576,6 +569,8 @@ def pytest_runtest_makereport(
             report.sections.append(
                 (f"ACP transcript{label}", render_transcript(entries[start:], start=start))
             )
+            if is_replay(t.client):
+                continue  # a replay's "stderr" is its verdict, in the failure already
             try:
                 tail = list(t.client.stderr_tail())
             except Exception as exc:  # a diagnostic must never hide the real failure
@@ -585,19 +580,7 @@ def pytest_runtest_makereport(
         if found and call.when == "call":
             report.sections.append(("ACP conformance", format_violations(found)))
     if call.when == "teardown":
-        _save_transcripts(item, tracked)
+        save_transcripts(item, tracked)
         if TRACKED in item.stash:
             del item.stash[TRACKED]  # release the clients
     return report
-
-
-def _save_transcripts(item: pytest.Item, tracked: list[Tracked]) -> None:
-    value = item.config.getoption("acp_transcripts", None) or item.config.getini("acp_transcripts")
-    if not value or not tracked:
-        return
-    directory = Path(value)
-    if not directory.is_absolute():
-        directory = Path(item.config.invocation_params.dir) / directory
-    for n, t in enumerate(tracked):
-        entries, start = traffic_of(t)
-        save_transcript(transcript_file(directory, item.nodeid, n), entries[start:])

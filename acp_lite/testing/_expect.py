@@ -111,7 +111,9 @@ class Expectations:
         if index is not None:
             self.record({"event": "prompt", "turn": index, "text": text, "session_id": session_id})
             return index, self.turns[index]
-        if not owed:
+        if not self.turns:
+            why = "the fake agent expects no prompt"
+        elif not owed:
             why = "every expected prompt was already asked"
         elif self.ordered:
             why = f"the next expected prompt is {_describe(self.turns[owed[0]])}"

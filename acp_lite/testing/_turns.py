@@ -14,6 +14,7 @@ The lifecycle follows the spec's "Prompt Lifecycle" page:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -98,8 +99,10 @@ class TurnRunner:
         spec = run.spec or Turn(steps=[Echo()])
         if spec.steps and isinstance(spec.steps[0], Reject):
             # Rejected before any foreground work: an error response and no
-            # state change ("Prompts that are never inserted").
-            self.reject(run, spec.steps[0])
+            # state change ("Prompts that are never inserted"). The turn ends
+            # there, as planned: not a crash of the turn.
+            with contextlib.suppress(TurnEnded):
+                self.reject(run, spec.steps[0])
             return
         if spec.running:
             agent.report_state(session, "running")

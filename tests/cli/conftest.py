@@ -132,13 +132,17 @@ def _reference_agent_in_memory(
     the CLI runs without ``--agent``, with ``--scenario NAME`` or ``--script-json
     JSON``) is served by an :class:`InProcessAgent`."""
     argv = list(command)
+    protocol = 2
+    if argv[-2:] == ["--protocol", "1"]:  # the same agent, speaking v1
+        argv, protocol = argv[:-2], 1
     if argv[:3] == list(REFERENCE_AGENT) and len(argv) in (3, 5):
         if len(argv) == 3:
-            return connect_in_memory(InProcessAgent(), **kwargs)
+            return connect_in_memory(InProcessAgent(protocol=protocol), **kwargs)
         if argv[3] == "--scenario":
-            return connect_in_memory(InProcessAgent(argv[4]), **kwargs)
+            return connect_in_memory(InProcessAgent(argv[4], protocol=protocol), **kwargs)
         if argv[3] == "--script-json":
-            return connect_in_memory(InProcessAgent(script=json.loads(argv[4])), **kwargs)
+            script = json.loads(argv[4])
+            return connect_in_memory(InProcessAgent(script=script, protocol=protocol), **kwargs)
     return connect(command, **kwargs)
 
 

@@ -4,6 +4,11 @@ tests/interop/test_ts_client.py.)"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +17,7 @@ import pytest
 import acp_lite
 from acp_lite.cassettes import Cassette
 from acp_lite.cassettes.agent import ReplayAgent
+from acp_lite.errors import AcpError
 
 from .conftest import RunCli, cli_env
 
@@ -46,6 +52,14 @@ def test_bad_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "holds 1 connection(s), not 2" in wrong.stderr
     unknown = run_cli("replay", "--match-on", "method,body", "c.acp.jsonl")
     assert unknown.returncode == 2 and "unknown match_on ['body']" in unknown.stderr
+    # An OUT that cannot be written: one line, not a traceback (nothing is started).
+    (tmp_path / "t.ndjson").write_text('{"dir": "send", "t": 0, "msg": {"id": 1}}\n')
+    unwritable = run_cli("cassette", "from-transcript", "t.ndjson", "t.ndjson/c.acp.jsonl")
+    assert unwritable.returncode == 2, unwritable.stderr
+    assert unwritable.stderr.startswith("acp-lite: error: cannot write t.ndjson/c.acp.jsonl:")
+    record = run_cli("cassette", "record", str(tmp_path), "--", "no-such-agent")
+    assert record.returncode == 2, record.stderr
+    assert "cannot write the cassette" in record.stderr and "is a directory" in record.stderr
 
 
 def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:
@@ -64,3 +78,67 @@ def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:
         again = client.new_session(cwd=tmp_path / "other").run("Think")
     assert [e.raw for e in again.updates] == [e.raw for e in live.updates]
     assert replay.replayer.verdict() is None
+
+
+CASSETTES = Path(__file__).resolve().parents[1] / "cassettes" / "__cassettes__"
+
+
+def test_a_replay_mismatch_ends_the_agents_stderr_with_what_did_not_match(
+    tmp_path: Path,
+) -> None:
+    """A client shows the last lines of its agent's stderr: with ``acp-lite replay``
+    as the agent, they say which line did not match, after the diff."""
+    cassette = CASSETTES / "test_recorded_suite" / "test_reference_two_turns.acp.jsonl"
+    replay = [sys.executable, "-m", "acp_lite", "replay", str(cassette)]
+    with acp_lite.connect(replay, env=cli_env(), timeout=30) as client:
+        session = client.new_session(cwd=tmp_path)
+        with pytest.raises(AcpError) as raised:
+            session.run("What is six times eight?")
+        client.close()
+        tail = client.stderr_tail()
+    assert "cassette mismatch" in str(raised.value)
+    assert '+        "text": "What is six times eight?",' in tail
+    assert tail[-1].startswith("acp-lite replay: ")
+    assert tail[-1].endswith(
+        ": client line #3 (request session/prompt) does not match the recorded request "
+        "session/prompt at line 6 (match_on=['method', 'params']) (the diff is above)"
+    ), tail
+
+
+#: An agent that answers one request and then does not exit at end of input.
+SLOW_TO_EXIT = (
+    "import sys, time\n"
+    "sys.stdin.readline()\n"
+    'print(\'{"jsonrpc": "2.0", "id": 1, "result": {}}\', flush=True)\n'
+    "time.sleep(60)\n"
+)
+
+
+def test_record_writes_the_cassette_when_the_client_stops_it(tmp_path: Path) -> None:
+    """A client whose agent does not exit in time SIGTERMs it (acp_lite does, after
+    its close grace): the recorder then writes what passed, and stops AGENT."""
+    cassette = tmp_path / "c.acp.jsonl"
+    agent = [sys.executable, "-c", SLOW_TO_EXIT]
+    recorder = [sys.executable, "-m", "acp_lite", "cassette", "record", str(cassette), "--", *agent]
+    proc = subprocess.Popen(
+        recorder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=cli_env(), start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        proc.stdin.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the agent too, had it been left behind
+        proc.wait()
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    (recording,) = Cassette.load(cassette).recordings
+    assert [r.direction for r in recording.records] == ["send", "recv"]

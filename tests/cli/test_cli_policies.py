@@ -51,7 +51,10 @@ def test_elicitation_declined_by_default_off_a_terminal(run_cli: RunCli) -> None
     assert proc.stdout == "Cancelled the form.\n"
     # No default for the required name: nothing honest to accept with.
     proc = run_cli("prompt", "--elicitation", "accept_defaults", "--scenario", "elicitation", "x")
-    assert "elicitation: What is your name? -> decline\n" in proc.stderr
+    assert (
+        "elicitation: What is your name? -> decline (no default for the required name)\n"
+        in proc.stderr
+    )
 
 
 def test_accept_defaults_and_json_lines(run_cli: RunCli) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shlex
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acp_lite.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED
+from acp_lite.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, REFERENCE_AGENT
 
 from .conftest import RunCli, cli_env
 
@@ -125,6 +126,22 @@ def test_tool_call_permission_allow(run_cli: RunCli) -> None:
     assert "tool: Write notes.txt -> in_progress\n" in proc.stderr
     assert "tool: Write notes.txt -> completed\n" in proc.stderr
     assert proc.stdout == "Done: notes.txt is written.\n"
+
+
+def test_a_v1_agents_updates_are_shown_like_v2_ones(run_cli: RunCli) -> None:
+    """A v1 agent's ``tool_call`` and ``plan`` are shown as tool calls and plans,
+    not dumped as unknown updates; ``--json`` keeps what the agent sent."""
+    v1 = [*REFERENCE_AGENT, "--scenario", "tool_call_permission", "--protocol", "1"]
+    proc = run_cli("prompt", "--permission", "allow", "--agent", shlex.join(v1), "go")
+    assert proc.returncode == EXIT_OK, proc.stderr
+    assert "[tool_call]" not in proc.stderr
+    assert "tool: Write notes.txt (edit) [pending]\n" in proc.stderr
+    assert "tool: Write notes.txt -> completed\n" in proc.stderr
+    v1[4] = "plan"
+    proc = run_cli("prompt", "--agent", shlex.join(v1), "plan it")
+    assert "[plan]" not in proc.stderr and "plan:\n  [ ] Read the code\n" in proc.stderr
+    proc = run_cli("prompt", "--json", "--agent", shlex.join(v1), "plan it")
+    assert '"sessionUpdate": "plan"' in proc.stdout
 
 
 def test_tool_call_permission_cancel(run_cli: RunCli) -> None:

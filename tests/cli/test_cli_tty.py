@@ -71,6 +71,8 @@ def test_ctrl_c_at_the_permission_prompt_cancels_the_turn(tmp_path: Path) -> Non
         text = term.output.decode(errors="replace")
         assert "interrupted; the turn was cancelled" in text
         assert "-> cancelled" in text  # the tool call the question was about
+        # What follows the unanswered question starts on a line of its own.
+        assert "choose 1-3 or c: ^C\r\n" in text, text
     finally:
         term.close()
 
@@ -144,7 +146,8 @@ def test_elicitation_form_answered_on_a_tty(tmp_path: Path) -> None:
     assert "a) answer the form  d) decline  c) cancel\nchoose a, d or c [a]: " in err
     # Each field with its kind and its default; a bad value says why it asks again.
     assert "Name [text, required] (default: demo): " in err
-    assert "must be at least 1;   Size [integer, required]: must be at most 10;" in err
+    assert "  must be at least 1; Size [integer, required]: " in err
+    assert "  must be at most 10; Size [integer, required]: " in err
     assert "Run tests [boolean] (default: y): " in err
     assert "    1) Red\n    2) Green\n  Colour [choice]: " in err
     # The review shows the answers before they are sent; edited answers start there.
@@ -163,5 +166,7 @@ def test_ctrl_c_in_a_form_cancels_the_turn(tmp_path: Path) -> None:
         os.write(term.fd, b"\x03")  # Ctrl-C
         assert term.wait(10) == EXIT_INTERRUPTED, term.output
         assert b"interrupted; the turn was cancelled" in term.output
+        # What follows the question starts on a line of its own.
+        assert b"Name [text, required]: ^C\r\n" in term.output, term.output
     finally:
         term.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import LEAN
+from .conftest import IN_PROCESS, LEAN
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "cassettes" / "test_recorded_suite.py"
@@ -47,8 +47,11 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
     for name in ("test_starts_a_process", "test_stops_early"):
         target = pytester.path / "__cassettes__" / SUITE.stem / f"{name}.acp.jsonl"
         target.write_bytes(two_turns.read_bytes())
-    result = pytester.runpytest_inprocess(*LEAN, "-p", "no:randomly")
+    # --acp-env: an agent option of this run, which the recording command repeats.
+    result = pytester.runpytest_inprocess(*LEAN, "-p", "no:randomly", "--acp-env=DEMO=1")
     out = result.stdout.str()
+    # One-line failures are one line (no "All traceback entries are hidden" after them).
+    assert "traceback entries are hidden" not in out
     # Failed: the changed prompt, the changed answer, the process. Errors: the
     # missing cassette (setup) and the unsent turn (teardown); the test that failed
     # (the process) gets no teardown error for what it did not send.
@@ -66,6 +69,13 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
         "request session/prompt at line 6" in out
     )
     assert '-        "text": "hello",' in out and '+        "text": "hello there",' in out
+    # ... raised at the test's call, without acp_lite's frames, the client's error it
+    # caused, or the replay's "stderr" (the same diff again).
+    call = '>       turn = acp_session.run("hello there")\n'
+    assert call in out
+    assert out.split(call)[1].split("\n")[1].startswith("E       pytest_acp._cassettes.Acp")
+    assert "_portal.py" not in out and "direct cause" not in out
+    assert "ACP agent stderr" not in out
     # The answer to the agent's permission request.
     assert "(response to the agent's request id 0) does not match the recorded response" in out
     assert '-      "optionId": "reject",' in out
@@ -75,8 +85,8 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
         "no cassette "
         + str(pytester.path / "__cassettes__" / SUITE.stem)
         + "/test_reference_v1_echo.acp.jsonl (--acp-record-mode=none replays only); record it "
-        "against the real agent with: pytest --acp-record-mode=once "
-        "'test_recorded_suite.py::test_reference_v1_echo'" in out
+        "against the real agent with: pytest --acp-record-mode=once --acp-env=DEMO=1 "
+        "test_recorded_suite.py::test_reference_v1_echo\n" in out
     )
     assert "AgentProcessStarted: replay started a process: ['true']" in out
 
@@ -213,10 +223,17 @@ def test_usage_errors(pytester: pytest.Pytester) -> None:
         @pytest.mark.acp_cassette
         def test_plain(acp_client):
             pass
+
+        @pytest.mark.acp_cassette
+        def test_no_fixture():
+            pass  # code that starts its agent itself: the marker cannot see it
         """
     )
     result = pytester.runpytest_inprocess(*LEAN)
     out = result.stdout.str()
+    # A marker that records nothing says so (once: the test that used no fixture).
+    assert out.count("this test used none, so nothing was recorded or replayed") == 1
+    assert "test_bad.py::test_no_fixture\n" in out  # the warning names its test
     assert "acp_cassette match_on: unknown ['body']; use ['method', 'params', 'meta', 'id']" in out
     speed = pytester.runpytest_inprocess(*LEAN, "--acp-replay-speed=-1", "-k", "plain")
     assert "acp replay speed must be positive, not -1.0" in speed.stdout.str()
@@ -252,3 +269,36 @@ def test_the_cassette_example_replays_from_its_committed_cassettes(
     result = pytester.runpytest_inprocess(*LEAN, "--acp-conformance=strict")
     result.assert_outcomes(passed=3)
     assert _files(copied) == _files(committed)  # replayed, nothing written
+
+
+def test_an_async_test_fails_with_the_diff(pytester: pytest.Pytester) -> None:
+    """pytest-trio sets the async fixtures up and down inside the call, and reports
+    the errors of both as one group: the mismatch still fails the test with its
+    diff at the test's line, and the marker is not taken for unused."""
+    pytester.makepyfile(
+        conftest=IN_PROCESS,
+        test_async="""
+        import pytest
+        from conftest import scenario
+
+        PROMPT = "hello"
+
+        @pytest.mark.trio
+        @pytest.mark.acp_cassette
+        @scenario("echo")
+        async def test_echo(acp_async_session):
+            turn = await acp_async_session.run(PROMPT)
+            assert turn.stop_reason == "end_turn"
+        """,
+    )
+    options = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-W", "error")
+    pytester.runpytest_inprocess(*options, "--acp-record-mode=once").assert_outcomes(passed=1)
+    source = pytester.path / "test_async.py"
+    source.write_text(source.read_text().replace('PROMPT = "hello"', 'PROMPT = "hello you"'))
+    result = pytester.runpytest_inprocess(*options)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    call = ">       turn = await acp_async_session.run(PROMPT)\n"
+    assert call in out, out
+    assert out.split(call)[1].split("\n")[1].startswith("E       pytest_acp._cassettes.Acp")
+    assert '+        "text": "hello you",' in out and "ExceptionGroup" not in out

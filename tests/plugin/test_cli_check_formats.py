@@ -91,3 +91,17 @@ def test_a_process_exit_status_is_recorded() -> None:
             "t": pytest.approx(json.loads(client.transcript.to_ndjson().splitlines()[-1])["t"]),
             "returncode": 3,
         }
+
+
+def test_a_cassette_is_checked_connection_by_connection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A cassette: the transcript NDJSON after a header line, one per connection.
+    header = {"acpCassette": 1, "protocolVersion": 2, "agent": "ref"}
+    garbage = {"dir": "recv", "t": 0.2, "raw": "oops"}
+    path = write(tmp_path / "c.acp.jsonl", [header, *OPEN, header, *OPEN, garbage])
+    assert main(["check", path]) == 1
+    out = capsys.readouterr().out
+    assert f"{path} (connection 1): no conformance violation in 2 lines\n" in out
+    assert f"{path} (connection 2): 1 violation(s)\n" in out
+    assert "stdout-not-jsonrpc (transcript line 2)" in out

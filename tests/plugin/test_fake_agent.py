@@ -103,7 +103,7 @@ def test_allowed_method_and_defaults(acp_fake_agent):
     s = client.new_session(cwd="/tmp")
     assert [i.session_id for i in client.list_sessions()] == [s.id]
     assert s.model.title == "Scripted"
-    with pytest.raises(RequestError, match="every expected prompt was already asked"):
+    with pytest.raises(RequestError, match="the fake agent expects no prompt"):
         s.run("anything goes? No: no prompt is expected")
 
 
@@ -290,3 +290,25 @@ def test_async_client_in_this_process(acp_fake_agent: FakeAgent) -> None:
 
     assert trio.run(main) == ("hello", "max_tokens")
     assert [p.connection for p in acp_fake_agent.prompts] == ["in-process #1"]
+
+
+def test_scripting_after_the_agent_started_fails_at_once(tmp_path: Path) -> None:
+    """An agent plays the script it started with: a later expectation is an error
+    where it is added, not a puzzling "not asked" at teardown."""
+    fake = FakeAgent(tmp_path)
+    try:
+        with fake.connect(timeout=5) as client:
+            message = r"scripted after the agent started \(in-process #1\): each connection"
+            with pytest.raises(FakeAgentError, match=message):
+                fake.expect_prompt("hi").reply(text="yo")
+            with pytest.raises(acp_lite.errors.PromptRejected) as rejected:
+                client.new_session(cwd=tmp_path).run("hi")
+            tail = client.stderr_tail()
+    finally:
+        fake.close()
+    assert "unexpected prompt 'hi': the fake agent expects no prompt" in str(rejected.value)
+    assert fake.problems() == [
+        "in-process #1: unexpected prompt 'hi': the fake agent expects no prompt"
+    ]
+    # A refused prompt ends its turn as scripted: the agent logs no crash.
+    assert not [line for line in tail if "crashed" in line], tail
