@@ -14,6 +14,7 @@ from acp_lite.aio._memory import (
     memory_stream_pair,
     run_agent,
 )
+from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.client import Client, StreamPair, connect_streams
 
 __all__ = ["connect_in_memory"]
@@ -51,6 +52,8 @@ def connect_in_memory(
             trio.lowlevel.spawn_system_task(
                 _hold_in_process, in_process, send, receive, name="inproc-agent-holder"
             )
+            if isinstance(in_process, ReportsExit):
+                return send, AgentOutput(receive, in_process)
             return send, receive
 
         return connect_streams(open_pipes, **kwargs)

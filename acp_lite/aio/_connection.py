@@ -20,6 +20,7 @@ import trio
 
 from acp_lite.aio._agent_requests import AgentRequestDecider
 from acp_lite.aio._client_requests import ClientRequests
+from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.aio._process import AgentProcess
 from acp_lite.core import (
     AgentRequestReceived,
@@ -140,8 +141,17 @@ class Connection:
         return handle  # type: ignore[no-any-return]
 
     def stderr_tail(self) -> list[str]:
-        """The agent's last stderr lines (empty without a process)."""
-        return self.process.stderr_tail() if self.process is not None else []
+        """The agent's last stderr lines (empty without a process or an in-process
+        agent that keeps them)."""
+        if self.process is not None:
+            return self.process.stderr_tail()
+        peer = self._peer
+        return peer.stderr_tail() if peer is not None else []
+
+    @property
+    def _peer(self) -> ReportsExit | None:
+        stream = self._receive_stream
+        return stream.agent if isinstance(stream, AgentOutput) else None
 
     def check(self, *, method: str | None = None, session_id: str | None = None) -> None:
         """Raise the connection's failure, if it failed or was closed."""
@@ -213,8 +223,12 @@ class Connection:
             self._fail(self._exited_error())
 
     def _exited_error(self) -> AgentExited:
-        rc = self.process.returncode if self.process is not None else None
-        if self.process is None:
+        peer = self._peer
+        if self.process is not None:
+            rc = self.process.returncode
+        else:
+            rc = peer.returncode if peer is not None else None
+        if self.process is None and rc is None:
             what = "the agent closed its output stream"
         elif rc is None:
             what = "the agent closed its stdout"

@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 import trio
 
 from acp_lite.aio._client import AsyncClient, _unwrap_group, connect_streams
+from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.aio._terminals import TerminalHandler
 from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
@@ -149,8 +150,9 @@ async def _in_process(agent: PipeAgent, kwargs: ConnectOptions) -> AsyncIterator
     write_fd, read_fd = agent.start()
     send = trio.lowlevel.FdStream(write_fd)
     receive = trio.lowlevel.FdStream(read_fd)
+    output = AgentOutput(receive, agent) if isinstance(agent, ReportsExit) else receive
     try:
-        async with connect_streams(send, receive, **kwargs) as client:
+        async with connect_streams(send, output, **kwargs) as client:
             yield client
     finally:
         with trio.CancelScope(shield=True):

@@ -47,11 +47,11 @@ def test_a_saved_crash_records_the_exit(tmp_path: Path, capsys: pytest.CaptureFi
         session = client.new_session(cwd="/tmp")
         with pytest.raises(AgentExited):  # the agent exits mid-turn
             session.run("hi", timeout=10)
-        # In this process there is no exit status to read (a process has one).
-        assert client.transcript.exited and client.transcript.agent_exit is None
+        # The agent in this process reports its exit status, as a process would.
+        assert client.transcript.exited and client.transcript.agent_exit == 3
         client.transcript.save(tmp_path / "crash.ndjson")
     last = json.loads((tmp_path / "crash.ndjson").read_text().splitlines()[-1])
-    assert (last["dir"], last["returncode"]) == ("exit", None)
+    assert (last["dir"], last["returncode"]) == ("exit", 3)
     assert main(["check", str(tmp_path / "crash.ndjson")]) == 0  # not work-not-ended
     assert "no conformance violation" in capsys.readouterr().out
     # The record also reads back.

@@ -11,11 +11,6 @@ from acp_lite.errors import AgentExited
 from acp_lite.testing import InProcessAgent
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="acp_lite.aio's in-memory transport does not ask the PipeAgent for its exit "
-    "status and stderr tail: AgentExited says 'the agent closed its output stream'",
-)
 def test_a_crash_in_process_names_the_exit_code_and_stderr(tmp_path: Path) -> None:
     # The `crash` scenario exits with code 3 after writing to stderr, as its process
     # does; the README promises both in the AgentExited a crashed turn raises.
