@@ -73,6 +73,7 @@ from acp_lite.protocol import (
     UserMessage,
     UserMessageChunk,
 )
+from acp_lite.protocol._chunk_lines import Template
 
 _CHUNK_TAGS = {
     "user_message_chunk": "user_message",
@@ -158,7 +159,7 @@ class SessionModel:
         self,
         update: Any,
         *,
-        raw: dict[str, Any] | bytes | None = None,
+        raw: dict[str, Any] | bytes | Template | None = None,
         session_id: str | None = None,
         replayed: bool = False,
         source: str | None = None,
@@ -167,10 +168,11 @@ class SessionModel:
 
         ``raw`` is the ``update`` dict as received (kept in the event log), or the
         whole received ``session/update`` line (``bytes``: kept as is, decoded on read),
-        ``session_id`` the notification's ``sessionId`` (checked against this
-        session's), ``replayed`` marks updates received during a history replay,
-        ``source`` names the method when the update did not arrive as a
-        ``session/update`` (``Event.source``).
+        or the chunk template that decoded ``update`` from its line (kept with the
+        chunk's text, rebuilt on read), ``session_id`` the notification's
+        ``sessionId`` (checked against this session's), ``replayed`` marks updates
+        received during a history replay, ``source`` names the method when the update
+        did not arrive as a ``session/update`` (``Event.source``).
         """
         index = self.feed(update, raw, session_id, replayed, source)
         log = self._log
@@ -180,7 +182,7 @@ class SessionModel:
     def feed(
         self,
         update: Any,
-        raw: dict[str, Any] | bytes | None = None,
+        raw: dict[str, Any] | bytes | Template | None = None,
         session_id: str | None = None,
         replayed: bool = False,
         source: str | None = None,
