@@ -694,7 +694,13 @@ class ClientConnection:
     # ------------------------------------------------------------------ helpers
 
     def _new_state(self, session_id: str) -> SessionState:
-        model = SessionModel(session_id, max_events=self.limits.max_session_events)
+        limits = self.limits
+        model = SessionModel(
+            session_id,
+            max_events=limits.max_session_events,
+            max_blocks=limits.max_message_blocks,
+            max_entities=limits.max_session_entities,
+        )
         if self.findings is not None:
             self.findings.watch(session_id, model)
         return SessionState(session_id, model)

@@ -20,10 +20,12 @@ from typing import Any
 
 from acp_lite.model.entities import (
     ENTITY_KINDS,
+    CompactionEntity,
     Entity,
     MessageEntity,
     PlanEntity,
     SessionMessageEntity,
+    TerminalEntity,
     ToolCallEntity,
     patch_meta,
 )
@@ -96,10 +98,18 @@ class SessionModel:
     :meth:`text`. Pure Python: no IO, no threads, no trio.
     """
 
-    def __init__(self, session_id: str | None = None, *, max_events: int | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str | None = None,
+        *,
+        max_events: int | None = None,
+        max_blocks: int | None = None,
+        max_entities: int | None = None,
+    ) -> None:
         self.session_id = session_id
         # max_events bounds the event log only; the picture (timeline, state ...) is
-        # whole whatever it is (events.py).
+        # whole whatever it is (events.py). max_blocks and max_entities (the bounded
+        # mode, limits.py) do change the picture, as documented there.
         self._log = EventLog(max_events)
         self._violations: list[Violation] = []
         #: Called with each violation as it is recorded (the connection uses it to
@@ -108,7 +118,15 @@ class SessionModel:
         self._notices: list[int] = []
         self._requests = RequestLog()
         self._subs = SubmissionTracker()
-        self._store = store = EntityStore(self._violate, self._subs.on_user_message)
+        self._max_entities = max_entities
+        self._dropped_submissions = 0
+        self._store = store = EntityStore(
+            self._violate,
+            self._subs.on_user_message,
+            max_blocks=max_blocks,
+            max_entities=max_entities,
+            droppable=self._droppable,
+        )
         self._timeline = store.timeline
         self._kinds = store.kinds
         self._fg = Foreground(self._kinds, self._subs, self._violate)
@@ -220,6 +238,12 @@ class SessionModel:
     def submit(self, request_id: RequestId, content: Any = None) -> Submission:
         """Record that ``session/prompt`` request ``request_id`` was sent."""
         self._fg.resyncing = False  # prompting means any resume is over
+        keep = self._max_entities
+        if keep is not None and len(self._subs.by_request) >= 2 * keep:
+            users = self._kinds["user_message"]
+            self._dropped_submissions += self._subs.drop_finished(
+                keep, lambda m: users.get(m.id) is m
+            )
         return self._subs.submit(request_id, content, len(self._log))
 
     def prompt_accepted(self, request_id: RequestId, message_id: object) -> Submission:
@@ -324,6 +348,16 @@ class SessionModel:
         return found
 
     # ------------------------------------------------------------------ reading
+
+    @property
+    def dropped_entities(self) -> int:
+        """Finished entities let go by ``Limits.max_session_entities`` (0 without it)."""
+        return self._store.dropped
+
+    @property
+    def dropped_submissions(self) -> int:
+        """Done submissions let go by ``Limits.max_session_entities`` (0 without it)."""
+        return self._dropped_submissions
 
     @property
     def events(self) -> Sequence[Event]:
@@ -533,6 +567,23 @@ class SessionModel:
         )
 
     # ------------------------------------------------------------------ helpers
+
+    def _droppable(self, ent: Entity) -> bool:
+        # Limits.max_session_entities: an entity is finished when nothing touched it
+        # since the last end of foreground work and nothing can still be running in
+        # it: a tool call is final, a terminal exited, a plan removed, a compaction
+        # over; none is in the latest background list. Subagents are kept.
+        if ent.last_event_index >= self._subs.last_ending_idle():
+            return False
+        if isinstance(ent, ToolCallEntity | TerminalEntity):
+            if (ent.kind, ent.id) in self._fg.listed:
+                return False
+            return ent.is_final if isinstance(ent, ToolCallEntity) else ent.exited
+        if isinstance(ent, PlanEntity):
+            return ent.removed
+        if isinstance(ent, CompactionEntity):
+            return ent.status != "in_progress"
+        return isinstance(ent, MessageEntity)
 
     def _violate(self, rule: str, message: str, event_index: int | None) -> None:
         found = violation(rule, message, event_index)
