@@ -10,6 +10,7 @@ import importlib
 import json
 import time
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import repeat
 from pathlib import Path
@@ -62,6 +63,22 @@ class TranscriptEntry:
 _DIRS: tuple[Direction, Direction] = ("send", "recv")
 
 
+def _expand_times(starts: array[int], times: array[float], lo: int, n: int) -> list[float]:
+    """The time of each line ``lo..n-1`` from the runs (``starts[i]``: the first line
+    stamped ``times[i]``)."""
+    out: list[float] = []
+    runs = min(len(starts), len(times))
+    r = bisect_right(starts, lo, 0, runs) - 1
+    pos = lo
+    while pos < n:
+        end = starts[r + 1] if r + 1 < runs else n
+        end = min(end, n)
+        out.extend(repeat(times[r], end - pos))
+        pos = end
+        r += 1
+    return out
+
+
 def _line(item: bytes | str, shape: LineShape | None) -> bytes:
     if shape is None:
         return item  # type: ignore[return-value]
@@ -111,7 +128,9 @@ class LineShape(Protocol):
     def suffix(self) -> bytes: ...
 
 
-_Columns = tuple["list[bytes | str]", "list[LineShape | None]", "array[float]", bytearray]
+_Columns = tuple[
+    "list[bytes | str]", "list[LineShape | None]", "array[int]", "array[float]", bytearray
+]
 
 _SLACK = 1024
 """A bounded transcript drops its oldest entries in blocks of at least this many
@@ -130,7 +149,8 @@ class Transcript:
     is written as plain UTF-8 between the fixed bytes of its stream (a
     :class:`LineShape`), as that text (the ``str`` the message's content holds
     anyway) and the shape; :attr:`TranscriptEntry.line` rebuilds those bytes
-    exactly. Times are a float array, directions a byte each.
+    exactly. Times are kept once per batch of lines received together (run-length:
+    where each run starts, and its time), directions a byte each.
     """
 
     def __init__(self, max_entries: int | None = None) -> None:
@@ -139,7 +159,7 @@ class Transcript:
         self._max = max_entries
         # Bytes and floats are not tracked by the cyclic GC: a long transcript costs
         # the collector nothing.
-        self._cols: _Columns = ([], [], array("d"), bytearray())
+        self._cols: _Columns = ([], [], array("q"), array("d"), bytearray())
         self._cut = 0  # entries removed from the front of the columns
         self._t0: float | None = None
         #: The agent's exit status when it exited on its own (its traffic ended
@@ -155,7 +175,7 @@ class Transcript:
     @property
     def dropped(self) -> int:
         """Entries dropped because of the retention bound."""
-        cut, n = self._cut, len(self._cols[3])
+        cut, n = self._cut, len(self._cols[4])
         return cut + n - (n if self._max is None or n <= self._max else self._max)
 
     def record(self, direction: Direction, line: bytes) -> None:
@@ -163,10 +183,12 @@ class Transcript:
         now = time.monotonic()
         if self._t0 is None:
             self._t0 = now
-        lines, shapes, times, dirs = self._cols
+        lines, shapes, starts, times, dirs = self._cols
         lines.append(line)
         shapes.append(None)
-        times.append(now)
+        if not times or times[-1] != now:
+            starts.append(len(dirs))
+            times.append(now)
         dirs.append(direction == "recv")
         if self._max is not None and len(dirs) >= 2 * self._max + _SLACK:
             self._trim()
@@ -187,36 +209,39 @@ class Transcript:
         if self._t0 is None:
             self._t0 = now
         n = len(lines)
-        col_lines, col_shapes, times, dirs = self._cols
+        col_lines, col_shapes, starts, times, dirs = self._cols
         col_lines.extend(lines)
         if shapes is None:
             col_shapes.extend(repeat(None, n))
         else:
             col_shapes.extend(shapes)
-        times.extend(repeat(now, n))
+        if n and (not times or times[-1] != now):
+            starts.append(len(dirs))
+            times.append(now)
         dirs.extend(repeat(direction == "recv", n))
         if self._max is not None and len(dirs) >= 2 * self._max + _SLACK:
             self._trim()
 
     def _trim(self) -> None:
         assert self._max is not None
-        lines, shapes, times, dirs = self._cols
+        lines, shapes, starts, times, dirs = self._cols
         cut = len(dirs) - self._max
+        first = bisect_right(starts, cut) - 1  # the run holding the first kept line
+        new_starts = array("q", (max(0, x - cut) for x in starts[first:]))
         # New columns, swapped in at once: a reader holds the old ones, unchanged.
-        self._cols = (lines[cut:], shapes[cut:], times[cut:], dirs[cut:])
+        self._cols = (lines[cut:], shapes[cut:], new_starts, times[first:], dirs[cut:])
         self._cut += cut
 
-    def _snapshot(
-        self,
-    ) -> tuple[list[bytes | str], list[LineShape | None], array[float], bytes]:
-        # Copy the columns first (each copy is atomic under the GIL), then cut them
-        # to one length: an append from the trio thread in between only makes a
-        # column one longer.
-        lines, shapes, times, dirs = self._cols
-        d, t, s, ls = bytes(dirs), array("d", times), list(shapes), list(lines)
-        n = min(len(d), len(t), len(s), len(ls))
+    def _snapshot(self) -> tuple[list[bytes | str], list[LineShape | None], list[float], bytes]:
+        # Copy the columns first (each copy is atomic under the GIL), directions
+        # first: the writer appends to them last, so every line they count is in
+        # the other columns (which may be longer: cut to one length).
+        lines, shapes, starts, times, dirs = self._cols
+        d = bytes(dirs)
+        t, st, s, ls = array("d", times), array("q", starts), list(shapes), list(lines)
+        n = len(d)
         lo = n - self._max if self._max is not None and n > self._max else 0
-        return ls[lo:n], s[lo:n], t[lo:n], d[lo:n]
+        return ls[lo:n], s[lo:n], _expand_times(st, t, lo, n), d[lo:n]
 
     def entries(self) -> list[TranscriptEntry]:
         """A snapshot of the retained entries, oldest first."""
@@ -227,7 +252,7 @@ class Transcript:
         ]
 
     def __len__(self) -> int:
-        n = len(self._cols[3])
+        n = len(self._cols[4])
         return n if self._max is None or n <= self._max else self._max
 
     def __iter__(self) -> Iterator[TranscriptEntry]:
@@ -240,15 +265,16 @@ class Transcript:
     def __getitem__(self, index: int | slice) -> TranscriptEntry | list[TranscriptEntry]:
         if isinstance(index, slice):
             return self.entries()[index]
-        lines, shapes, times, dirs = self._cols
-        n = min(len(dirs), len(times), len(shapes), len(lines))
+        lines, shapes, starts, times, dirs = self._cols
+        n = len(dirs)
         kept = n if self._max is None or n <= self._max else self._max
         if index < 0:
             index += kept
         if not 0 <= index < kept:
             raise IndexError("transcript index out of range")
         pos = n - kept + index
-        return TranscriptEntry(_DIRS[dirs[pos]], times[pos], _line(lines[pos], shapes[pos]))
+        stamp = times[bisect_right(starts, pos) - 1]
+        return TranscriptEntry(_DIRS[dirs[pos]], stamp, _line(lines[pos], shapes[pos]))
 
     def to_ndjson(self) -> str:
         """The transcript as NDJSON text, times relative to the first entry.
@@ -262,7 +288,7 @@ class Transcript:
         text = "".join(dumps_record(e.to_record(t0)) + "\n" for e in self.entries())
         if self._exited:
             # After the last line: the traffic ended with the agent's exit.
-            times = self._cols[2]
+            times = self._cols[3]
             last = times[-1] - t0 if times else 0.0
             end = {"dir": "exit", "t": round(last, 6), "returncode": self.agent_exit}
             text += dumps_record(end) + "\n"
@@ -301,9 +327,10 @@ class Transcript:
                 continue
             if not isinstance(record, dict) or record.get("dir") not in _DIRS:
                 raise ValueError(f"{path}:{n}: not a transcript record (no 'dir' send/recv)")
-            lines, shapes, times, dirs = transcript._cols
+            lines, shapes, starts, times, dirs = transcript._cols
             lines.append(record_line(record))
             shapes.append(None)
+            starts.append(len(dirs))
             times.append(float(record.get("t", 0.0)))
             dirs.append(record["dir"] == "recv")
         transcript._t0 = 0.0

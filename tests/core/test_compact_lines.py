@@ -74,6 +74,7 @@ def test_compact_lines_read_back_exactly(
     got = [e.line for e in t.entries()]
     assert got == want
     assert [t[i].line for i in range(-len(want), 0)] == want
+    assert [t[i].time for i in range(len(t))] == [e.time for e in t.entries()]
     path = Path(tmp_path_factory.mktemp("t")) / "t.ndjson"
     t.save(path)
     assert [json.loads(e.line) for e in Transcript.load(path)] == [json.loads(x) for x in want]
@@ -116,3 +117,23 @@ def test_verbatim_chunk_lines_are_kept_compactly() -> None:
     assert [e.line for e in conn.transcript.entries()[-4:]] == lines
     log = conn.sessions["s1"].model._log
     assert log._raws[-1] == "e" and log._updates[-1].__class__.__name__ == "Template"
+
+
+def test_a_bounded_transcript_trims_its_columns_and_keeps_the_newest() -> None:
+    """Past twice the bound plus a block the columns are cut (in place of a deque):
+    the newest lines, their times (kept once per batch) and the count stay right."""
+    t = Transcript(max_entries=7)
+    sent: list[bytes] = []
+    for i in range(1500):
+        if i % 3:
+            t.record("send", b"%d" % i)
+            sent.append(b"%d" % i)
+        else:
+            batch = [b"a%d" % i, b"b%d" % i]
+            t.record_many("recv", batch)
+            sent += batch
+    assert len(t._cols[0]) < len(sent)  # it really trimmed
+    assert [e.line for e in t.entries()] == sent[-7:] == [t[i].line for i in range(7)]
+    times = [e.time for e in t.entries()]
+    assert times == [t[i].time for i in range(7)] == sorted(times)
+    assert t.dropped == len(sent) - 7 and len(t) == 7
