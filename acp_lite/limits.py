@@ -17,7 +17,11 @@ _MiB = 1024 * 1024
 class Limits:
     """Limits and default timeouts; pass one to ``connect(..., limits=Limits(...))``.
 
-    Use ``attrs.evolve(limits, field=value)`` to change a single setting.
+    Use ``attrs.evolve(limits, field=value)`` to change a single setting. By default
+    everything the agent sent is kept; :meth:`bounded` is the bounded mode for
+    long-running sessions (flat memory), whose two model bounds,
+    ``max_message_blocks`` and ``max_session_entities``, change what a session's
+    model shows (chunk boundaries joined, finished entities let go: counted).
     """
 
     #: Longest line accepted from the agent. A longer line is skipped up to its
