@@ -17,7 +17,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from time import monotonic
-from typing import Any, Literal, cast
+from typing import Any, Final, Literal, cast
 
 import attrs
 
@@ -73,6 +73,11 @@ from acp_lite.transcript import LineShape, Transcript
 __all__ = ["PROTOCOL_VERSION", "ClientConnection"]
 
 logger = logging.getLogger("acp_lite.connection")
+
+_COMPACT_AFTER: Final = 8
+"""Lines of a chunk stream kept as bytes before the rest are kept compactly (its
+template and each text): the template, ~1.2 KB, then references are held for as
+long as those lines are, so a stream of a few chunks keeps its bytes instead."""
 
 
 _UPDATE = "session/update"
@@ -133,6 +138,9 @@ class ClientConnection:
         self.update_events = update_events
         self._stderr_tail = stderr_tail
         self._framer = LineFramer(limits.max_line_bytes)
+        # The chunk template of the latest hits and how many in a row: a stream's
+        # lines are kept compactly only past _COMPACT_AFTER (receive_data).
+        self._hot: tuple[Template | None, int] = (None, 0)
         self._keep_raw = limits.keep_raw_updates
         self._events: list[CoreEvent] = []
         self._changed: list[SessionState] = []
@@ -190,6 +198,7 @@ class ClientConnection:
         kept: list[bytes | str] = lines  # type: ignore[assignment]
         shapes: list[LineShape | None] | None = None
         k = -1
+        hot, hits = self._hot
         try:
             for line in plain:
                 k += 1
@@ -200,12 +209,20 @@ class ClientConnection:
                     if chunk is not None:
                         hit = chunk(line)
                         if hit is not None:
+                            t = hit[2]
+                            if t is hot:
+                                hits += 1
+                            else:
+                                hot, hits = t, 1
+                            if hits <= _COMPACT_AFTER:
+                                route(hit[0], hit[1], line, None)
+                                continue
                             if hit[3]:
                                 if shapes is None:
                                     shapes = [None] * len(kept)
                                 kept[k] = hit[1].content.text
-                                shapes[k] = hit[2]
-                            route(hit[0], hit[1], line, None, hit[2])
+                                shapes[k] = t
+                            route(hit[0], hit[1], line, None, t)
                             continue
                     msg = decode(line)
                     if msg.__class__ is Notification and msg.method == _UPDATE:
@@ -218,6 +235,7 @@ class ClientConnection:
                     self.log_event("protocol_error", data=line, error=exc)
                     self._foreign_line(line)
         finally:
+            self._hot = (hot, hits)
             transcript.record_many("recv", kept, shapes)
 
     def data_to_send(self) -> bytes:

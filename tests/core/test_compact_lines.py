@@ -47,7 +47,7 @@ odd_texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=6
 
 @settings(max_examples=examples(3))
 @given(
-    texts=st.lists(odd_texts, min_size=1, max_size=30),
+    texts=st.lists(odd_texts, min_size=1, max_size=40),
     ascii_only=st.booleans(),
     split=st.integers(1, 400),
     cap=st.none() | st.integers(0, 5),
@@ -61,7 +61,7 @@ def test_compact_lines_read_back_exactly(
     conn = ClientConnection(Limits(max_transcript_entries=cap))
     opened(conn)
     lines = [
-        chunk_line(t, "m" if i % 3 else "t", ascii_only=ascii_only, kind="agent_message")
+        chunk_line(t, "m" if i > 2 else "t", ascii_only=ascii_only, kind="agent_message")
         for i, t in enumerate(["T:first", *texts])
     ]
     data = b"".join(x + b"\n" for x in lines)
@@ -92,7 +92,7 @@ def test_compact_lines_read_back_exactly(
             assert ev.update == full.params.update  # type: ignore[union-attr]
         assert ev.tag == "agent_message_chunk"
     model = conn.sessions["s1"].model
-    sent_m = [x for i, x in enumerate(["T:first", *texts]) if i % 3 and (ascii_only or _utf8(x))]
+    sent_m = [x for i, x in enumerate(["T:first", *texts]) if i > 2 and (ascii_only or _utf8(x))]
     if sent_m:
         assert model.entity("agent_message", "m").text == "".join(sent_m)
 
@@ -110,13 +110,17 @@ def test_verbatim_chunk_lines_are_kept_compactly() -> None:
     and a template in place of the bytes), and a line with escapes is kept as bytes."""
     conn = ClientConnection()
     opened(conn)
-    lines = [chunk_line(x, "m", ascii_only=False) for x in ["T:a", "b\u00e9", 'c"d', "e"]]
+    # The first teaches the template; the next 8 of the stream stay bytes (a short
+    # stream does not pay for its template), the rest are compact.
+    texts = ["T:a", *"12345678", "b\u00e9", 'c"d', "e"]
+    lines = [chunk_line(x, "m-kept", ascii_only=False) for x in texts]  # a new stream
     conn.receive_data(b"".join(x + b"\n" for x in lines))
-    items = conn.transcript._cols[0][-4:]
-    assert items[1:] == ["b\u00e9", lines[2], "e"]  # the first teaches the template
-    assert [e.line for e in conn.transcript.entries()[-4:]] == lines
+    items = conn.transcript._cols[0][-len(lines) :]
+    assert items == [*lines[:9], "b\u00e9", lines[10], "e"]
+    assert [e.line for e in conn.transcript.entries()[-len(lines) :]] == lines
     log = conn.sessions["s1"].model._log
     assert log._raws[-1] == "e" and log._updates[-1].__class__.__name__ == "Template"
+    assert log._raws[5] == lines[5]  # still the line
 
 
 def test_a_bounded_transcript_trims_its_columns_and_keeps_the_newest() -> None:
