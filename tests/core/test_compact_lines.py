@@ -141,3 +141,27 @@ def test_a_bounded_transcript_trims_its_columns_and_keeps_the_newest() -> None:
     times = [e.time for e in t.entries()]
     assert times == [t[i].time for i in range(7)] == sorted(times)
     assert t.dropped == len(sent) - 7 and len(t) == 7
+
+
+def test_compact_updates_held_for_a_session_being_created_read_back() -> None:
+    """Updates that arrive before ``session/new`` answers are held, then applied (or
+    logged for an unknown session) from their compact form."""
+    conn = ClientConnection()
+    entry = conn.send_request("session/new", {"cwd": "/", "mcpServers": []})
+    conn.data_to_send()
+    lines = [chunk_line(f"T:{i}", "m-early", ascii_only=True) for i in range(20)]
+    stray = [
+        chunk_line(f"T:{i}", "m-early", ascii_only=True).replace(b'"s1"', b'"s9"')
+        for i in range(20)
+    ]
+    conn.receive_data(b"".join(x + b"\n" for x in lines + stray))
+    answer = {"jsonrpc": "2.0", "id": entry.id, "result": {"sessionId": "s1"}}
+    conn.receive_data(json.dumps(answer).encode() + b"\n")
+    events = conn.sessions["s1"].model.events
+    assert [e.raw for e in events] == [json.loads(x)["params"]["update"] for x in lines]
+    assert conn.sessions["s1"].model.entity("agent_message", "m-early").text == "".join(
+        f"T:{i}" for i in range(20)
+    )
+    logged = [e.data for e in conn.log if e.kind == "unknown_session_update"]
+    assert logged == [json.loads(x)["params"]["update"] for x in stray]
+    assert [e.line for e in conn.transcript.entries()[1:-1]] == lines + stray
