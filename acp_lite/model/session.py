@@ -20,12 +20,10 @@ from typing import Any
 
 from acp_lite.model.entities import (
     ENTITY_KINDS,
-    CompactionEntity,
     Entity,
     MessageEntity,
     PlanEntity,
     SessionMessageEntity,
-    TerminalEntity,
     ToolCallEntity,
     patch_meta,
 )
@@ -41,7 +39,7 @@ from acp_lite.model.state import (
     ContextUsage,
     SessionInfo,
 )
-from acp_lite.model.store import EntityStore, patch_field
+from acp_lite.model.store import EntityStore, finished, patch_field
 from acp_lite.model.submissions import RequestId, Submission, SubmissionTracker
 from acp_lite.protocol import (
     UNSET,
@@ -125,7 +123,7 @@ class SessionModel:
             self._subs.on_user_message,
             max_blocks=max_blocks,
             max_entities=max_entities,
-            droppable=self._droppable,
+            droppable=lambda ent: finished(ent, self._subs.last_ending_idle(), self._fg.listed),
         )
         self._timeline = store.timeline
         self._kinds = store.kinds
@@ -567,23 +565,6 @@ class SessionModel:
         )
 
     # ------------------------------------------------------------------ helpers
-
-    def _droppable(self, ent: Entity) -> bool:
-        # Limits.max_session_entities: an entity is finished when nothing touched it
-        # since the last end of foreground work and nothing can still be running in
-        # it: a tool call is final, a terminal exited, a plan removed, a compaction
-        # over; none is in the latest background list. Subagents are kept.
-        if ent.last_event_index >= self._subs.last_ending_idle():
-            return False
-        if isinstance(ent, ToolCallEntity | TerminalEntity):
-            if (ent.kind, ent.id) in self._fg.listed:
-                return False
-            return ent.is_final if isinstance(ent, ToolCallEntity) else ent.exited
-        if isinstance(ent, PlanEntity):
-            return ent.removed
-        if isinstance(ent, CompactionEntity):
-            return ent.status != "in_progress"
-        return isinstance(ent, MessageEntity)
 
     def _violate(self, rule: str, message: str, event_index: int | None) -> None:
         found = violation(rule, message, event_index)

@@ -38,6 +38,25 @@ def patch_field(entity: object, name: str, value: object) -> None:
         setattr(entity, name, value)
 
 
+def finished(ent: Entity, last_ending_idle: int, listed: set[tuple[str, str]]) -> bool:
+    """Whether ``Limits.max_session_entities`` may let ``ent`` go: nothing touched it
+    since the last end of foreground work (event ``last_ending_idle``) and nothing
+    can still be running in it: a tool call is final, a terminal exited, a plan
+    removed, a compaction over; none is in the latest background list (``listed``).
+    Subagents are kept."""
+    if ent.last_event_index >= last_ending_idle:
+        return False
+    if isinstance(ent, ToolCallEntity | TerminalEntity):
+        if (ent.kind, ent.id) in listed:
+            return False
+        return ent.is_final if isinstance(ent, ToolCallEntity) else ent.exited
+    if isinstance(ent, PlanEntity):
+        return ent.removed
+    if isinstance(ent, CompactionEntity):
+        return ent.status != "in_progress"
+    return isinstance(ent, MessageEntity)
+
+
 def _as_list(value: object) -> list[Any] | None:
     return list(value) if isinstance(value, list | tuple) else None
 
@@ -318,4 +337,4 @@ class EntityStore:
         ent.meta = patch_meta(ent.meta, update.meta)
 
 
-__all__ = ["EntityStore", "patch_field"]
+__all__ = ["EntityStore", "finished", "patch_field"]
