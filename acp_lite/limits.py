@@ -17,7 +17,11 @@ _MiB = 1024 * 1024
 class Limits:
     """Limits and default timeouts; pass one to ``connect(..., limits=Limits(...))``.
 
-    Use ``attrs.evolve(limits, field=value)`` to change a single setting.
+    Use ``attrs.evolve(limits, field=value)`` to change a single setting. By default
+    everything the agent sent is kept; :meth:`bounded` is the bounded mode for
+    long-running sessions (flat memory), whose two model bounds,
+    ``max_message_blocks`` and ``max_session_entities``, change what a session's
+    model shows (chunk boundaries joined, finished entities let go: counted).
     """
 
     #: Longest line accepted from the agent. A longer line is skipped up to its
@@ -55,6 +59,21 @@ class Limits:
     #: re-encoded from the decoded update on access (the wire layer round-trips
     #: exactly) and the transcript still holds the exact bytes.
     keep_raw_updates: bool = True
+    #: Bounded mode (opt-in; see :meth:`bounded`): when a message's ``content`` (or a
+    #: compaction's ``summary``) holds more than this many blocks, adjacent plain text
+    #: blocks are joined into one text block (the joined ``text`` is unchanged; only
+    #: the chunk boundaries are lost; ``entity.merged`` counts the blocks joined away).
+    #: Other blocks (images, annotated text ...) are kept as received. ``None``: keep
+    #: one block per chunk, as the spec's "chunks append" describes.
+    max_message_blocks: int | None = None
+    #: Bounded mode (opt-in): a session's model keeps at least the newest this many
+    #: entities (trimmed in blocks, like the event log); older ones are let go when
+    #: finished: untouched since the last end of foreground work, and not a live tool
+    #: call, terminal, plan, compaction or subagent, nor in the background list.
+    #: ``model.dropped_entities`` counts them; done submissions whose user message
+    #: was let go follow (``model.dropped_submissions``). An update for an entity let
+    #: go creates it afresh. ``None``: keep every entity.
+    max_session_entities: int | None = None
     #: Lines of agent stderr kept for error messages and ``stderr_tail()``.
     stderr_lines: int = 200
     #: Longest single stderr line kept (longer lines are truncated).
@@ -62,6 +81,25 @@ class Limits:
     #: After the agent closed stdout, wait at most this long for its exit status
     #: and the rest of stderr before failing every waiter.
     exit_status_wait: float = 0.5
+
+    @classmethod
+    def bounded(cls) -> Limits:
+        """The bounded mode, for long-running sessions: memory stays flat however long
+        the session runs (change a bound with ``attrs.evolve``).
+
+        Keeps the newest 10,000 transcript lines, client events and session events,
+        joins a message's plain text chunks past 1,000 blocks and keeps the newest
+        1,000 entities of a session (older finished ones are let go); see each field.
+        What is let go is counted (``transcript.dropped``, ``events.dropped``,
+        ``model.dropped_entities``, ``entity.merged``).
+        """
+        return cls(
+            max_transcript_entries=10_000,
+            max_events=10_000,
+            max_session_events=10_000,
+            max_message_blocks=1_000,
+            max_session_entities=1_000,
+        )
 
     @property
     def shutdown_timeout(self) -> float:

@@ -1,7 +1,7 @@
 """The transcript: every wire line both ways, in order, with monotonic time.
 
-Raw lines are stored as received or sent (never re-serialised), so recording costs
-one tuple per line; :class:`TranscriptEntry` objects are built only when read.
+Raw lines are stored as received or sent (never re-serialised), in columns (no
+object per line); :class:`TranscriptEntry` objects are built only when read.
 """
 
 from __future__ import annotations
@@ -9,15 +9,16 @@ from __future__ import annotations
 import importlib
 import json
 import time
-from collections import deque
+from array import array
+from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, Protocol, overload
 
 import attrs
 
-__all__ = ["Direction", "Transcript", "TranscriptEntry", "dumps_record", "record_line"]
+__all__ = ["Direction", "LineShape", "Transcript", "TranscriptEntry", "dumps_record", "record_line"]
 
 Direction = Literal["send", "recv"]
 
@@ -62,6 +63,28 @@ class TranscriptEntry:
 _DIRS: tuple[Direction, Direction] = ("send", "recv")
 
 
+def _expand_times(starts: array[int], times: array[float], lo: int, n: int) -> list[float]:
+    """The time of each line ``lo..n-1`` from the runs (``starts[i]``: the first line
+    stamped ``times[i]``)."""
+    out: list[float] = []
+    runs = min(len(starts), len(times))
+    r = bisect_right(starts, lo, 0, runs) - 1
+    pos = lo
+    while pos < n:
+        end = starts[r + 1] if r + 1 < runs else n
+        end = min(end, n)
+        out.extend(repeat(times[r], end - pos))
+        pos = end
+        r += 1
+    return out
+
+
+def _line(item: bytes | str, shape: LineShape | None) -> bytes:
+    if shape is None:
+        return item  # type: ignore[return-value]
+    return shape.prefix + item.encode() + shape.suffix  # type: ignore[union-attr]
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -93,22 +116,52 @@ def record_line(record: dict[str, Any]) -> bytes:
     return str(record.get("raw", "")).encode("utf-8", errors="surrogateescape")
 
 
+class LineShape(Protocol):
+    """The fixed bytes around the text of a compactly kept line (a chunk template,
+    ``acp_lite.protocol._chunk_lines.Template``): the line is ``prefix`` + the text
+    as UTF-8 + ``suffix``, byte for byte."""
+
+    @property
+    def prefix(self) -> bytes: ...
+
+    @property
+    def suffix(self) -> bytes: ...
+
+
+_Columns = tuple[
+    "list[bytes | str]", "list[LineShape | None]", "array[int]", "array[float]", bytearray
+]
+
+_SLACK = 1024
+"""A bounded transcript drops its oldest entries in blocks of at least this many
+(appending stays amortised O(1)); reads see only the newest ``max_entries``."""
+
+
 class Transcript:
     """An ordered, optionally bounded record of wire lines.
 
     Appends happen on the connection's trio thread; reads may come from any
-    thread (``deque`` appends are atomic, reads take a snapshot first).
+    thread (reads take a snapshot of the columns first; dropping old entries
+    replaces the columns at once, never changes them in place).
+
+    Storage: parallel columns, no object per line. A line is kept as its ``bytes``,
+    or, when the connection recognised it as a streamed chunk's line whose text
+    is written as plain UTF-8 between the fixed bytes of its stream (a
+    :class:`LineShape`), as that text (the ``str`` the message's content holds
+    anyway) and the shape; :attr:`TranscriptEntry.line` rebuilds those bytes
+    exactly. Times are kept once per batch of lines received together (run-length:
+    where each run starts, and its time), directions a byte each.
     """
 
     def __init__(self, max_entries: int | None = None) -> None:
-        # Parallel columns instead of one tuple per line: bytes and floats are not
-        # tracked by the cyclic GC, so a long transcript costs the collector nothing.
-        self._lines: deque[bytes] = deque(maxlen=max_entries)
-        self._times: deque[float] = deque(maxlen=max_entries)
-        self._dirs: deque[bool] = deque(maxlen=max_entries)  # True: recv
+        if max_entries is not None and max_entries < 0:
+            raise ValueError("max_entries must be at least 0 (or None to keep every line)")
+        self._max = max_entries
+        # Bytes and floats are not tracked by the cyclic GC: a long transcript costs
+        # the collector nothing.
+        self._cols: _Columns = ([], [], array("q"), array("d"), bytearray())
+        self._cut = 0  # entries removed from the front of the columns
         self._t0: float | None = None
-        #: Entries dropped because of the retention bound.
-        self.dropped = 0
         #: The agent's exit status when it exited on its own (its traffic ended
         #: there), ``None`` otherwise; saved as a final ``{"dir": "exit"}`` record.
         self.agent_exit: int | None = None
@@ -117,43 +170,90 @@ class Transcript:
     @property
     def max_entries(self) -> int | None:
         """The retention bound (``None``: unbounded)."""
-        return self._lines.maxlen
+        return self._max
+
+    @property
+    def dropped(self) -> int:
+        """Entries dropped because of the retention bound."""
+        cut, n = self._cut, len(self._cols[4])
+        return cut + n - (n if self._max is None or n <= self._max else self._max)
 
     def record(self, direction: Direction, line: bytes) -> None:
         """Append one raw line (without its newline)."""
         now = time.monotonic()
         if self._t0 is None:
             self._t0 = now
-        lines = self._lines
-        if lines.maxlen is not None and len(lines) == lines.maxlen:
-            self.dropped += 1
+        lines, shapes, starts, times, dirs = self._cols
         lines.append(line)
-        self._times.append(now)
-        self._dirs.append(direction == "recv")
+        shapes.append(None)
+        if not times or times[-1] != now:
+            starts.append(len(dirs))
+            times.append(now)
+        dirs.append(direction == "recv")
+        if self._max is not None and len(dirs) >= 2 * self._max + _SLACK:
+            self._trim()
 
-    def record_many(self, direction: Direction, lines: list[bytes]) -> None:
-        """Append lines received (or sent) together, with one timestamp."""
+    def record_many(
+        self,
+        direction: Direction,
+        lines: list[bytes] | list[bytes | str],
+        shapes: list[LineShape | None] | None = None,
+    ) -> None:
+        """Append lines received (or sent) together, with one timestamp.
+
+        With ``shapes`` (as long as ``lines``), an item whose shape is not ``None``
+        is the text of a line that is exactly ``shape.prefix`` + the text as UTF-8 +
+        ``shape.suffix`` (the caller checked it); the others are raw lines.
+        """
         now = time.monotonic()
         if self._t0 is None:
             self._t0 = now
         n = len(lines)
-        cap = self._lines.maxlen
-        if cap is not None:
-            self.dropped += max(0, len(self._lines) + n - cap)
-        self._lines.extend(lines)
-        self._times.extend(repeat(now, n))
-        self._dirs.extend(repeat(direction == "recv", n))
+        col_lines, col_shapes, starts, times, dirs = self._cols
+        col_lines.extend(lines)
+        if shapes is None:
+            col_shapes.extend(repeat(None, n))
+        else:
+            col_shapes.extend(shapes)
+        if n and (not times or times[-1] != now):
+            starts.append(len(dirs))
+            times.append(now)
+        dirs.extend(repeat(direction == "recv", n))
+        if self._max is not None and len(dirs) >= 2 * self._max + _SLACK:
+            self._trim()
+
+    def _trim(self) -> None:
+        assert self._max is not None
+        lines, shapes, starts, times, dirs = self._cols
+        cut = len(dirs) - self._max
+        first = bisect_right(starts, cut) - 1  # the run holding the first kept line
+        new_starts = array("q", (max(0, x - cut) for x in starts[first:]))
+        # New columns, swapped in at once: a reader holds the old ones, unchanged.
+        self._cols = (lines[cut:], shapes[cut:], new_starts, times[first:], dirs[cut:])
+        self._cut += cut
+
+    def _snapshot(self) -> tuple[list[bytes | str], list[LineShape | None], list[float], bytes]:
+        # Copy the columns first (each copy is atomic under the GIL), directions
+        # first: the writer appends to them last, so every line they count is in
+        # the other columns (which may be longer: cut to one length).
+        lines, shapes, starts, times, dirs = self._cols
+        d = bytes(dirs)
+        t, st, s, ls = array("d", times), array("q", starts), list(shapes), list(lines)
+        n = len(d)
+        lo = n - self._max if self._max is not None and n > self._max else 0
+        return ls[lo:n], s[lo:n], _expand_times(st, t, lo, n), d[lo:n]
 
     def entries(self) -> list[TranscriptEntry]:
         """A snapshot of the retained entries, oldest first."""
-        # Copy the columns first (atomic under the GIL) then pair them; an append
-        # from the trio thread in between only makes a column one longer.
-        lines, times, dirs = list(self._lines), list(self._times), list(self._dirs)
-        n = min(len(lines), len(times), len(dirs))
-        return [TranscriptEntry(_DIRS[dirs[i]], times[i], lines[i]) for i in range(n)]
+        lines, shapes, times, dirs = self._snapshot()
+        return [
+            TranscriptEntry(_DIRS[dirs[i]], times[i], _line(lines[i], shapes[i]))
+            for i in range(len(dirs))
+        ]
 
     def __len__(self) -> int:
-        return len(self._dirs)
+        n = len(self._cols[4])
+        return n if self._max is None or n <= self._max else self._max
 
     def __iter__(self) -> Iterator[TranscriptEntry]:
         return iter(self.entries())
@@ -165,7 +265,16 @@ class Transcript:
     def __getitem__(self, index: int | slice) -> TranscriptEntry | list[TranscriptEntry]:
         if isinstance(index, slice):
             return self.entries()[index]
-        return TranscriptEntry(_DIRS[self._dirs[index]], self._times[index], self._lines[index])
+        lines, shapes, starts, times, dirs = self._cols
+        n = len(dirs)
+        kept = n if self._max is None or n <= self._max else self._max
+        if index < 0:
+            index += kept
+        if not 0 <= index < kept:
+            raise IndexError("transcript index out of range")
+        pos = n - kept + index
+        stamp = times[bisect_right(starts, pos) - 1]
+        return TranscriptEntry(_DIRS[dirs[pos]], stamp, _line(lines[pos], shapes[pos]))
 
     def to_ndjson(self) -> str:
         """The transcript as NDJSON text, times relative to the first entry.
@@ -179,7 +288,8 @@ class Transcript:
         text = "".join(dumps_record(e.to_record(t0)) + "\n" for e in self.entries())
         if self._exited:
             # After the last line: the traffic ended with the agent's exit.
-            last = self._times[-1] - t0 if self._times else 0.0
+            times = self._cols[3]
+            last = times[-1] - t0 if times else 0.0
             end = {"dir": "exit", "t": round(last, 6), "returncode": self.agent_exit}
             text += dumps_record(end) + "\n"
         return text
@@ -202,7 +312,9 @@ class Transcript:
     def load(cls, path: str | Path) -> Transcript:
         """Read a transcript saved with :meth:`save` (times relative to its start)."""
         transcript = cls()
-        for n, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        # Split on "\n" only: str.splitlines() also splits on U+0085, U+2028 ..., which
+        # a record may hold raw (records are written with ensure_ascii=False).
+        for n, text in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
             if not text.strip():
                 continue
             try:
@@ -215,9 +327,12 @@ class Transcript:
                 continue
             if not isinstance(record, dict) or record.get("dir") not in _DIRS:
                 raise ValueError(f"{path}:{n}: not a transcript record (no 'dir' send/recv)")
-            transcript._lines.append(record_line(record))
-            transcript._times.append(float(record.get("t", 0.0)))
-            transcript._dirs.append(record["dir"] == "recv")
+            lines, shapes, starts, times, dirs = transcript._cols
+            lines.append(record_line(record))
+            shapes.append(None)
+            starts.append(len(dirs))
+            times.append(float(record.get("t", 0.0)))
+            dirs.append(record["dir"] == "recv")
         transcript._t0 = 0.0
         return transcript
 

@@ -15,7 +15,12 @@ so a machine whose speed drifts (shared CPUs) still compares like with like.
   with ``orjson``. Wall-clock rate and client CPU per update.
 * **Memory**: RSS the client holds after the turn (text joined, session still open)
   minus RSS before the prompt, per update; the process's peak RSS.
-  With ``--bounded`` also acp_lite with retention bounds (``--bounded-limits``).
+  With ``--bounded`` also acp_lite with retention bounds (``--bounded-limits``,
+  ``Limits.bounded()`` by default). ``--bytecode-cache`` lets the children use a
+  ``__pycache__`` (as after ``pip install``); without it, an environment that sets
+  ``PYTHONDONTWRITEBYTECODE`` compiles every module at each start, which costs
+  start-up time and leaves freed compiler memory that the turn then reuses (so
+  ``held`` reads low and peak RSS high).
 * **Per-call latency**: a no-op ``_``-prefixed request the agent echoes, median
   round trip: blocking ``Client.request``, async ``AsyncClient.request``, a raw trio
   client (process pipes, one line out, read to the newline) and raw ``readline``.
@@ -131,6 +136,8 @@ def _limits(bounded: str | None) -> Any:
         return None
     import acp_lite
 
+    if bounded == "preset":
+        return acp_lite.Limits.bounded()
     fields = dict(kv.split("=") for kv in bounded.split(","))
     return acp_lite.Limits(**{k: int(v) for k, v in fields.items()})
 
@@ -346,8 +353,11 @@ def main() -> None:
                         help="linearity sizes (comma-separated; '' skips)")  # fmt: skip
     parser.add_argument("--startup-repeat", type=int, default=9)
     parser.add_argument("--bounded", action="store_true", help="add a bounded-retention row")
-    parser.add_argument("--bounded-limits", dest="bounded_limits",
-                        default="max_transcript_entries=1000,max_session_events=1000")  # fmt: skip
+    parser.add_argument("--bounded-limits", dest="bounded_limits", default="preset",
+                        help="'preset' (Limits.bounded()) or field=int,...")  # fmt: skip
+    parser.add_argument("--bytecode-cache", action="store_true",
+                        help="children may write and use __pycache__ (PYTHONDONTWRITEBYTECODE "
+                        "unset), as after pip install; warmed first")  # fmt: skip
     parser.add_argument("--skip", default="", help="comma-separated: throughput,calls,"
                         "startup,linearity")  # fmt: skip
     parser.add_argument("--child", dest="mode")
@@ -365,10 +375,17 @@ def main() -> None:
     except ImportError:
         have_orjson = False
     n, reps = args.updates, args.repeat
+    if args.bytecode_cache:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run([sys.executable, "-c", "import acp_lite, acp_lite.aio, trio, "
+                        "acp_lite.testing.agent, acp_lite.protocol._generated; "
+                        "acp_lite.connect"], check=True)  # fmt: skip
     print(f"machine: {platform.machine()} {os.cpu_count()} CPUs, {platform.system()} "
           f"{platform.release()}, Python {platform.python_version()}; load average "
           f"{os.getloadavg()[0]:.2f} at start")  # fmt: skip
-    print(f"N = {n:,} updates, {reps} interleaved repeats, medians of per-repeat ratios\n")
+    dont = os.environ.get("PYTHONDONTWRITEBYTECODE", "")
+    print(f"N = {n:,} updates, {reps} interleaved repeats, medians of per-repeat ratios; "
+          f"PYTHONDONTWRITEBYTECODE={dont!r}\n")  # fmt: skip
 
     if "throughput" not in skip:
         cells: list[tuple[str, str, str]] = [("floor", "json", "floor (json.loads)")]

@@ -17,7 +17,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from time import monotonic
-from typing import Any, Literal, cast
+from typing import Any, Final, Literal, cast
 
 import attrs
 
@@ -61,12 +61,18 @@ from acp_lite.protocol import (
     Notification,
     decode_line,
 )
+from acp_lite.protocol._chunk_lines import Template, with_text
 from acp_lite.protocol.jsonrpc import decode_chunk_line, loads_json
-from acp_lite.transcript import Transcript
+from acp_lite.transcript import LineShape, Transcript
 
 __all__ = ["PROTOCOL_VERSION", "ClientConnection"]
 
 logger = logging.getLogger("acp_lite.connection")
+
+_COMPACT_AFTER: Final = 8
+"""Lines of a chunk stream kept as bytes before the rest are kept compactly (its
+template and each text): the template, ~1.2 KB, then references are held for as
+long as those lines are, so a stream of a few chunks keeps its bytes instead."""
 
 
 _UPDATE = "session/update"
@@ -127,6 +133,9 @@ class ClientConnection(AgentRequests):
         self.update_events = update_events
         self._stderr_tail = stderr_tail
         self._framer = LineFramer(limits.max_line_bytes)
+        # The chunk template of the latest hits and how many in a row: a stream's
+        # lines are kept compactly only past _COMPACT_AFTER (receive_data).
+        self._hot: tuple[Template | None, int] = (None, 0)
         self._keep_raw = limits.keep_raw_updates
         self._events: list[CoreEvent] = []
         self._changed: list[SessionState] = []
@@ -168,37 +177,61 @@ class ClientConnection(AgentRequests):
         if not framer.plain:
             self._receive_lines(lines)
             return
-        # Hot path: only plain, non-empty lines; one transcript call for all of them.
+        # Hot path: only plain, non-empty lines; one transcript call for all of them,
+        # made once they are handled: a streamed chunk's line whose text is written
+        # verbatim is then kept as that text and its stream's template (transcript.py).
         plain = cast("list[bytes]", lines)
         transcript = self.transcript
-        transcript.record_many("recv", plain)
         decode = decode_line if self._v1 is None else self._v1.decode  # v1 hook
         # A streamed chunk's line like the previous ones: its session id and typed
         # update straight away (no envelope objects; protocol/_chunk_lines.py).
         chunk = decode_chunk_line if self._v1 is None else None
         route = self._route_update
         findings = self.findings
-        at = transcript.dropped + len(transcript) - len(plain)  # the first line's index
-        for line in plain:
-            if findings is not None:
-                findings.at = at
-                at += 1
-            try:
-                if chunk is not None:
-                    hit = chunk(line)
-                    if hit is not None:
-                        route(hit[0], hit[1], line, None)
-                        continue
-                msg = decode(line)
-                if msg.__class__ is Notification and msg.method == _UPDATE:
-                    params = msg.params
-                    route(params.session_id, params.update, line, msg)
-                else:
-                    self._dispatch(msg)
-            except Exception as exc:  # never let one line kill the connection
-                logger.exception("error while handling a line from the agent")
-                self.log_event("protocol_error", data=line, error=exc)
-                self._foreign_line(line)
+        at = transcript.dropped + len(transcript)  # the first line's index
+        # The framer's fresh list: a verbatim chunk's line is replaced by its text.
+        kept: list[bytes | str] = lines  # type: ignore[assignment]
+        shapes: list[LineShape | None] | None = None
+        k = -1
+        hot, hits = self._hot
+        try:
+            for line in plain:
+                k += 1
+                if findings is not None:
+                    findings.at = at
+                    at += 1
+                try:
+                    if chunk is not None:
+                        hit = chunk(line)
+                        if hit is not None:
+                            t = hit[2]
+                            if t is hot:
+                                hits += 1
+                            else:
+                                hot, hits = t, 1
+                            if hits <= _COMPACT_AFTER:
+                                route(hit[0], hit[1], line, None)
+                                continue
+                            if hit[3]:
+                                if shapes is None:
+                                    shapes = [None] * len(kept)
+                                kept[k] = hit[1].content.text
+                                shapes[k] = t
+                            route(hit[0], hit[1], line, None, t)
+                            continue
+                    msg = decode(line)
+                    if msg.__class__ is Notification and msg.method == _UPDATE:
+                        params = msg.params
+                        route(params.session_id, params.update, line, msg)
+                    else:
+                        self._dispatch(msg)
+                except Exception as exc:  # never let one line kill the connection
+                    logger.exception("error while handling a line from the agent")
+                    self.log_event("protocol_error", data=line, error=exc)
+                    self._foreign_line(line)
+        finally:
+            self._hot = (hot, hits)
+            transcript.record_many("recv", kept, shapes)
 
     def data_to_send(self) -> bytes:
         """Take the bytes to write to the agent (recorded in the transcript)."""
@@ -441,17 +474,26 @@ class ClientConnection(AgentRequests):
         self._route_update(params.session_id, params.update, line, msg)
 
     def _route_update(
-        self, sid: str, update: Any, line: bytes | None, msg: Notification | None
+        self,
+        sid: str,
+        update: Any,
+        line: bytes | None,
+        msg: Notification | None,
+        template: Template | None = None,
     ) -> None:
         """Apply a ``session/update`` (``msg``, decoded from ``line`` when it was a
-        line of its own; ``None`` when only its update was decoded) to its session,
-        keep it, or log it."""
+        line of its own; ``None`` when only its update was decoded, by ``template``)
+        to its session, keep it, or log it."""
         if self._v1 is not None:  # v1 hook: translated there
             self._v1.route_update(sid, cast("Notification", msg))
             return
-        raw_update: dict[str, Any] | bytes | None = None
+        raw_update: dict[str, Any] | bytes | Template | None = None
         if self._keep_raw:
-            if line is not None:
+            if template is not None:
+                # Smaller still: the event log rebuilds the payload from the
+                # template and the chunk's text (model/events.py).
+                raw_update = template
+            elif line is not None:
                 # The line itself (the transcript holds it anyway): the event log
                 # decodes the payload again only if it is read (model/events.py).
                 raw_update = line
@@ -558,6 +600,8 @@ class ClientConnection(AgentRequests):
                     findings.at = now
                 if raw.__class__ is bytes:
                     raw = loads_json(raw)["params"]["update"]
+                elif raw.__class__ is Template:
+                    raw = with_text(raw.raw, update.content.text)["update"]
                 self.log_event("unknown_session_update", data=raw or update, session_id=sid)
         self._early.clear()
 
@@ -573,7 +617,13 @@ class ClientConnection(AgentRequests):
     # ------------------------------------------------------------------ helpers
 
     def _new_state(self, session_id: str) -> SessionState:
-        model = SessionModel(session_id, max_events=self.limits.max_session_events)
+        limits = self.limits
+        model = SessionModel(
+            session_id,
+            max_events=limits.max_session_events,
+            max_blocks=limits.max_message_blocks,
+            max_entities=limits.max_session_entities,
+        )
         if self.findings is not None:
             self.findings.watch(session_id, model)
         return SessionState(session_id, model)

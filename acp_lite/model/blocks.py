@@ -21,7 +21,7 @@ from typing import Any, SupportsIndex, overload
 from acp_lite.protocol import UNSET, TextContent, converter
 from acp_lite.protocol._runtime import NO_EXTRA
 
-__all__ = ["Blocks", "block_texts", "compact"]
+__all__ = ["Blocks", "block_texts", "compact", "merge_text"]
 
 _new: Any = object.__new__
 _get = list.__getitem__
@@ -163,3 +163,37 @@ def block_texts(items: list[Any], start: int = 0) -> list[str]:
         elif b.__class__ is TextContent:
             out.append(b.text)
     return out
+
+
+def merge_text(items: Blocks, start: int) -> None:
+    """Join each run of adjacent plain text blocks of ``items[start:]`` into one text
+    block, in place (the joined text is unchanged; only chunk boundaries are lost).
+
+    The first joined block is then joined with the text blocks just before ``start``
+    while those are no longer than it (a binary counter): merging a long stream a
+    few hundred chunks at a time copies each character O(log n) times, not O(n).
+    Blocks other than plain text are kept as they are, in place.
+    """
+    out: list[Any] = []
+    run: list[str] = []
+    for b in _get(items, slice(start, None)):
+        if b.__class__ is str:
+            run.append(b)
+        else:
+            if run:
+                out.append("".join(run))
+                run = []
+            out.append(b)
+    if run:
+        out.append("".join(run))
+    lo = start
+    if out and out[0].__class__ is str:
+        first: str = out[0]
+        while lo > 0:
+            prev = _get(items, lo - 1)
+            if prev.__class__ is not str or len(prev) > len(first):
+                break
+            first = prev + first
+            lo -= 1
+        out[0] = first
+    list.__setitem__(items, slice(lo, None), out)

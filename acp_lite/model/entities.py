@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from acp_lite.model.blocks import Blocks, block_texts
+from acp_lite.model.blocks import Blocks, block_texts, merge_text
 from acp_lite.protocol import UNSET, Content, PlanItems, TextContent
 from acp_lite.protocol import Terminal as TerminalRef
 
@@ -56,9 +56,11 @@ class Entity:
     """Common fields of every timeline entity.
 
     ``position`` is the index in ``SessionModel.timeline``, fixed by the first update
-    or chunk received for this (kind, id). ``first_event_index`` / ``last_event_index``
-    index ``SessionModel.events``. ``replayed`` is true when the entity was first seen
-    during a history replay. ``meta`` is the stored ``_meta`` after patches.
+    or chunk received for this (kind, id); once a ``Limits.max_session_entities``
+    bound let older entities go, it still counts them (the order is kept).
+    ``first_event_index`` / ``last_event_index`` index ``SessionModel.events``.
+    ``replayed`` is true when the entity was first seen during a history replay.
+    ``meta`` is the stored ``_meta`` after patches.
     """
 
     kind: str
@@ -68,6 +70,36 @@ class Entity:
     last_event_index: int
     replayed: bool = False
     meta: dict[str, Any] | None = None
+
+
+class _Bound:
+    """Where the next merge of a bounded content starts, and when it is due."""
+
+    __slots__ = ("at", "start")
+
+    def __init__(self, start: int, at: int) -> None:
+        self.start = start
+        self.at = at
+
+
+def _limit(
+    items: list[Any], limit: int, bound: _Bound | None, cache: _TextCache, merged: int
+) -> tuple[_Bound | None, int]:
+    # Limits.max_message_blocks: past the limit, join adjacent plain text blocks. The
+    # joined text is the same, so a text cache that read the items stays valid once
+    # it has read them all.
+    if len(items) <= (limit if bound is None else bound.at):
+        return bound, merged
+    if cache.n:
+        cache.read(items, block_texts)
+    before = len(items)
+    merge_text(items, 0 if bound is None else bound.start)  # type: ignore[arg-type]
+    n = len(items)
+    if cache.n:
+        cache.n = n
+    # Many blocks that are not text: wait until there are twice as many before the
+    # next pass (amortised O(1) per chunk).
+    return _Bound(n, max(limit, 2 * n)), merged + before - n
 
 
 class _TextCache:
@@ -112,7 +144,11 @@ class MessageEntity(Entity):
     """
 
     content: list[Any] = attrs.Factory(Blocks)
+    #: How many received blocks were joined into others by ``Limits.max_message_blocks``
+    #: (0: ``content`` holds every chunk as received).
+    merged: int = attrs.field(default=0, init=False)
     _cache: _TextCache = attrs.field(factory=_TextCache, init=False, repr=False)
+    _bound: _Bound | None = attrs.field(default=None, init=False, repr=False)
 
     @property
     def text(self) -> str:
@@ -122,6 +158,13 @@ class MessageEntity(Entity):
     def _replace(self, blocks: list[Any] | None) -> None:
         self.content = Blocks(blocks) if blocks else Blocks()
         self._cache = _TextCache()
+        self._bound = None
+        self.merged = 0
+
+    def _limit_blocks(self, limit: int) -> None:
+        self._bound, self.merged = _limit(
+            self.content, limit, self._bound, self._cache, self.merged
+        )
 
 
 @attrs.define(eq=False)
@@ -279,7 +322,15 @@ class CompactionEntity(Entity):
     status: str = "in_progress"
     summary: list[Any] = attrs.Factory(Blocks)
     error: str | None = None
+    #: How many received blocks were joined into others by ``Limits.max_message_blocks``.
+    merged: int = attrs.field(default=0, init=False)
     _cache: _TextCache = attrs.field(factory=_TextCache, init=False, repr=False)
+    _bound: _Bound | None = attrs.field(default=None, init=False, repr=False)
+
+    def _limit_blocks(self, limit: int) -> None:
+        self._bound, self.merged = _limit(
+            self.summary, limit, self._bound, self._cache, self.merged
+        )
 
     @property
     def content(self) -> list[Any]:
@@ -294,6 +345,8 @@ class CompactionEntity(Entity):
     def _replace(self, blocks: list[Any] | None) -> None:
         self.summary = Blocks(blocks) if blocks else Blocks()
         self._cache = _TextCache()
+        self._bound = None
+        self.merged = 0
 
 
 @attrs.define(eq=False)

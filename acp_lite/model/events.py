@@ -10,15 +10,21 @@ the transcript holds anyway and the collector never tracks) instead of the decod
 payload: such an entry keeps only its ``sessionUpdate`` tag, and its ``raw`` dict
 and typed ``update`` are decoded again from the line when first read (then cached).
 The log still holds the raw payload of every update, as bytes.
+
+A streamed chunk decoded by its stream's template (``protocol/_chunk_lines.py``) is
+kept smaller still: the template (shared by the whole stream) and the chunk's text
+(the ``str`` the message's content holds anyway). Its ``raw`` and ``update`` are
+rebuilt from those two exactly as decoding the line gives them.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from acp_lite.protocol import converter, structure_update
+from acp_lite.protocol._chunk_lines import Template, with_text
 from acp_lite.protocol.jsonrpc import loads_json
 
 
@@ -142,9 +148,10 @@ class EventLog(Sequence[Event]):
         self._max = max_events
         self._base = 0  # absolute index of the first kept event (= events dropped)
         # An update column entry is the typed update, or (when the raw column holds
-        # the received line) just its tag, a ``str``: decoded again when read.
+        # the received line) just its tag, a ``str``: decoded again when read, or a
+        # chunk template (the raw column then holds the chunk's text, a ``str``).
         self._updates: list[Any] = []
-        self._raws: list[dict[str, Any] | bytes | None] = []
+        self._raws: list[dict[str, Any] | bytes | str | None] = []
         self._times = array("d")
         self._replayed = bytearray()
         # Sparse: only updates that did not come from session/update (rare).
@@ -180,7 +187,7 @@ class EventLog(Sequence[Event]):
     def append(
         self,
         update: Any,
-        raw: dict[str, Any] | bytes | None,
+        raw: dict[str, Any] | bytes | Template | None,
         time: float,
         replayed: bool,
         source: str | None = None,
@@ -188,16 +195,22 @@ class EventLog(Sequence[Event]):
         """Log one update; return its index.
 
         ``raw`` is the ``update`` dict as received, or the whole received JSON-RPC
-        line (``bytes``; the payload is its ``params.update``), or ``None``.
+        line (``bytes``; the payload is its ``params.update``), or the chunk template
+        that decoded ``update`` from its line, or ``None``.
         """
         index = self._base + len(self._updates)
-        tag = getattr(update, "session_update", None) if raw.__class__ is bytes else None
-        if tag.__class__ is str:
-            # Hot path: retain no GC-tracked object for this update (module doc).
-            self._updates.append(tag)
+        if raw.__class__ is Template:
+            # Hottest path: two shared objects, nothing new retained (module doc).
+            self._updates.append(raw)
+            self._raws.append(update.content.text)
         else:
-            self._updates.append(update)
-        self._raws.append(raw)
+            tag = getattr(update, "session_update", None) if raw.__class__ is bytes else None
+            if tag.__class__ is str:
+                # Hot path: retain no GC-tracked object for this update (module doc).
+                self._updates.append(tag)
+            else:
+                self._updates.append(update)
+            self._raws.append(raw)  # type: ignore[arg-type]
         self._times.append(time)
         self._replayed.append(replayed)
         if source is not None:
@@ -214,23 +227,35 @@ class EventLog(Sequence[Event]):
         """``time.monotonic()`` when event ``index`` was applied."""
         return self._times[self._at(index)]
 
+    def _expand(self, pos: int) -> dict[str, Any]:
+        # A template entry becomes tag + raw dict, as if fed by line and then read.
+        t: Template = self._updates[pos]
+        raw: dict[str, Any] = with_text(t.raw, self._raws[pos])["update"]  # type: ignore[arg-type]
+        self._raws[pos] = raw
+        self._updates[pos] = t.tag
+        return raw
+
     def raw(self, index: int) -> dict[str, Any]:
         """The raw payload of event ``index`` (re-encoded once if it was not kept)."""
         pos = self._at(index)
         raw = self._raws[pos]
         if raw is None:
             raw = self._raws[pos] = _encode(self._updates[pos])
+        elif raw.__class__ is str:
+            raw = self._expand(pos)
         elif isinstance(raw, bytes):
             raw = self._raws[pos] = _from_line(raw)
-        return raw
+        return raw  # type: ignore[return-value]
 
     def kept_raw(self, index: int) -> dict[str, Any] | None:
         """The raw payload as passed to ``apply`` (``None`` when it was not)."""
         pos = self._at(index)
         raw = self._raws[pos]
-        if isinstance(raw, bytes):
+        if raw.__class__ is str:
+            raw = self._expand(pos)
+        elif isinstance(raw, bytes):
             raw = self._raws[pos] = _from_line(raw)
-        return raw
+        return raw  # type: ignore[return-value]
 
     def set_raw(self, index: int, raw: dict[str, Any]) -> None:
         self._raws[self._at(index)] = raw
@@ -240,13 +265,19 @@ class EventLog(Sequence[Event]):
         update = self._updates[self._at(index)]
         if update.__class__ is str:
             return update
+        if update.__class__ is Template:
+            return update.tag
         return str(getattr(update, "session_update", ""))
 
     def update(self, index: int) -> Any:
         """The decoded update of event ``index``."""
         pos = self._at(index)
         update = self._updates[pos]
-        if update.__class__ is str:
+        if update.__class__ is Template:
+            text = cast("str", self._raws[pos])
+            self._expand(pos)  # the raw dict, kept beside the update from now on
+            update = self._updates[pos] = update.build(text)
+        elif update.__class__ is str:
             update = self._updates[pos] = structure_update(self.raw(index))
         return update
 
@@ -282,7 +313,7 @@ class EventLog(Sequence[Event]):
         """Event ``i`` (no bounds normalisation: ``i`` must be a valid index)."""
         pos = i - self._base
         update = self._updates[pos]
-        if update.__class__ is str:
+        if update.__class__ is str or update.__class__ is Template:
             update = _LAZY  # decoded when read (module doc)
         return Event(i, update, bool(self._replayed[pos]), self._times[pos], self)
 

@@ -39,7 +39,7 @@ from acp_lite.model.state import (
     ContextUsage,
     SessionInfo,
 )
-from acp_lite.model.store import EntityStore, patch_field
+from acp_lite.model.store import EntityStore, finished, patch_field
 from acp_lite.model.submissions import RequestId, Submission, SubmissionTracker
 from acp_lite.protocol import (
     UNSET,
@@ -73,6 +73,7 @@ from acp_lite.protocol import (
     UserMessage,
     UserMessageChunk,
 )
+from acp_lite.protocol._chunk_lines import Template
 
 _CHUNK_TAGS = {
     "user_message_chunk": "user_message",
@@ -95,10 +96,18 @@ class SessionModel:
     :meth:`text`. Pure Python: no IO, no threads, no trio.
     """
 
-    def __init__(self, session_id: str | None = None, *, max_events: int | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str | None = None,
+        *,
+        max_events: int | None = None,
+        max_blocks: int | None = None,
+        max_entities: int | None = None,
+    ) -> None:
         self.session_id = session_id
         # max_events bounds the event log only; the picture (timeline, state ...) is
-        # whole whatever it is (events.py).
+        # whole whatever it is (events.py). max_blocks and max_entities (the bounded
+        # mode, limits.py) do change the picture, as documented there.
         self._log = EventLog(max_events)
         self._violations: list[Violation] = []
         #: Called with each violation as it is recorded (the connection uses it to
@@ -107,7 +116,15 @@ class SessionModel:
         self._notices: list[int] = []
         self._requests = RequestLog()
         self._subs = SubmissionTracker()
-        self._store = store = EntityStore(self._violate, self._subs.on_user_message)
+        self._max_entities = max_entities
+        self._dropped_submissions = 0
+        self._store = store = EntityStore(
+            self._violate,
+            self._subs.on_user_message,
+            max_blocks=max_blocks,
+            max_entities=max_entities,
+            droppable=lambda ent: finished(ent, self._subs.last_ending_idle(), self._fg.listed),
+        )
         self._timeline = store.timeline
         self._kinds = store.kinds
         self._fg = Foreground(self._kinds, self._subs, self._violate)
@@ -158,7 +175,7 @@ class SessionModel:
         self,
         update: Any,
         *,
-        raw: dict[str, Any] | bytes | None = None,
+        raw: dict[str, Any] | bytes | Template | None = None,
         session_id: str | None = None,
         replayed: bool = False,
         source: str | None = None,
@@ -167,10 +184,11 @@ class SessionModel:
 
         ``raw`` is the ``update`` dict as received (kept in the event log), or the
         whole received ``session/update`` line (``bytes``: kept as is, decoded on read),
-        ``session_id`` the notification's ``sessionId`` (checked against this
-        session's), ``replayed`` marks updates received during a history replay,
-        ``source`` names the method when the update did not arrive as a
-        ``session/update`` (``Event.source``).
+        or the chunk template that decoded ``update`` from its line (kept with the
+        chunk's text, rebuilt on read), ``session_id`` the notification's
+        ``sessionId`` (checked against this session's), ``replayed`` marks updates
+        received during a history replay, ``source`` names the method when the update
+        did not arrive as a ``session/update`` (``Event.source``).
         """
         index = self.feed(update, raw, session_id, replayed, source)
         log = self._log
@@ -180,7 +198,7 @@ class SessionModel:
     def feed(
         self,
         update: Any,
-        raw: dict[str, Any] | bytes | None = None,
+        raw: dict[str, Any] | bytes | Template | None = None,
         session_id: str | None = None,
         replayed: bool = False,
         source: str | None = None,
@@ -218,6 +236,12 @@ class SessionModel:
     def submit(self, request_id: RequestId, content: Any = None) -> Submission:
         """Record that ``session/prompt`` request ``request_id`` was sent."""
         self._fg.resyncing = False  # prompting means any resume is over
+        keep = self._max_entities
+        if keep is not None and len(self._subs.by_request) >= 2 * keep:
+            users = self._kinds["user_message"]
+            self._dropped_submissions += self._subs.drop_finished(
+                keep, lambda m: users.get(m.id) is m
+            )
         return self._subs.submit(request_id, content, len(self._log))
 
     def prompt_accepted(self, request_id: RequestId, message_id: object) -> Submission:
@@ -322,6 +346,16 @@ class SessionModel:
         return found
 
     # ------------------------------------------------------------------ reading
+
+    @property
+    def dropped_entities(self) -> int:
+        """Finished entities let go by ``Limits.max_session_entities`` (0 without it)."""
+        return self._store.dropped
+
+    @property
+    def dropped_submissions(self) -> int:
+        """Done submissions let go by ``Limits.max_session_entities`` (0 without it)."""
+        return self._dropped_submissions
 
     @property
     def events(self) -> Sequence[Event]:

@@ -38,6 +38,25 @@ def patch_field(entity: object, name: str, value: object) -> None:
         setattr(entity, name, value)
 
 
+def finished(ent: Entity, last_ending_idle: int, listed: set[tuple[str, str]]) -> bool:
+    """Whether ``Limits.max_session_entities`` may let ``ent`` go: nothing touched it
+    since the last end of foreground work (event ``last_ending_idle``) and nothing
+    can still be running in it: a tool call is final, a terminal exited, a plan
+    removed, a compaction over; none is in the latest background list (``listed``).
+    Subagents are kept."""
+    if ent.last_event_index >= last_ending_idle:
+        return False
+    if isinstance(ent, ToolCallEntity | TerminalEntity):
+        if (ent.kind, ent.id) in listed:
+            return False
+        return ent.is_final if isinstance(ent, ToolCallEntity) else ent.exited
+    if isinstance(ent, PlanEntity):
+        return ent.removed
+    if isinstance(ent, CompactionEntity):
+        return ent.status != "in_progress"
+    return isinstance(ent, MessageEntity)
+
+
 def _as_list(value: object) -> list[Any] | None:
     return list(value) if isinstance(value, list | tuple) else None
 
@@ -49,21 +68,57 @@ class EntityStore:
     each update, so entities first seen during a replay are marked ``replayed``.
     """
 
-    def __init__(self, violate: Violate, on_user_message: Callable[[MessageEntity], None]) -> None:
+    def __init__(
+        self,
+        violate: Violate,
+        on_user_message: Callable[[MessageEntity], None],
+        *,
+        max_blocks: int | None = None,
+        max_entities: int | None = None,
+        droppable: Callable[[Entity], bool] | None = None,
+    ) -> None:
+        if max_blocks is not None and max_blocks < 1:
+            raise ValueError("max_message_blocks must be at least 1 (or None)")
+        if max_entities is not None and max_entities < 1:
+            raise ValueError("max_session_entities must be at least 1 (or None)")
         self._violate = violate
         self._on_user_message = on_user_message
         self.timeline: list[Entity] = []
         self.kinds: dict[str, dict[str, Any]] = {kind: {} for kind in ENTITY_KINDS}
         self.replaying = False
+        self.max_blocks = max_blocks
+        self.max_entities = max_entities
+        self._droppable = droppable
+        self._created = 0  # entities ever created: the next one's position
+        #: Entities let go by ``max_entities`` (``SessionModel.dropped_entities``).
+        self.dropped = 0
 
     def create(self, kind: str, entity_id: str, cls: type[E], index: int) -> E:
         # The first update or chunk fixes the position (spec: "Entity IDs").
-        ent = cls(kind, entity_id, len(self.timeline), index, index, self.replaying)
+        ent = cls(kind, entity_id, self._created, index, index, self.replaying)
+        self._created += 1
         self.timeline.append(ent)
         self.kinds[kind][entity_id] = ent
         if kind == "user_message":
             self._on_user_message(ent)  # type: ignore[arg-type]
+        if self.max_entities is not None and len(self.timeline) >= 2 * self.max_entities:
+            self._drop_finished(self.max_entities)
         return ent
+
+    def _drop_finished(self, keep: int) -> None:
+        # Limits.max_session_entities: of the entities before the newest `keep`, let
+        # go those the model says are finished; in blocks, so creating stays O(1)
+        # amortised. The timeline list is changed in place (the model aliases it).
+        droppable = self._droppable
+        old = len(self.timeline) - keep
+        kept: list[Entity] = []
+        for i, ent in enumerate(self.timeline):
+            if i < old and droppable is not None and droppable(ent):
+                del self.kinds[ent.kind][ent.id]
+                self.dropped += 1
+            else:
+                kept.append(ent)
+        self.timeline[:] = kept
 
     def upsert(self, kind: str, entity_id: object, cls: type[E], index: int) -> E | None:
         ent = self.kinds[kind].get(entity_id)  # type: ignore[call-overload]
@@ -81,6 +136,9 @@ class EntityStore:
         entities: dict[str, MessageEntity] = self.kinds[kind]
         create = self.create
         violate = self._violate
+        limit = self.max_blocks
+        if limit is not None:
+            return self._bounded_chunk_handler(kind, cls, limit)
 
         def on_chunk(update: Any, index: int) -> None:
             # Hot path. A chunk appends one block to whatever content is current,
@@ -95,6 +153,31 @@ class EntityStore:
             else:
                 ent.last_event_index = index
             ent.content.append(update.content)
+
+        return on_chunk
+
+    def _bounded_chunk_handler(
+        self, kind: str, cls: type[MessageEntity], limit: int
+    ) -> Callable[[Any, int], None]:
+        entities: dict[str, MessageEntity] = self.kinds[kind]
+        create = self.create
+        violate = self._violate
+
+        def on_chunk(update: Any, index: int) -> None:
+            # As above; past Limits.max_message_blocks adjacent plain text blocks are
+            # joined (entities.py, _limit).
+            ent = entities.get(update.message_id)
+            if ent is None:
+                if not isinstance(update.message_id, str):
+                    violate("chunk-without-message-id", f"{kind} chunk without a messageId", index)
+                    return
+                ent = create(kind, update.message_id, cls, index)
+            else:
+                ent.last_event_index = index
+            content = ent.content
+            content.append(update.content)
+            if len(content) > limit:
+                ent._limit_blocks(limit)
 
         return on_chunk
 
@@ -237,6 +320,8 @@ class EntityStore:
         ent = self.upsert("compaction", update.compaction_id, CompactionEntity, index)
         if ent is not None:
             ent.summary.append(update.content)
+            if self.max_blocks is not None and len(ent.summary) > self.max_blocks:
+                ent._limit_blocks(self.max_blocks)
 
     def on_subagent(self, update: Any, index: int) -> None:
         ent = self.upsert("subagent", update.session_id, SubagentEntity, index)
@@ -252,4 +337,4 @@ class EntityStore:
         ent.meta = patch_meta(ent.meta, update.meta)
 
 
-__all__ = ["EntityStore", "patch_field"]
+__all__ = ["EntityStore", "finished", "patch_field"]

@@ -18,7 +18,7 @@ has not echoed the user message does the first such idle after the response coun
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -186,6 +186,32 @@ class SubmissionTracker:
             for sub, event_index in self._unechoed
             if sub.user_message is None
         ]
+
+    def last_ending_idle(self) -> int:
+        """The event index of the latest idle that ended foreground work (-1: none)."""
+        return self._idle_indices[-1] if self._idle_indices else -1
+
+    def drop_finished(self, keep: int, is_kept: Callable[[MessageEntity], bool]) -> int:
+        """Let go done submissions beyond the newest ``keep`` whose user message is no
+        longer kept (``is_kept``), and idles beyond the newest ``keep``; return how many
+        submissions were let go (``Limits.max_session_entities``)."""
+        subs = list(self.by_request.values())
+        old = len(subs) - keep
+        dropped = 0
+        for i, sub in enumerate(subs):
+            if i >= old:
+                break
+            if (sub.done or sub.status == "rejected") and (
+                sub.user_message is None or not is_kept(sub.user_message)
+            ):
+                del self.by_request[sub.request_id]
+                if sub.message_id is not None and self.by_message.get(sub.message_id) is sub:
+                    del self.by_message[sub.message_id]
+                dropped += 1
+        if len(self._idles) > keep:
+            del self._idles[:-keep]
+            del self._idle_indices[:-keep]
+        return dropped
 
     def pending_count(self) -> int:
         return sum(1 for s in self.by_request.values() if s.status == "pending")

@@ -64,6 +64,23 @@ class Template(NamedTuple):
     raw: dict[str, Any]  # the params dict of the learned line (private copy)
     cls: type[Any]  # the update's class
 
+    def build(self, text: str) -> Any:
+        """The update a line of this stream carrying ``text`` decodes to (as
+        :meth:`ChunkLines.decode` builds it)."""
+        block = _new(g.TextContent)
+        block.type = "text"
+        block.text = text
+        block.annotations = UNSET
+        block.meta = UNSET
+        block.extra = NO_EXTRA
+        update = _new(self.cls)
+        update.session_update = self.tag
+        update.message_id = self.message_id
+        update.content = block
+        update.meta = UNSET
+        update.extra = NO_EXTRA
+        return update
+
 
 def _copy_raw(raw: dict[str, Any]) -> dict[str, Any]:
     update = dict(raw["update"])
@@ -98,15 +115,19 @@ class ChunkLines:
         self.templates: list[Template] = []
         self._tried: list[tuple[str, str, str]] = []
 
-    def decode(self, line: bytes) -> tuple[str, Any, Template] | None:
-        """``(session id, update, template)`` for a line that fits a template (the
-        update is what the full decoder builds), or ``None``: decode it in full."""
+    def decode(self, line: bytes) -> tuple[str, Any, Template, bool] | None:
+        """``(session id, update, template, verbatim)`` for a line that fits a template
+        (the update is what the full decoder builds), or ``None``: decode it in full.
+
+        ``verbatim``: the text is written as is (no escapes), so the line is exactly
+        ``template.prefix + text.encode() + template.suffix``."""
         for t in self.templates:
             prefix, suffix, start, end = t[0], t[1], t[2], t[3]
             if line.startswith(prefix) and line.endswith(suffix) and len(line) >= start - end:
                 body = line[start:end]
                 try:
-                    if _PLAIN(body) is None:
+                    verbatim = _PLAIN(body) is None
+                    if verbatim:
                         text = body.decode()
                     else:
                         s = body.decode() + '"'
@@ -133,7 +154,7 @@ class ChunkLines:
                 update.content = block
                 update.meta = UNSET
                 update.extra = NO_EXTRA
-                return t.session_id, update, t
+                return t.session_id, update, t, verbatim
         return None
 
     def learn(

@@ -287,8 +287,8 @@ _CHUNK_LINES: Final = ChunkLines()
 _UPDATE: Final = "session/update"
 
 decode_chunk_line: Final = _CHUNK_LINES.decode
-"""``(session id, update, template)`` of a ``session/update`` line that fits a chunk
-template (see :func:`decode_line`), else ``None``: the objects ``decode_line`` puts in
+"""``(session id, update, template, verbatim)`` of a ``session/update`` line that fits
+a chunk template (see :func:`decode_line`), else ``None``: the objects ``decode_line`` puts in
 ``params``, without the envelope (the connection's hot path needs only those)."""
 
 
@@ -312,7 +312,7 @@ def _chunk_message(line: bytes) -> Notification | None:
     hit = decode_chunk_line(line)
     if hit is None:
         return None
-    sid, update, t = hit
+    sid, update, t = hit[0], hit[1], hit[2]
     params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
     params.session_id, params.update = sid, update
     params.meta, params.extra = UNSET, NO_EXTRA
