@@ -20,7 +20,9 @@ so a machine whose speed drifts (shared CPUs) still compares like with like.
   round trip: blocking ``Client.request``, async ``AsyncClient.request``, a raw trio
   client (process pipes, one line out, read to the newline) and raw ``readline``.
 * **Start-up**: ``python -c "import acp_lite; acp_lite.connect"`` (what a connection
-  imports), ``import trio`` and ``pass``; wall and CPU (of the child).
+  imports), ``import trio`` and ``pass``; wall and CPU (of the child). Measured with a
+  bytecode cache, as after ``pip install`` (``PYTHONDONTWRITEBYTECODE`` dropped, a
+  warm-up run first), and again with none at all (everything compiled on each start).
 * **Linearity**: blocking stdlib-json CPU per update at each size of ``--decades``.
 
     python bench/compare.py                       # 200k updates, 3 repeats
@@ -38,6 +40,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -317,22 +320,38 @@ def spawn(mode: str, *, backend: str = "json", updates: int = 0, calls: int = 0,
     return result
 
 
-def startup(repeat: int) -> dict[str, dict[str, float]]:
+def startup(repeat: int, *, cache: bool = True) -> dict[str, dict[str, float]]:
+    """Median wall and CPU of each start-up command, interleaved.
+
+    ``cache=True``: with a bytecode cache, as after ``pip install`` (the environment's
+    ``PYTHONDONTWRITEBYTECODE`` dropped, one warm-up run of each command writes it);
+    ``cache=False``: no cache at all (an empty ``PYTHONPYCACHEPREFIX``, nothing
+    written), so every module, the standard library's too, is compiled on each start.
+    """
     cmds = {
         "connect": "import acp_lite; acp_lite.connect",
         "trio": "import trio",
         "pass": "pass",
     }
-    wall: dict[str, list[float]] = {k: [] for k in cmds}
-    cpu: dict[str, list[float]] = {k: [] for k in cmds}
-    for _ in range(repeat):
-        for k, c in cmds.items():
-            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", c], check=True)
-            wall[k].append(time.perf_counter() - t)
-            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu[k].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    with tempfile.TemporaryDirectory() as empty:
+        if cache:
+            for c in cmds.values():
+                subprocess.run([sys.executable, "-c", c], check=True, env=env)
+        else:
+            env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=empty)
+        wall: dict[str, list[float]] = {k: [] for k in cmds}
+        cpu: dict[str, list[float]] = {k: [] for k in cmds}
+        for _ in range(repeat):
+            for k, c in cmds.items():
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t = time.perf_counter()
+                subprocess.run([sys.executable, "-c", c], check=True, env=env)
+                wall[k].append(time.perf_counter() - t)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[k].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
     return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k])}
             for k in cmds}  # fmt: skip
 
@@ -434,12 +453,16 @@ def main() -> None:
         print()
 
     if "startup" not in skip:
-        s = startup(args.startup_repeat)
-        print(f"start-up, median of {args.startup_repeat} (wall / CPU ms):  " + "  ".join(
-            f"{k} {v['wall'] * 1e3:.0f} / {v['cpu'] * 1e3:.0f}" for k, v in s.items()))  # fmt: skip
-        own = s["connect"]["cpu"] - s["trio"]["cpu"]
-        print(f"  import acp_lite; acp_lite.connect = {s['connect']['wall'] * 1e3:.0f} ms wall "
-              f"(target <= 200); {own * 1e3:.0f} ms CPU beyond importing trio")  # fmt: skip
+        for cache in (True, False):
+            s = startup(args.startup_repeat, cache=cache)
+            label = "with a bytecode cache" if cache else "with no bytecode cache at all"
+            print(f"start-up {label}, median of {args.startup_repeat} (wall / CPU ms):  "
+                  + "  ".join(f"{k} {v['wall'] * 1e3:.0f} / {v['cpu'] * 1e3:.0f}"
+                              for k, v in s.items()))  # fmt: skip
+            own = s["connect"]["cpu"] - s["trio"]["cpu"]
+            target = " (target <= 200)" if cache else ""
+            print(f"  import acp_lite; acp_lite.connect = {s['connect']['wall'] * 1e3:.0f} ms "
+                  f"wall{target}; {own * 1e3:.0f} ms CPU beyond importing trio")  # fmt: skip
         print()
 
     sizes = [int(x) for x in args.decades.split(",") if x]
