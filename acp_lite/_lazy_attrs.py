@@ -21,13 +21,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from types import MemberDescriptorType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 __all__ = ["define", "frozen"]
 
-_C = TypeVar("_C", bound=type)
 _NO_DEFAULT: Final = object()
 _BUILD_LOCK = threading.RLock()
 _COUNTING_ATTR: Final = type(attrs.field())
@@ -66,9 +65,18 @@ def _build(cls: type) -> None:
         twin = attrs.define(these=these, slots=True, auto_detect=False, **options)(
             type(cls.__name__, (), ns)
         )
-        for name, value in twin.__dict__.items():
-            if name not in _NOT_COPIED and not isinstance(value, MemberDescriptorType):
-                setattr(cls, name, value)
+        copied = [
+            (name, value)
+            for name, value in twin.__dict__.items()
+            if name not in _NOT_COPIED and not isinstance(value, MemberDescriptorType)
+        ]
+        # The ways to make an instance next to last, so another thread that makes one
+        # without taking the lock finds every method in place; the field records,
+        # which mark the class processed, last.
+        order = {"__init__": 1, "__setstate__": 1, "__attrs_attrs__": 2}
+        copied.sort(key=lambda item: order.get(item[0], 0))
+        for name, value in copied:
+            setattr(cls, name, value)
 
 
 _NOT_COPIED: Final = frozenset(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import inspect
 import pickle
+import threading
 import weakref
 from typing import Any
 
@@ -140,3 +141,24 @@ def test_unsupported_classes_are_refused() -> None:
 
     with pytest.raises(TypeError, match="slotted"):
         lazy_attrs.define(slots=False)
+
+
+def test_first_use_from_many_threads_at_once() -> None:
+    @lazy_attrs.frozen
+    class Shared:
+        name: str
+
+    barrier = threading.Barrier(8)
+    seen: list[str] = []
+
+    def use() -> None:
+        barrier.wait()
+        obj = Shared("n")
+        seen.append(f"{obj!r} {obj == Shared('n')} {attrs.fields(Shared)[0].name}")
+
+    threads = [threading.Thread(target=use) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == ["Shared(name='n') True name"] * 8
