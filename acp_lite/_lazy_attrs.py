@@ -5,11 +5,14 @@ attrs compiles ``__init__``, ``__repr__``, ``__eq__`` ... for each class as the
 module that declares it is imported: about a millisecond per class, which for the
 few dozen record classes of the connection path was a sizeable share of
 ``import acp_lite.client``. Here the class gets its ``__slots__`` at once (so
-instances are as small as attrs makes them); attrs processes it in place the first
-time an instance is made, unpickled, or the class is introspected
-(``attrs.fields``, ``attrs.has``, ``attrs.evolve``, ...). After that it is exactly
-the class ``attrs.define(slots=True)`` / ``attrs.frozen(slots=True)`` would have
-made. Type checkers see attrs' own decorators.
+instances are as small as attrs makes them); every member attrs may write is a
+placeholder that, when first looked up, lets attrs process the class: making an
+instance, unpickling one, or using one made with ``object.__new__`` (``repr``,
+``==``, ``hash``, setting a field), or introspecting the class (``attrs.fields``,
+``attrs.has``, ``attrs.evolve``, ``inspect.signature``). attrs builds its slotted
+twin from the same fields and options, and the twin's members move onto the class,
+which then is what ``attrs.define(slots=True)`` / ``attrs.frozen(slots=True)``
+would have made. Type checkers see attrs' own decorators.
 
 Limits (checked at decoration): the class is declared with annotated fields and
 plain bases (no attrs base classes, no ``super()`` in its methods); anything else
@@ -51,7 +54,7 @@ def _build(cls: type) -> None:
     with _BUILD_LOCK:
         if cls.__dict__.get("__attrs_attrs__") is not _LAZY_FIELDS:
             return  # by another thread meanwhile
-        fields, options = cls.__dict__["__lazy_attrs__"]
+        fields, options, placeholders = cls.__dict__["__lazy_attrs__"]
         these: dict[str, Any] = {}
         for name, annotation, default in fields:
             if isinstance(default, _COUNTING_ATTR):
@@ -75,6 +78,10 @@ def _build(cls: type) -> None:
         # which mark the class processed, last.
         order = {"__init__": 1, "__setstate__": 1, "__attrs_attrs__": 2}
         copied.sort(key=lambda item: order.get(item[0], 0))
+        written = {name for name, _ in copied}
+        for name in placeholders - written:  # attrs writes none: object's apply
+            if isinstance(cls.__dict__.get(name), _LazyMember):
+                delattr(cls, name)
         for name, value in copied:
             setattr(cls, name, value)
 
@@ -84,17 +91,41 @@ _NOT_COPIED: Final = frozenset(
 )
 
 
-class _LazyMethod:
-    """A method attrs writes (``__init__``, ``__setstate__``), before it has: looking
-    it up (to make an instance, unpickle one, or read its signature) lets attrs
-    process the class first."""
+class _LazyMember:
+    """A member attrs may write (``__init__``, ``__repr__``, ``__eq__``, ...), before
+    it has: looking it up lets attrs process the class first. Instances made without
+    ``__init__`` (``object.__new__`` and filling the slots, as hot paths do, or
+    unpickling) so behave as attrs' from the start."""
 
     def __init__(self, name: str) -> None:
         self.name = name
 
     def __get__(self, obj: object, owner: type) -> Any:
         _build(owner)
-        return owner.__dict__[self.name].__get__(obj, owner)
+        if owner.__dict__.get(self.name) is self:  # pragma: no cover - _build replaces it
+            raise AttributeError(self.name)
+        return getattr(owner if obj is None else obj, self.name)
+
+
+_PLACEHOLDERS: Final = frozenset(
+    {
+        "__init__",
+        "__repr__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__setattr__",
+        "__delattr__",
+        "__getstate__",
+        "__setstate__",
+        "__match_args__",
+    }
+)
+"""What attrs may write into a class: all of it waits for the class's processing."""
 
 
 def _lazy(cls: type, options: dict[str, Any]) -> type:
@@ -122,11 +153,12 @@ def _lazy(cls: type, options: dict[str, Any]) -> type:
         if not (isinstance(annotation, str) and annotation.startswith(_CLASS_VARS))
     ]
     fields = tuple((name, annotations[name], ns.pop(name, _NO_DEFAULT)) for name in names)
-    ns["__lazy_attrs__"] = (fields, options)
+    placeholders = frozenset(_PLACEHOLDERS - ns.keys())  # the class's own are kept
+    ns["__lazy_attrs__"] = (fields, options, placeholders)
     ns["__slots__"] = (*names, "__weakref__")  # attrs' slotted classes take weak refs
     ns["__attrs_attrs__"] = _LAZY_FIELDS
-    ns["__init__"] = _LazyMethod("__init__")
-    ns["__setstate__"] = _LazyMethod("__setstate__")  # unpickling makes an instance too
+    for name in placeholders:
+        ns[name] = _LazyMember(name)
     return type(cls)(cls.__name__, cls.__bases__, ns)
 
 

@@ -107,7 +107,7 @@ def test_unpickling_and_introspection_process_the_class() -> None:
     data = pickle.dumps(Unpickled("n"))
     # As in a process that has made none yet: unpickling is the first use.
     Unpickled.__attrs_attrs__ = _LAZY_FIELDS  # type: ignore[assignment]
-    Unpickled.__setstate__ = lazy_attrs._LazyMethod("__setstate__")  # type: ignore[attr-defined]
+    Unpickled.__setstate__ = lazy_attrs._LazyMember("__setstate__")  # type: ignore[attr-defined]
     assert pickle.loads(data) == Unpickled("n")
     assert not _built(Introspected)
     assert str(inspect.signature(Introspected)) == "(name: 'str', kind: 'str' = 'k') -> None"
@@ -162,3 +162,34 @@ def test_first_use_from_many_threads_at_once() -> None:
     for t in threads:
         t.join()
     assert seen == ["Shared(name='n') True name"] * 8
+
+
+def test_instances_made_without_init_behave_as_attrs() -> None:
+    """Hot paths make objects with ``object.__new__`` and fill the slots: the class
+    is processed as soon as such an object is compared, shown, hashed or pickled."""
+
+    @lazy_attrs.frozen
+    class Made:
+        name: str
+
+    @lazy_attrs.define
+    class Filled:
+        name: str
+
+    frozen_obj = object.__new__(Made)
+    object.__setattr__(frozen_obj, "name", "n")
+    assert not _built(Made)
+    assert repr(frozen_obj) == "Made(name='n')" and _built(Made)
+    assert frozen_obj == Made("n") and hash(frozen_obj) == hash(Made("n"))
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        frozen_obj.name = "m"  # type: ignore[misc]
+    mutable = object.__new__(Filled)
+    mutable.name = "n"  # the first use: processes the class, then sets the slot
+    assert _built(Filled) and mutable == Filled("n")
+    with pytest.raises(TypeError):
+        hash(mutable)  # attrs.define with eq: unhashable
+    match mutable:
+        case Filled(name):
+            assert name == "n"
+        case _:  # pragma: no cover - the match above must hold
+            pytest.fail("positional match")
