@@ -18,7 +18,11 @@ so a machine whose speed drifts (shared CPUs) still compares like with like.
   With ``--bounded`` also acp_lite with retention bounds (``--bounded-limits``).
 * **Per-call latency**: a no-op ``_``-prefixed request the agent echoes, median
   round trip: blocking ``Client.request``, async ``AsyncClient.request``, a raw trio
-  client (process pipes, one line out, read to the newline) and raw ``readline``.
+  client (process pipes, one line out, read to the newline) and raw ``readline``; and
+  what a blocking call adds: ``async_gap`` (async requests with 200 µs idle between
+  them, as a blocking caller's thread hops leave), ``portal`` (a blocking call of a
+  no-op coroutine) and ``hop`` (a bare ``run_sync_soon`` + lock round trip into the
+  trio thread).
 * **Start-up**: ``python -c "import acp_lite; acp_lite.connect"`` (what a connection
   imports), ``import trio`` and ``pass``; wall and CPU (of the child). Measured with a
   bytecode cache, as after ``pip install`` (``PYTHONDONTWRITEBYTECODE`` dropped, a
@@ -41,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -196,20 +201,40 @@ def child_calls(k: int) -> dict[str, Any]:
     with acp_lite.connect(_flood(1)) as client:
         aclient = client.async_client
 
-        async def async_round() -> float:
+        async def async_round(gap: float = 0.0) -> float:
+            import trio
+
             lat = []
             for _ in range(k):
                 t = time.perf_counter()
                 await aclient.request(NOOP)
                 lat.append(time.perf_counter() - t)
+                if gap:  # idle between requests, as a blocking caller's thread hops are
+                    await trio.sleep(gap)
             return statistics.median(lat)
 
+        async def noop() -> None:
+            return None
+
+        token = client._portal._token
+        assert token is not None
+
+        def hop() -> None:  # one thread crossing each way, nothing else
+            lock = threading.Lock()
+            lock.acquire()
+            token.run_sync_soon(lock.release)
+            lock.acquire()
+
         _median_of(lambda: client.request(NOOP), 50)  # warm up
-        sync, asyn = [], []
+        sync, asyn, gaps, portal, hops = [], [], [], [], []
         for _ in range(5):
             sync.append(_median_of(lambda: client.request(NOOP), k))
             asyn.append(client._portal.call(async_round))
-    return {"blocking": min(sync), "async": min(asyn)}
+            gaps.append(client._portal.call(async_round, 0.0002))
+            portal.append(_median_of(lambda: client._portal.call(noop, timeout=60), k))
+            hops.append(_median_of(hop, k))
+    return {"blocking": min(sync), "async": min(asyn), "async_gap": min(gaps),
+            "portal": min(portal), "hop": min(hops)}  # fmt: skip
 
 
 def child_raw_trio(k: int) -> dict[str, Any]:
@@ -436,11 +461,12 @@ def main() -> None:
 
     if "calls" not in skip:
         rows: dict[str, list[float]] = {"blocking": [], "async": [], "raw_trio": [],
-                                        "raw_readline": []}  # fmt: skip
+                                        "raw_readline": [], "async_gap": [], "portal": [],
+                                        "hop": []}  # fmt: skip
         for _ in range(reps):
             c = spawn("calls", calls=args.calls)
-            rows["blocking"].append(c["blocking"])
-            rows["async"].append(c["async"])
+            for key in ("blocking", "async", "async_gap", "portal", "hop"):
+                rows[key].append(c[key])
             rows["raw_trio"].append(spawn("raw_trio", calls=args.calls)["raw_trio"])
             rows["raw_readline"].append(spawn("raw_readline", calls=args.calls)["raw_readline"])
         med = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
@@ -450,6 +476,12 @@ def main() -> None:
         print("  " + "  ".join(f"{k} {v:.0f}" for k, v in med.items()))
         print(f"  blocking / async = {bl:.2f}x (target <= 1.3x); "
               f"async / raw trio = {at:.2f}x (target <= 2x)")  # fmt: skip
+        bg = statistics.median(
+            b / g for b, g in zip(rows["blocking"], rows["async_gap"], strict=True)
+        )
+        print(f"  blocking / async_gap = {bg:.2f}x (async_gap: async with 200 µs idle between"
+              " requests; portal: a blocking call of a no-op coroutine, no agent; hop: one"
+              " bare thread crossing each way)")  # fmt: skip
         print()
 
     if "startup" not in skip:
