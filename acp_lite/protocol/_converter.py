@@ -109,6 +109,13 @@ class _WireConverter:
             return [self.unstructure(item) for item in obj]
         return self.cattrs.unstructure(obj)
 
+    def __getattr__(self, name: str) -> Any:
+        # The rest of cattrs' Converter API (hook factories, copy ...), on the cattrs
+        # converter; hooks it registers for wire classes are not seen by the direct path.
+        if name.startswith("_"):  # own slots not set yet, dunders: never cattrs'
+            raise AttributeError(name)
+        return getattr(self.cattrs, name)
+
     def register_structure_hook(self, cls: Any, func: Callable[[Any, Any], Any]) -> None:
         """Structure values of exactly ``cls`` with ``func(value, cls)``."""
         with self._lock:
