@@ -27,10 +27,12 @@ from typing import Any
 
 import attrs
 
+from acp_lite import _lazy_attrs as lazy_attrs
+
 __all__ = ["AuthEnvVar", "AuthMethod", "auth_methods_from", "login_hint"]
 
 
-@attrs.frozen
+@lazy_attrs.frozen
 class AuthEnvVar:
     """An environment variable an ``env_var`` method asks the user to set."""
 
@@ -40,7 +42,7 @@ class AuthEnvVar:
     optional: bool = False
 
 
-@attrs.frozen
+@lazy_attrs.frozen
 class AuthMethod:
     """One way to log in that the agent advertised (see the module docstring)."""
 

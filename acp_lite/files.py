@@ -24,6 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from acp_lite import _lazy_attrs as lazy_attrs
+
 __all__ = [
     "FileHandler",
     "HandlerError",
@@ -64,7 +66,7 @@ class PathNotAllowed(HandlerError):
         super().__init__(message, code=INVALID_PARAMS, data={"path": path})
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class Workspace:
     """What a handler knows of the session a request names.
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
+from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.errors import TurnFailed
 from acp_lite.protocol.constants import END_TURN
 
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["Turn", "TurnFailed"]
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Turn:
     """The outcome of a prompt and the foreground work that followed its insertion.
 

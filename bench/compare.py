@@ -23,9 +23,15 @@ so a machine whose speed drifts (shared CPUs) still compares like with like.
   ``held`` reads low and peak RSS high).
 * **Per-call latency**: a no-op ``_``-prefixed request the agent echoes, median
   round trip: blocking ``Client.request``, async ``AsyncClient.request``, a raw trio
-  client (process pipes, one line out, read to the newline) and raw ``readline``.
+  client (process pipes, one line out, read to the newline) and raw ``readline``; and
+  what a blocking call adds: ``async_gap`` (async requests with 200 µs idle between
+  them, as a blocking caller's thread hops leave), ``portal`` (a blocking call of a
+  no-op coroutine) and ``hop`` (a bare ``run_sync_soon`` + lock round trip into the
+  trio thread).
 * **Start-up**: ``python -c "import acp_lite; acp_lite.connect"`` (what a connection
-  imports), ``import trio`` and ``pass``; wall and CPU (of the child).
+  imports), ``import trio`` and ``pass``; wall and CPU (of the child). Measured with a
+  bytecode cache, as after ``pip install`` (``PYTHONDONTWRITEBYTECODE`` dropped, a
+  warm-up run first), and again with none at all (everything compiled on each start).
 * **Linearity**: blocking stdlib-json CPU per update at each size of ``--decades``.
 
     python bench/compare.py                       # 200k updates, 3 repeats
@@ -43,6 +49,8 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -200,20 +208,40 @@ def child_calls(k: int) -> dict[str, Any]:
     with acp_lite.connect(_flood(1)) as client:
         aclient = client.async_client
 
-        async def async_round() -> float:
+        async def async_round(gap: float = 0.0) -> float:
+            import trio
+
             lat = []
             for _ in range(k):
                 t = time.perf_counter()
                 await aclient.request(NOOP)
                 lat.append(time.perf_counter() - t)
+                if gap:  # idle between requests, as a blocking caller's thread hops are
+                    await trio.sleep(gap)
             return statistics.median(lat)
 
+        async def noop() -> None:
+            return None
+
+        token = client._portal._token
+        assert token is not None
+
+        def hop() -> None:  # one thread crossing each way, nothing else
+            lock = threading.Lock()
+            lock.acquire()
+            token.run_sync_soon(lock.release)
+            lock.acquire()
+
         _median_of(lambda: client.request(NOOP), 50)  # warm up
-        sync, asyn = [], []
+        sync, asyn, gaps, portal, hops = [], [], [], [], []
         for _ in range(5):
             sync.append(_median_of(lambda: client.request(NOOP), k))
             asyn.append(client._portal.call(async_round))
-    return {"blocking": min(sync), "async": min(asyn)}
+            gaps.append(client._portal.call(async_round, 0.0002))
+            portal.append(_median_of(lambda: client._portal.call(noop, timeout=60), k))
+            hops.append(_median_of(hop, k))
+    return {"blocking": min(sync), "async": min(asyn), "async_gap": min(gaps),
+            "portal": min(portal), "hop": min(hops)}  # fmt: skip
 
 
 def child_raw_trio(k: int) -> dict[str, Any]:
@@ -324,22 +352,38 @@ def spawn(mode: str, *, backend: str = "json", updates: int = 0, calls: int = 0,
     return result
 
 
-def startup(repeat: int) -> dict[str, dict[str, float]]:
+def startup(repeat: int, *, cache: bool = True) -> dict[str, dict[str, float]]:
+    """Median wall and CPU of each start-up command, interleaved.
+
+    ``cache=True``: with a bytecode cache, as after ``pip install`` (the environment's
+    ``PYTHONDONTWRITEBYTECODE`` dropped, one warm-up run of each command writes it);
+    ``cache=False``: no cache at all (an empty ``PYTHONPYCACHEPREFIX``, nothing
+    written), so every module, the standard library's too, is compiled on each start.
+    """
     cmds = {
         "connect": "import acp_lite; acp_lite.connect",
         "trio": "import trio",
         "pass": "pass",
     }
-    wall: dict[str, list[float]] = {k: [] for k in cmds}
-    cpu: dict[str, list[float]] = {k: [] for k in cmds}
-    for _ in range(repeat):
-        for k, c in cmds.items():
-            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", c], check=True)
-            wall[k].append(time.perf_counter() - t)
-            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu[k].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    with tempfile.TemporaryDirectory() as empty:
+        if cache:
+            for c in cmds.values():
+                subprocess.run([sys.executable, "-c", c], check=True, env=env)
+        else:
+            env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=empty)
+        wall: dict[str, list[float]] = {k: [] for k in cmds}
+        cpu: dict[str, list[float]] = {k: [] for k in cmds}
+        for _ in range(repeat):
+            for k, c in cmds.items():
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t = time.perf_counter()
+                subprocess.run([sys.executable, "-c", c], check=True, env=env)
+                wall[k].append(time.perf_counter() - t)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[k].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
     return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k])}
             for k in cmds}  # fmt: skip
 
@@ -434,11 +478,12 @@ def main() -> None:
 
     if "calls" not in skip:
         rows: dict[str, list[float]] = {"blocking": [], "async": [], "raw_trio": [],
-                                        "raw_readline": []}  # fmt: skip
+                                        "raw_readline": [], "async_gap": [], "portal": [],
+                                        "hop": []}  # fmt: skip
         for _ in range(reps):
             c = spawn("calls", calls=args.calls)
-            rows["blocking"].append(c["blocking"])
-            rows["async"].append(c["async"])
+            for key in ("blocking", "async", "async_gap", "portal", "hop"):
+                rows[key].append(c[key])
             rows["raw_trio"].append(spawn("raw_trio", calls=args.calls)["raw_trio"])
             rows["raw_readline"].append(spawn("raw_readline", calls=args.calls)["raw_readline"])
         med = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
@@ -448,15 +493,25 @@ def main() -> None:
         print("  " + "  ".join(f"{k} {v:.0f}" for k, v in med.items()))
         print(f"  blocking / async = {bl:.2f}x (target <= 1.3x); "
               f"async / raw trio = {at:.2f}x (target <= 2x)")  # fmt: skip
+        bg = statistics.median(
+            b / g for b, g in zip(rows["blocking"], rows["async_gap"], strict=True)
+        )
+        print(f"  blocking / async_gap = {bg:.2f}x (async_gap: async with 200 µs idle between"
+              " requests; portal: a blocking call of a no-op coroutine, no agent; hop: one"
+              " bare thread crossing each way)")  # fmt: skip
         print()
 
     if "startup" not in skip:
-        s = startup(args.startup_repeat)
-        print(f"start-up, median of {args.startup_repeat} (wall / CPU ms):  " + "  ".join(
-            f"{k} {v['wall'] * 1e3:.0f} / {v['cpu'] * 1e3:.0f}" for k, v in s.items()))  # fmt: skip
-        own = s["connect"]["cpu"] - s["trio"]["cpu"]
-        print(f"  import acp_lite; acp_lite.connect = {s['connect']['wall'] * 1e3:.0f} ms wall "
-              f"(target <= 200); {own * 1e3:.0f} ms CPU beyond importing trio")  # fmt: skip
+        for cache in (True, False):
+            s = startup(args.startup_repeat, cache=cache)
+            label = "with a bytecode cache" if cache else "with no bytecode cache at all"
+            print(f"start-up {label}, median of {args.startup_repeat} (wall / CPU ms):  "
+                  + "  ".join(f"{k} {v['wall'] * 1e3:.0f} / {v['cpu'] * 1e3:.0f}"
+                              for k, v in s.items()))  # fmt: skip
+            own = s["connect"]["cpu"] - s["trio"]["cpu"]
+            target = " (target <= 200)" if cache else ""
+            print(f"  import acp_lite; acp_lite.connect = {s['connect']['wall'] * 1e3:.0f} ms "
+                  f"wall{target}; {own * 1e3:.0f} ms CPU beyond importing trio")  # fmt: skip
         print()
 
     sizes = [int(x) for x in args.decades.split(",") if x]

@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     # 0: leaf helpers: wire types and codec, errors, plain data, policies, hook specs
     "acp_lite.protocol": 0,
     "acp_lite.errors": 0,
+    "acp_lite._lazy_attrs": 0,  # attrs decorators that defer attrs to first use
     "acp_lite.auth": 0,  # plain data; errors name the ways to log in
     "acp_lite.limits": 0,
     "acp_lite.transcript": 0,

@@ -21,6 +21,8 @@ import types
 import typing
 from collections.abc import Callable, Iterator
 
+import attrs
+
 import acp_lite
 import acp_lite.aio
 import acp_lite.model
@@ -261,6 +263,9 @@ def _callable_hints(qual: str, fn: Callable[..., object]) -> Iterator[tuple[str,
 
 
 def _class_hints(qual: str, cls: type) -> Iterator[tuple[str, object]]:
+    # Record classes processed by attrs on first use (acp_lite._lazy_attrs) get their
+    # real __init__ then: let attrs process the class before reading it statically.
+    attrs.has(cls)
     for field, annotation in _hints(cls).items():
         if not field.startswith("_"):
             yield f"{qual}.{field}", annotation

@@ -11,13 +11,14 @@ thread (it would stall the reader and, through pipe back-pressure, the agent).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-import pluggy
+from typing import TYPE_CHECKING, Any
 
 from acp_lite import permissions
 from acp_lite.core import AgentRequest
 from acp_lite.protocol import converter
+
+if TYPE_CHECKING:
+    import pluggy
 
 __all__ = ["AgentRequestDecider"]
 
@@ -29,7 +30,7 @@ class AgentRequestDecider:
 
     def __init__(
         self,
-        pm: pluggy.PluginManager,
+        pm: pluggy.PluginManager | None,
         on_permission: Callable[[Any, Any], Any] | None,
         on_elicitation: Callable[[Any, Any], Any] | None,
     ) -> None:
@@ -48,7 +49,9 @@ class AgentRequestDecider:
         if self.on_permission is not None:
             answer = self.on_permission(request, session)
         else:
-            answer = self.pm.hook.acp_permission_request(request=request, session=session)
+            answer = None
+            if self.pm is not None:
+                answer = self.pm.hook.acp_permission_request(request=request, session=session)
             if answer is None:
                 answer = permissions.reject_once(request, session)
         return {"outcome": permissions.permission_outcome(answer)}
@@ -57,7 +60,7 @@ class AgentRequestDecider:
         answer: Any = None
         if self.on_elicitation is not None:
             answer = self.on_elicitation(request, session)
-        else:
+        elif self.pm is not None:
             answer = self.pm.hook.acp_elicitation_request(request=request, session=session)
         if answer is None:
             answer = permissions.decline(request, session)

@@ -6,7 +6,7 @@ import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import trio
@@ -21,11 +21,13 @@ from acp_lite.auth import AuthMethod, auth_methods_from
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
 from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
 from acp_lite.files import FileHandler
-from acp_lite.hookspec import plugin_manager
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
 from acp_lite.protocol import InitializeResponse, converter
 from acp_lite.transcript import Transcript
+
+if TYPE_CHECKING:
+    import pluggy
 
 __all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
 
@@ -342,7 +344,7 @@ async def connect_streams(
         receive_stream,
         limits=limits,
         process=_process,
-        plugin_manager=plugin_manager(plugins),
+        plugin_manager=_plugin_manager(plugins),
         on_permission=on_permission,
         on_elicitation=on_elicitation,
         session_view=_session_view,
@@ -427,3 +429,13 @@ async def connect(
     finally:
         with trio.CancelScope(shield=True):
             await process.aclose()
+
+
+def _plugin_manager(plugins: Iterable[Any]) -> pluggy.PluginManager | None:
+    """The plugins' ``pluggy.PluginManager``, or ``None`` without plugins (then
+    pluggy, a sizeable import, is not needed)."""
+    if not plugins:
+        return None
+    from acp_lite.hookspec import plugin_manager
+
+    return plugin_manager(plugins)

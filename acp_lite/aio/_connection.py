@@ -15,7 +15,6 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-import pluggy
 import trio
 
 from acp_lite.aio._agent_requests import AgentRequestDecider
@@ -38,6 +37,8 @@ from acp_lite.limits import Limits
 from acp_lite.protocol import ErrorCode
 
 if TYPE_CHECKING:
+    import pluggy
+
     from acp_lite.aio._session import AsyncSession
     from acp_lite.aio._terminals import TerminalHandler
     from acp_lite.core import AgentRequest
@@ -65,7 +66,7 @@ class Connection:
         *,
         limits: Limits,
         process: AgentProcess | None = None,
-        plugin_manager: pluggy.PluginManager,
+        plugin_manager: pluggy.PluginManager | None = None,
         on_permission: Callable[[Any, Any], Any] | None = None,
         on_elicitation: Callable[[Any, Any], Any] | None = None,
         session_view: Callable[[AsyncSession], Any] | None = None,
@@ -78,11 +79,10 @@ class Connection:
         self.process = process
         self._send_stream = send_stream
         self._receive_stream = receive_stream
+        #: The plugins' hooks; ``None`` without plugins (pluggy is then not imported).
         self.pm = plugin_manager
-        hook = plugin_manager.hook
-        self._update_hook = (
-            hook.acp_session_update if hook.acp_session_update.get_hookimpls() else None
-        )
+        hook = None if plugin_manager is None else plugin_manager.hook.acp_session_update
+        self._update_hook = hook if hook is not None and hook.get_hookimpls() else None
         self.core = ClientConnection(
             limits,
             stderr_tail=self.stderr_tail,
@@ -473,6 +473,8 @@ class Connection:
 
     def call_hook(self, name: str, **kwargs: Any) -> Any:
         """Run hook ``name`` if any plugin implements it (errors are logged, not raised)."""
+        if self.pm is None:
+            return None
         caller = getattr(self.pm.hook, name)
         if not caller.get_hookimpls():
             return None

@@ -21,6 +21,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 import trio
 
+from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.files import RESOURCE_NOT_FOUND, HandlerError, Workspace
 
 __all__ = [
@@ -42,7 +43,7 @@ REAP_TIMEOUT = 5.0
 _READ_SIZE = 64 * 1024
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class TerminalCommand:
     """A ``terminal/create`` request: run ``command`` with ``args`` (no shell).
 
@@ -58,7 +59,7 @@ class TerminalCommand:
     output_byte_limit: int | None = None
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class TerminalExitStatus:
     """How the command ended: its ``exit_code``, or the ``signal`` (e.g. ``"SIGKILL"``)."""
 
@@ -70,7 +71,7 @@ class TerminalExitStatus:
         return {"exitCode": self.exit_code, "signal": self.signal}
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class TerminalOutput:
     """A terminal's output so far; ``exit_status`` once the command ended."""
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from acp_lite.core.events import ResponseArrived, SessionOpened
 from acp_lite.core.records import PendingRequest
 from acp_lite.core.rpc import ResponseReceived
-from acp_lite.core.v1 import V1Translator
 from acp_lite.core.v1_shapes import initialize_response as v1_initialize_response
 from acp_lite.core.v1_shapes import is_v1_initialize
 from acp_lite.errors import AcpError, ProtocolError, UnsupportedProtocolVersion, request_error_from
@@ -71,7 +70,9 @@ def _structure(
         # the caller asked for 2; asked for 1, a v2 answer is refused.
         if conn._requested_version != 2 and is_v1_initialize(result):
             if conn._v1 is None:
-                conn._v1 = V1Translator(conn)
+                from acp_lite.core.connection import v1_translator
+
+                conn._v1 = v1_translator(conn)
             result = v1_initialize_response(result)
             version = PROTOCOL_VERSION
         elif conn._requested_version == 1 and isinstance(result, dict):

@@ -17,7 +17,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from time import monotonic
-from typing import Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import attrs
 
@@ -45,7 +45,6 @@ from acp_lite.core.rpc import (
     UnhandledRequest,
     UnmatchedResponse,
 )
-from acp_lite.core.v1 import V1Translator
 from acp_lite.errors import (
     AcpError,
     AgentExited,
@@ -64,6 +63,9 @@ from acp_lite.protocol import (
 from acp_lite.protocol._chunk_lines import Template, with_text
 from acp_lite.protocol.jsonrpc import decode_chunk_line, loads_json
 from acp_lite.transcript import LineShape, Transcript
+
+if TYPE_CHECKING:
+    from acp_lite.core.v1 import V1Translator
 
 __all__ = ["PROTOCOL_VERSION", "ClientConnection"]
 
@@ -112,7 +114,9 @@ class ClientConnection(AgentRequests):
             raise ValueError(f"protocol_version must be 1, 2 or 'auto', not {protocol_version!r}")
         # --- v1 hook: the translator, once the connection speaks v1 (v1.py).
         self._requested_version = protocol_version
-        self._v1: V1Translator | None = V1Translator(self) if protocol_version == 1 else None
+        self._v1: V1Translator | None = None
+        if protocol_version == 1:
+            self._v1 = v1_translator(self)
         self.limits = limits = limits or Limits()
         self.rpc = RpcEngine(max_pending=limits.max_pending_requests)
         #: Every wire line, both ways, in order.
@@ -653,3 +657,11 @@ class ClientConnection(AgentRequests):
         if cap is not None and n > cap and n % cap:
             return
         self.log.append(ConnectionEvent(kind, monotonic(), data, error, session_id, method))
+
+
+def v1_translator(conn: ClientConnection) -> V1Translator:
+    """The v1 translator for ``conn``, imported when a connection speaks v1 (most
+    never do, and it is a sizeable module)."""
+    from acp_lite.core.v1 import V1Translator
+
+    return V1Translator(conn)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import attrs
+from acp_lite import _lazy_attrs as lazy_attrs
 
 if TYPE_CHECKING:
     from acp_lite.core.records import AgentRequest, PendingRequest, SessionState
@@ -41,7 +41,7 @@ ConnectionEventKind = Literal[
 ]
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class ConnectionEvent:
     """One entry of ``client.events``: ``kind``, monotonic ``time`` and details.
 
@@ -58,28 +58,28 @@ class ConnectionEvent:
     method: str | None = None
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class ResponseArrived:
     """The response to one of our requests: ``request.result`` or ``request.error``."""
 
     request: PendingRequest
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class SessionOpened:
     """A ``session/new`` (or fork) response created ``session`` on this connection."""
 
     session: SessionState
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class AgentRequestReceived:
     """The agent asks the client something; answer with ``ClientConnection.respond``."""
 
     request: AgentRequest
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class AgentRequestWithdrawn:
     """An agent request is answered already (the agent withdrew it, or a cancel did):
     stop deciding it."""
@@ -87,7 +87,7 @@ class AgentRequestWithdrawn:
     request: AgentRequest
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class UpdateApplied:
     """One update applied to ``session`` (emitted only when asked: hooks want it)."""
 
@@ -95,7 +95,7 @@ class UpdateApplied:
     event: Event
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class ExtensionNotificationReceived:
     """A ``_``-prefixed notification from the agent (also in the client event log)."""
 

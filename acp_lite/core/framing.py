@@ -8,7 +8,7 @@ SDKs is a reader that dies on one long line).
 
 from __future__ import annotations
 
-import attrs
+from acp_lite import _lazy_attrs as lazy_attrs
 
 __all__ = ["HEAD_BYTES", "LineFramer", "OversizeLine"]
 
@@ -16,7 +16,7 @@ HEAD_BYTES = 200
 """How much of an oversize line is kept (for the transcript and error messages)."""
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class OversizeLine:
     """A line longer than the limit: its total ``size`` and its first bytes."""
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
+from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.model import SessionModel
 
 if TYPE_CHECKING:
@@ -16,7 +15,7 @@ __all__ = ["AgentRequest", "PendingRequest", "RequestId", "SessionState"]
 RequestId = int | str
 
 
-@attrs.define(slots=True, eq=False)
+@lazy_attrs.define(eq=False)
 class PendingRequest:
     """A request we sent; ``done`` once its response (or the connection's end) came.
 
@@ -36,7 +35,7 @@ class PendingRequest:
     waiter: Any = None
 
 
-@attrs.define(slots=True, eq=False)
+@lazy_attrs.define(eq=False)
 class AgentRequest:
     """A request from the agent that the client has not answered yet."""
 
@@ -52,7 +51,7 @@ class AgentRequest:
     record: Any = None
 
 
-@attrs.define(slots=True, eq=False)
+@lazy_attrs.define(eq=False)
 class SessionState:
     """One session of the connection: its model and the core's flags for it."""
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.core.records import PendingRequest, RequestId
 from acp_lite.errors import AcpError, ProtocolError
 from acp_lite.protocol import (
@@ -79,7 +80,7 @@ class TooManyPendingRequests(AcpError):
     """``Limits.max_pending_requests`` requests are already awaiting a response."""
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class ResponseReceived:
     """The response to one of our requests: ``result`` or ``error`` (never both)."""
 
@@ -88,14 +89,14 @@ class ResponseReceived:
     error: ErrorObject | None
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class UnmatchedResponse:
     """A response whose id matches no pending request (recorded, not fatal)."""
 
     message: Response | ErrorResponse
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class RequestReceived:
     """An agent -> client request to answer with :meth:`RpcEngine.respond`."""
 
@@ -105,7 +106,7 @@ class RequestReceived:
     message: Request
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class UnhandledRequest:
     """An agent request for a method we do not implement; already answered -32601."""
 
@@ -113,7 +114,7 @@ class UnhandledRequest:
     method: str
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class PeerCancelled:
     """The agent withdrew its request ``id``; the engine already answered it."""
 
@@ -121,14 +122,14 @@ class PeerCancelled:
     method: str
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class NotificationReceived:
     """A notification (other than ``$/cancel_request``)."""
 
     message: Notification
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class InvalidReceived:
     """A line or batch member that is not a valid message (``error`` explains)."""
 
@@ -147,7 +148,7 @@ RpcEvent = (
 )
 
 
-@attrs.define(slots=True, eq=False)
+@lazy_attrs.define(eq=False)
 class _Batch:
     """Answers to the requests of one incoming batch, sent together."""
 
@@ -156,7 +157,7 @@ class _Batch:
     answers: list[Response | ErrorResponse] = attrs.Factory(list)
 
 
-@attrs.define(slots=True, eq=False)
+@lazy_attrs.define(eq=False)
 class _Incoming:
     method: str
     batch: _Batch | None

@@ -10,7 +10,6 @@ nothing the agent sent is dropped. The stateful part (turns, modes, ids) is in
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 __all__ = [
@@ -304,6 +303,8 @@ def git_patch(path: str, old: str | None, new: str) -> str:
         return "".join(head)
     old_lines = (old or "").splitlines(keepends=True)
     new_lines = new.splitlines(keepends=True)
+    import difflib  # only for a v1 agent's diffs
+
     body = []
     for line in difflib.unified_diff(
         old_lines,

@@ -14,8 +14,21 @@ import attrs
 
 from acp_lite.protocol._errors import WireError
 
+_GENERATED_MODULE: Final = "acp_lite.protocol._generated"
 
-class WireObject:
+
+class _WireMeta(type):
+    """Metaclass of the wire classes: a class of the generated module gets its
+    ``__slots__`` as the class statement creates it (what :func:`wire_class` does
+    by creating the class a second time, which doubled the module's load time)."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _WireMeta:
+        if ns.get("__module__") == _GENERATED_MODULE and "__annotations__" in ns:
+            _wire_namespace(ns, bases)
+        return super().__new__(mcls, name, bases, ns)
+
+
+class WireObject(metaclass=_WireMeta):
     """Base of every generated wire class: value equality and a readable repr.
 
     Hand-written once instead of letting attrs compile ``__eq__``/``__repr__`` for each
@@ -103,17 +116,25 @@ def wire_class(cls: _C) -> _C:
     ``__slots__`` now; ``__attrs_attrs__`` (``attrs.fields``, ``attrs.has``,
     ``attrs.evolve``, ``==``, ``repr``) is attrs' own, made on first use.
     """
+    if "__wire_fields__" in cls.__dict__:
+        return cls  # a class of the generated module: _WireMeta made it so already
     ns = dict(cls.__dict__)
     ns.pop("__dict__", None)
     ns.pop("__weakref__", None)
+    _wire_namespace(ns, cls.__bases__)
+    new: _C = type(cls)(cls.__name__, cls.__bases__, ns)
+    return new
+
+
+def _wire_namespace(ns: dict[str, Any], bases: tuple[type, ...]) -> None:
+    """Turn a class namespace into a wire class's: the annotated fields become
+    ``__slots__`` (their defaults move to ``__wire_fields__``), attrs' fields lazy."""
     own: dict[str, Any] = ns.get("__annotations__", {})
-    inherited = {n for b in cls.__mro__[1:] for n in b.__dict__.get("__slots__", ())}
+    inherited = {n for b in bases for k in b.__mro__ for n in k.__dict__.get("__slots__", ())}
     ns["__wire_fields__"] = tuple((name, ns.pop(name, _NO_DEFAULT)) for name in own)
     ns["__slots__"] = tuple(name for name in own if name not in inherited)
     ns["__attrs_attrs__"] = _LAZY_FIELDS
     ns["__attrs_own_setattr__"] = False  # as attrs.define(slots=True) sets it
-    new: _C = type(cls)(cls.__name__, cls.__bases__, ns)
-    return new
 
 
 def _bad(cls: str, key: str, value: Any, want: str) -> WireError:

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
+from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.protocol import _generated as g
 from acp_lite.protocol._chunk_lines import PROBE, ChunkLines, Template, with_text
 from acp_lite.protocol._converter import converter
@@ -71,7 +72,7 @@ _DIRECTIONS: Final[dict[str, Direction]] = {
 }
 
 
-@attrs.frozen
+@lazy_attrs.frozen
 class MethodSpec:
     """What the schema says about one method."""
 
@@ -98,7 +99,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
 """Every ACP method of the schema (including drafts) -> :class:`MethodSpec`."""
 
 
-@attrs.define
+@lazy_attrs.define
 class ErrorObject:
     """The ``error`` member of an error response."""
 
@@ -108,7 +109,7 @@ class ErrorObject:
     """``UNSET`` when the error had no ``data`` member."""
 
 
-@attrs.define
+@lazy_attrs.define
 class Request:
     """A request: expects a response with the same ``id``."""
 
@@ -120,7 +121,7 @@ class Request:
     """The params as decoded from the wire (``UNSET`` for locally built messages)."""
 
 
-@attrs.define
+@lazy_attrs.define
 class Notification:
     """A notification: no response."""
 
@@ -131,7 +132,7 @@ class Notification:
     """The params dict as decoded (session/update keeps raw payloads without re-encoding)."""
 
 
-@attrs.define
+@lazy_attrs.define
 class Response:
     """A success response. ``result`` is raw JSON (see ``METHODS[method].result``)."""
 
@@ -139,7 +140,7 @@ class Response:
     result: Any
 
 
-@attrs.define
+@lazy_attrs.define
 class ErrorResponse:
     """An error response; ``id`` is ``None`` when the request id was unknown."""
 
@@ -147,7 +148,7 @@ class ErrorResponse:
     error: ErrorObject
 
 
-@attrs.define
+@lazy_attrs.define
 class InvalidMessage:
     """A line or batch element that is not a valid message. A value, never raised.
 

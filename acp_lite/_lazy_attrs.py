@@ -1,0 +1,183 @@
+"""``define`` / ``frozen``: attrs' decorators (``slots=True``), with attrs' own
+processing deferred to the class's first use.
+
+attrs compiles ``__init__``, ``__repr__``, ``__eq__`` ... for each class as the
+module that declares it is imported: about a millisecond per class, which for the
+few dozen record classes of the connection path was a sizeable share of
+``import acp_lite.client``. Here the class gets its ``__slots__`` at once (so
+instances are as small as attrs makes them); every member attrs may write is a
+placeholder that, when first looked up, lets attrs process the class: making an
+instance, unpickling one, or using one made with ``object.__new__`` (``repr``,
+``==``, ``hash``, setting a field), or introspecting the class (``attrs.fields``,
+``attrs.has``, ``attrs.evolve``, ``inspect.signature``). attrs builds its slotted
+twin from the same fields and options, and the twin's members move onto the class,
+which then is what ``attrs.define(slots=True)`` / ``attrs.frozen(slots=True)``
+would have made. Type checkers see attrs' own decorators.
+
+Limits (checked at decoration): the class is declared with annotated fields and
+plain bases (no attrs base classes, no ``super()`` in its methods); anything else
+raises ``TypeError``, use attrs directly there.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from types import MemberDescriptorType
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+__all__ = ["define", "frozen"]
+
+_NO_DEFAULT: Final = object()
+_BUILD_LOCK = threading.RLock()
+_COUNTING_ATTR: Final = type(attrs.field())
+_CLASS_VARS: Final = ("typing.ClassVar", "t.ClassVar", "ClassVar", "typing_extensions.ClassVar")
+
+
+class _LazyFields:
+    """``__attrs_attrs__`` of a class attrs has not processed yet: reading it lets
+    attrs process the class first."""
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        _build(owner)
+        return owner.__dict__["__attrs_attrs__"]
+
+
+_LAZY_FIELDS: Final = _LazyFields()
+
+
+def _build(cls: type) -> None:
+    """Let attrs process ``cls``: attrs builds its slotted twin from the same fields
+    and options, and the twin's methods and field records move onto ``cls``."""
+    with _BUILD_LOCK:
+        if cls.__dict__.get("__attrs_attrs__") is not _LAZY_FIELDS:
+            return  # by another thread meanwhile
+        fields, options, placeholders = cls.__dict__["__lazy_attrs__"]
+        these: dict[str, Any] = {}
+        for name, annotation, default in fields:
+            if isinstance(default, _COUNTING_ATTR):
+                default.type = annotation  # as attrs records an annotated field's type
+                these[name] = default
+            elif default is _NO_DEFAULT:
+                these[name] = attrs.field(type=annotation)
+            else:
+                these[name] = attrs.field(default=default, type=annotation)
+        ns = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        twin = attrs.define(these=these, slots=True, auto_detect=False, **options)(
+            type(cls.__name__, (), ns)
+        )
+        copied = [
+            (name, value)
+            for name, value in twin.__dict__.items()
+            if name not in _NOT_COPIED and not isinstance(value, MemberDescriptorType)
+        ]
+        # The ways to make an instance next to last, so another thread that makes one
+        # without taking the lock finds every method in place; the field records,
+        # which mark the class processed, last.
+        order = {"__init__": 1, "__setstate__": 1, "__attrs_attrs__": 2}
+        copied.sort(key=lambda item: order.get(item[0], 0))
+        written = {name for name, _ in copied}
+        for name in placeholders - written:  # attrs writes none: object's apply
+            if isinstance(cls.__dict__.get(name), _LazyMember):
+                delattr(cls, name)
+        for name, value in copied:
+            setattr(cls, name, value)
+
+
+_NOT_COPIED: Final = frozenset(
+    {"__module__", "__qualname__", "__doc__", "__slots__", "__dict__", "__weakref__"}
+)
+
+
+class _LazyMember:
+    """A member attrs may write (``__init__``, ``__repr__``, ``__eq__``, ...), before
+    it has: looking it up lets attrs process the class first. Instances made without
+    ``__init__`` (``object.__new__`` and filling the slots, as hot paths do, or
+    unpickling) so behave as attrs' from the start."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        _build(owner)
+        if owner.__dict__.get(self.name) is self:  # pragma: no cover - _build replaces it
+            raise AttributeError(self.name)
+        return getattr(owner if obj is None else obj, self.name)
+
+
+_PLACEHOLDERS: Final = frozenset(
+    {
+        "__init__",
+        "__repr__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__setattr__",
+        "__delattr__",
+        "__getstate__",
+        "__setstate__",
+        "__match_args__",
+    }
+)
+"""What attrs may write into a class: all of it waits for the class's processing."""
+
+
+def _lazy(cls: type, options: dict[str, Any]) -> type:
+    if cls.__bases__ != (object,):
+        raise TypeError(f"{cls.__qualname__}: lazy attrs classes have no base classes")
+    options = dict(options)
+    # attrs' auto_detect: methods the class writes itself are kept.
+    if "__init__" in cls.__dict__:
+        raise TypeError(f"{cls.__qualname__}: lazy attrs classes do not write __init__")
+    if "__repr__" in cls.__dict__:
+        options.setdefault("repr", False)
+    if "__eq__" in cls.__dict__ or "__ne__" in cls.__dict__:
+        options.setdefault("eq", False)
+    ns = dict(cls.__dict__)
+    ns.pop("__dict__", None)
+    ns.pop("__weakref__", None)
+    for value in ns.values():
+        cells = getattr(value, "__closure__", None) or ()
+        if any(cell.cell_contents is cls for cell in cells):
+            raise TypeError(f"{cls.__qualname__}: lazy attrs classes cannot use super()")
+    annotations: dict[str, Any] = ns.get("__annotations__", {})
+    names = [
+        name
+        for name, annotation in annotations.items()
+        if not (isinstance(annotation, str) and annotation.startswith(_CLASS_VARS))
+    ]
+    fields = tuple((name, annotations[name], ns.pop(name, _NO_DEFAULT)) for name in names)
+    placeholders = frozenset(_PLACEHOLDERS - ns.keys())  # the class's own are kept
+    ns["__lazy_attrs__"] = (fields, options, placeholders)
+    ns["__slots__"] = (*names, "__weakref__")  # attrs' slotted classes take weak refs
+    ns["__attrs_attrs__"] = _LAZY_FIELDS
+    for name in placeholders:
+        ns[name] = _LazyMember(name)
+    return type(cls)(cls.__name__, cls.__bases__, ns)
+
+
+def _decorator(defaults: dict[str, Any]) -> Callable[..., Any]:
+    def decorate(maybe_cls: type | None = None, /, **options: Any) -> Any:
+        if options.pop("slots", True) is not True:
+            raise TypeError("lazy attrs classes are slotted")
+        merged = {**defaults, **options}
+        if maybe_cls is None:
+            return lambda cls: _lazy(cls, merged)
+        return _lazy(maybe_cls, merged)
+
+    return decorate
+
+
+if TYPE_CHECKING:
+    from attrs import define, frozen
+else:
+    define = _decorator({})
+    define.__doc__ = "``attrs.define`` (slots=True), processed by attrs on first use."
+    frozen = _decorator({"frozen": True, "on_setattr": None})
+    frozen.__doc__ = "``attrs.frozen`` (slots=True), processed by attrs on first use."
