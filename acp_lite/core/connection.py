@@ -16,18 +16,14 @@ import json
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
-from time import monotonic
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
-import attrs
-
-from acp_lite.auth import auth_methods_from
 from acp_lite.core._agent_requests import AgentRequests
+from acp_lite.core._reports import ConnectionReports
 from acp_lite.core._responses import CREATING, PROTOCOL_VERSION, on_response
 from acp_lite.core.events import (
     AgentRequestWithdrawn,
     ConnectionEvent,
-    ConnectionEventKind,
     CoreEvent,
     ExtensionNotificationReceived,
     UpdateApplied,
@@ -48,12 +44,10 @@ from acp_lite.core.rpc import (
 from acp_lite.errors import (
     AcpError,
     AgentExited,
-    AuthRequired,
     ProtocolError,
 )
 from acp_lite.limits import Limits
 from acp_lite.model import SessionModel
-from acp_lite.model.rules import Violation
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import (
     InitializeResponse,
@@ -86,7 +80,7 @@ _FOREIGN_KEPT = 3
 _FOREIGN_BYTES = 200
 
 
-class ClientConnection(AgentRequests):
+class ClientConnection(AgentRequests, ConnectionReports):
     """The protocol state of one client connection to an agent (no IO, no trio).
 
     ``stderr_tail`` (a callable) supplies the agent's last stderr lines for error
@@ -263,58 +257,12 @@ class ClientConnection(AgentRequests):
             state.changed = False
         return changed
 
-    def violations(self, *, since: int = 0) -> list[Violation]:
-        """The session models' conformance violations so far, plus what ending the
-        traffic now would add (nothing is recorded; the models keep running).
-
-        With ``locate_findings``, each carries ``entry_index`` (its line's position
-        in :attr:`transcript`, counting lines a retention bound dropped) and the
-        sessions not opened here are judged too; only sessions used at or after
-        transcript index ``since`` add end findings. Without it, the open
-        sessions' violations, unlocated.
-        """
-        if self.findings is not None:
-            models = [(sid, state.model) for sid, state in self.sessions.items()]
-            models += list(self.findings.observed.items())
-            return self.findings.snapshot(models, since=since)
-        out: list[Violation] = []
-        for sid, state in self.sessions.items():
-            model = state.model
-            for v in (*model.violations, *model.end_findings()):
-                out.append(attrs.evolve(v, session_id=sid, source="model"))
-        return out
-
-    def name_auth_methods(self, error: AcpError) -> None:
-        """An auth error that names no way to log in gets those ``initialize`` advertised."""
-        if isinstance(error, AuthRequired) and not error.auth_methods:
-            error.auth_methods = auth_methods_from(self.initialize_result.get("authMethods"))
-
-    def stderr_tail(self) -> list[str]:
-        """The agent's last stderr lines, as the IO layer reports them."""
-        return list(self._stderr_tail()) if self._stderr_tail is not None else []
-
     # ------------------------------------------------------------------ sending
 
     def check(self, *, method: str | None = None, session_id: str | None = None) -> None:
         """Raise the connection's failure (naming ``method``/``session_id``), if it ended."""
         if self.failure is not None:
             raise self.failure_for(method, session_id)
-
-    def failure_for(self, method: str | None, session_id: str | None) -> AcpError:
-        """A copy of the connection's failure that names ``method`` and ``session_id``."""
-        failure = self.failure
-        assert failure is not None
-        if isinstance(failure, AgentExited):
-            return AgentExited(
-                failure.message,
-                returncode=failure.returncode,
-                method=method,
-                session_id=session_id,
-                stderr_tail=failure.stderr_tail,
-            )
-        return type(failure)(
-            failure.message, method=method, session_id=session_id, stderr_tail=self.stderr_tail()
-        )
 
     def send_request(
         self, method: str, params: Any, *, session_id: str | None = None
@@ -638,25 +586,6 @@ class ClientConnection(AgentRequests):
         if state is None:
             raise KeyError(f"session {session_id!r} is not open on this connection")
         return state
-
-    def log_event(
-        self,
-        kind: ConnectionEventKind,
-        *,
-        data: Any = None,
-        error: BaseException | None = None,
-        session_id: str | None = None,
-        method: str | None = None,
-    ) -> None:
-        """Append an entry to the client event log (counted; sampled past the bound)."""
-        counts = self.log_counts
-        n = counts.get(kind, 0) + 1
-        counts[kind] = n
-        cap = self._per_kind
-        # Keep the first `cap` of a kind, then a sample of one in `cap`.
-        if cap is not None and n > cap and n % cap:
-            return
-        self.log.append(ConnectionEvent(kind, monotonic(), data, error, session_id, method))
 
 
 def v1_translator(conn: ClientConnection) -> V1Translator:
