@@ -213,7 +213,11 @@ def test_the_fixture_end_to_end(pytester: pytest.Pytester) -> None:
     for name in failing:
         assert f"ERROR at teardown of {name}" in out, out
     blocks = {
-        name: out.split(f"ERROR at teardown of {name}", 1)[1].split("\n", 1)[1].split("___")[0]
+        # A block ends at the next section rule, "___" (the next error) or "==="
+        # (the short summary, whose lines are as wide as the terminal allows).
+        name: re.split(
+            r"^(?:_{3,}|={3,})", out.split(f"ERROR at teardown of {name}", 1)[1], flags=re.M
+        )[0]
         for name in failing
     }
     assert (
