@@ -71,7 +71,17 @@ def _rss() -> int:
 
 
 def _peak_rss() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    """Peak resident set size of this program, in bytes: ``VmHWM``, which ``exec``
+    resets. (``ru_maxrss`` survives ``exec``: it would report the parent's size at
+    the fork when that is larger than this program ever gets.)"""
+    return _hwm(open("/proc/self/status").read())
+
+
+def _hwm(status: str) -> int:
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024  # kB
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def _flood(n: int) -> list[str]:
@@ -353,7 +363,7 @@ def spawn(mode: str, *, backend: str = "json", updates: int = 0, calls: int = 0,
 
 
 def startup(repeat: int, *, cache: bool = True) -> dict[str, dict[str, float]]:
-    """Median wall and CPU of each start-up command, interleaved.
+    """Median wall, CPU and peak RSS (bytes) of each start-up command, interleaved.
 
     ``cache=True``: with a bytecode cache, as after ``pip install`` (the environment's
     ``PYTHONDONTWRITEBYTECODE`` dropped, one warm-up run of each command writes it);
@@ -384,8 +394,15 @@ def startup(repeat: int, *, cache: bool = True) -> dict[str, dict[str, float]]:
                 wall[k].append(time.perf_counter() - t)
                 r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu[k].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
-    return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k])}
-            for k in cmds}  # fmt: skip
+        # Peak RSS in separate, untimed runs: the command, then its VmHWM printed.
+        peak: dict[str, float] = {}
+        for k, c in cmds.items():
+            show = "\nimport sys; sys.stdout.write(open('/proc/self/status').read())"
+            out = subprocess.run([sys.executable, "-c", c + show], check=True, env=env,
+                                 capture_output=True, text=True).stdout  # fmt: skip
+            peak[k] = float(_hwm(out))
+    return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k]),
+                "peak": peak[k]} for k in cmds}  # fmt: skip
 
 
 def main() -> None:
@@ -512,6 +529,11 @@ def main() -> None:
             target = " (target <= 200)" if cache else ""
             print(f"  import acp_lite; acp_lite.connect = {s['connect']['wall'] * 1e3:.0f} ms "
                   f"wall{target}; {own * 1e3:.0f} ms CPU beyond importing trio")  # fmt: skip
+            if cache:
+                # What the runtime dependency alone costs, against the throughput
+                # floor's peak RSS (a whole 200k-update turn in plain Python).
+                print("  peak RSS of the start-up alone: " + "  ".join(
+                    f"{k} {v['peak'] / 2**20:.0f} MiB" for k, v in s.items()))  # fmt: skip
         print()
 
     sizes = [int(x) for x in args.decades.split(",") if x]
