@@ -183,12 +183,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    import acp_lite
 
-    try:
-        return version("acp-lite")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "(not installed)"
+    return acp_lite.__version__
 
 
 def _positive_float(value: str) -> float:

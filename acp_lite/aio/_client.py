@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -32,17 +31,13 @@ if TYPE_CHECKING:
 __all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
 
 
-@functools.cache
 def _version() -> str:
-    # Cached: a metadata lookup scans every distribution on sys.path (milliseconds
-    # per connection otherwise). Imported here: importlib.metadata costs ~20 ms of
-    # start-up.
-    from importlib import metadata
+    # The package's own constant, not importlib.metadata: importing that costs ~20 ms
+    # of start-up and a lookup scans every distribution on sys.path. A test checks
+    # the constant against the installed metadata.
+    import acp_lite
 
-    try:
-        return metadata.version("acp-lite")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0"
+    return acp_lite.__version__
 
 
 DEFAULT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}}

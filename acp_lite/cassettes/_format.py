@@ -48,13 +48,10 @@ class CassetteError(ValueError):
 
 
 def library_version() -> str:
-    """acp_lite's installed version (``"unknown"`` in an uninstalled source tree)."""
-    from importlib.metadata import PackageNotFoundError, version
+    """acp_lite's version (``acp_lite.__version__``)."""
+    import acp_lite
 
-    try:
-        return version("acp-lite")
-    except PackageNotFoundError:
-        return "unknown"
+    return acp_lite.__version__
 
 
 def _now() -> str:
