@@ -13,9 +13,21 @@ from collections.abc import Callable
 
 import pytest
 
-from acp_lite.testing import SCENARIOS, Background, Script, Text, Turn, scenario
+import attrs
+
+from acp_lite.testing import (
+    SCENARIOS,
+    Background,
+    Script,
+    Sleep,
+    Text,
+    Turn,
+    WaitForPrompt,
+    scenario,
+)
 
 from ._agentproc import RawAgent, drive_turn
+from ._gated import GATED, gated, two_prompts
 from ._schema import schema_errors
 
 Spawn = Callable[..., RawAgent]
@@ -96,7 +108,9 @@ def violations(agent: RawAgent, session_id: str, prompt_id: int) -> set[str]:
 
 
 def run_one_turn(spawn: Spawn, name: str) -> tuple[RawAgent, str, int]:
-    agent = spawn(name)
+    # The "while busy" scenarios get their second prompt during the first one's work,
+    # in a window that lasts until it arrives (_gated.py).
+    agent = spawn(script=gated(name)) if name in GATED else spawn(name)
     if name == "auth_required":
         agent.call("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
         agent.call("auth/login", {"methodId": "token"})
@@ -119,6 +133,8 @@ def run_one_turn(spawn: Spawn, name: str) -> tuple[RawAgent, str, int]:
         rid = agent.prompt(sid, "second")
         agent.wait_for(lambda m: m.get("method") == "session/update"
                        and "stopReason" in m["params"]["update"], since=since)  # fmt: skip
+    elif name in GATED:
+        rid = two_prompts(agent, sid, "hello scenario")
     else:
         rid = drive_turn(agent, sid, "hello scenario")
     if name == "broken_idle_before_running":  # its first idle is the premature one
@@ -148,6 +164,21 @@ def test_regular_scenarios_follow_the_lifecycle(spawn: Spawn, name: str) -> None
     agent, sid, rid = run_one_turn(spawn, name)
     assert violations(agent, sid, rid) == set()
     assert agent.poll() is None
+
+
+@pytest.mark.parametrize("name", GATED)
+def test_gated_is_the_named_scenario_but_the_wait(name: str) -> None:
+    named, fast = scenario(name), gated(name)
+    (turn,) = named.turns
+    sleeps = [s for s in turn.steps if isinstance(s, Sleep)]
+    assert len(sleeps) == 1 and sleeps[0].seconds > 0  # the named turns are slow
+    assert attrs.evolve(fast, turns=named.turns) == named  # while_busy and all
+    first, later = fast.turns
+    assert attrs.evolve(first, steps=turn.steps) == turn
+    assert attrs.evolve(later, steps=turn.steps) == turn
+    swapped = [(a, b) for a, b in zip(turn.steps, first.steps, strict=True) if a != b]
+    assert swapped == [(sleeps[0], WaitForPrompt())]
+    assert later.steps == [s for s in turn.steps if s is not sleeps[0]]
 
 
 def test_every_broken_scenario_is_listed() -> None:

@@ -28,12 +28,14 @@ from acp_lite.testing import (
     Turn,
     Update,
     WaitForCancel,
+    WaitForPrompt,
     agent_command,
     load_script,
 )
 from acp_lite.testing.scenarios import SCENARIOS, kind
 
 from ._agentproc import RawAgent, drive_turn
+from ._gated import is_final_idle
 
 Spawn = Callable[..., RawAgent]
 
@@ -216,6 +218,57 @@ def test_wait_for_cancel_times_out_or_ends_cancelled(spawn: Spawn) -> None:
                           and "stopReason" in m["params"]["update"], since=since)  # fmt: skip
     assert idle["params"]["update"]["stopReason"] == "cancelled"
     assert "never" not in json.dumps(agent.updates(sid))
+
+
+def chunk_texts(agent: RawAgent, sid: str) -> list[str]:
+    return [u["content"]["text"] for u in agent.updates(sid)
+            if u["sessionUpdate"] == "agent_message_chunk"]  # fmt: skip
+
+
+@pytest.mark.parametrize("while_busy", ["hold", "insert"])
+def test_wait_for_prompt_holds_the_work_until_the_next_prompt(
+    spawn: Spawn, while_busy: str
+) -> None:
+    script = Script(
+        turns=[
+            Turn(steps=[Text(text="waiting"), WaitForPrompt(), Text(text="go on")]),
+            Turn(steps=[Text(text="next")]),
+        ],
+        while_busy=while_busy,
+    )
+    agent = spawn(script=script)
+    sid = agent.start_session()
+    agent.response(agent.prompt(sid, "one"))
+    agent.wait_for(lambda _: chunk_texts(agent, sid) == ["waiting"])
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
+    assert chunk_texts(agent, sid) == ["waiting"]  # still held
+    assert not any(is_final_idle(m) for m in agent.messages)
+    second = agent.prompt(sid, "two")
+    agent.response(second)
+    ends = 2 if while_busy == "hold" else 1  # "insert": the same work goes on
+    agent.wait_for(lambda _: sum(map(is_final_idle, agent.messages)) == ends)
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
+    assert chunk_texts(agent, sid) == ["waiting", "go on", "next"]
+    assert sum(map(is_final_idle, agent.messages)) == ends
+
+
+def test_wait_for_prompt_times_out_or_ends_cancelled(spawn: Spawn) -> None:
+    script = Script(
+        turns=[
+            Turn(steps=[WaitForPrompt(timeout=0.01), Text(text="timed out")]),
+            Turn(steps=[WaitForPrompt(), Text(text="never")]),
+        ]
+    )
+    agent = spawn(script=script)
+    sid = agent.start_session()
+    drive_turn(agent, sid, "one")  # nobody prompts again: on after the timeout
+    assert chunk_texts(agent, sid) == ["timed out"]
+    since = len(agent.messages)
+    agent.response(agent.prompt(sid, "two"))
+    agent.notify("session/cancel", {"sessionId": sid})
+    idle = agent.wait_for(is_final_idle, since=since)
+    assert idle["params"]["update"]["stopReason"] == "cancelled"
+    assert chunk_texts(agent, sid) == ["timed out"]
 
 
 def test_ignore_sigterm_step(spawn: Spawn) -> None:
