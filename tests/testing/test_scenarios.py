@@ -11,9 +11,8 @@ import base64
 import json
 from collections.abc import Callable
 
-import pytest
-
 import attrs
+import pytest
 
 from acp_lite.testing import (
     SCENARIOS,
