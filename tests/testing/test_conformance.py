@@ -28,7 +28,10 @@ from pytest_acp.conformance import Violation, check_transcript, format_violation
 
 from ._agentproc import RawAgent, drive_turn
 from ._gated import two_prompts
-from .test_scenarios import run_one_turn
+from .test_scenarios import (
+    check_background_is_announced_listed_finalised_then_unlisted,
+    run_one_turn,
+)
 
 Spawn = Callable[..., RawAgent]
 INIT = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}}
@@ -76,10 +79,7 @@ def drive(agent: RawAgent, name: str) -> None:
     else:
         drive_turn(agent, sid, "hello")
     if name == "background":  # until the background work is finalised and unlisted
-        agent.wait_for(lambda m: m.get("method") == "session/update"
-                       and m["params"]["update"].get("background") == []
-                       and m["params"]["update"].get("state") == "idle"
-                       and "stopReason" not in m["params"]["update"])  # fmt: skip
+        check_background_is_announced_listed_finalised_then_unlisted(agent, sid)
 
 
 @pytest.mark.parametrize("name", CONFORMING)
