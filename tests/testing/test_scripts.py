@@ -32,6 +32,7 @@ from acp_lite.testing import (
     agent_command,
     load_script,
 )
+from acp_lite.testing.agent import main as agent_main
 from acp_lite.testing.scenarios import SCENARIOS, kind
 
 from ._agentproc import RawAgent, drive_turn
@@ -162,37 +163,32 @@ def test_script_errors_say_where(data: dict[str, object], message: str) -> None:
         Script.from_dict(data)
 
 
-def test_bad_script_file_exits_2_with_a_message(tmp_path: Path) -> None:
+def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The agent's ``main`` on an ``agent_command`` argv, in this process: its exit
+    code, stdout and stderr (argument and script errors end it before it serves)."""
+    assert argv[:3] == [sys.executable, "-m", "acp_lite.testing.agent"]
+    code = agent_main(argv[3:])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bad_script_file_exits_2_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.toml"
     path.write_text("turns = [[{ type = 'nope' }]]")
-    argv = agent_command(script=path)
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-    assert done.returncode == 2
-    assert "bad.toml" in done.stderr
-    assert "unknown step type 'nope'" in done.stderr
-    assert done.stdout == ""
+    code, out, err = run_main(agent_command(script=path), capsys)
+    assert code == 2
+    assert "bad.toml" in err
+    assert "unknown step type 'nope'" in err
+    assert out == ""
 
 
-def test_unknown_scenario_exits_2_and_list_scenarios_lists_them() -> None:
-    done = subprocess.run(
-        agent_command("nope"), capture_output=True, text=True, timeout=10, check=False
-    )
-    assert done.returncode == 2
-    assert "unknown scenario 'nope'" in done.stderr
-    listing = subprocess.run(
-        [sys.executable, "-m", "acp_lite.testing.agent", "--list-scenarios"],
-        capture_output=True,
-        text=True,
-        timeout=10,
-        check=True,
-    )
-    kinds = {line.split()[0]: line.split()[1] for line in listing.stdout.splitlines()}
-    assert kinds == {name: kind(name) for name in SCENARIOS}
-    assert (kinds["echo"], kinds["broken_no_running"], kinds["crash"]) == (
-        "conforming",
-        "broken",
-        "fault",
-    )
+def test_unknown_scenario_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(agent_command("nope"), capsys)
+    assert code == 2
+    assert "unknown scenario 'nope'" in err
+    assert out == ""
 
 
 def test_agent_command_rejects_two_sources() -> None:
@@ -333,9 +329,16 @@ def test_raw_bytes_stderr_and_exit_steps(spawn: Spawn) -> None:
     assert "going away" in agent.stderr_text()
 
 
-def test_console_script_is_installed() -> None:
+def test_console_script_is_installed_and_lists_the_scenarios() -> None:
     binary = Path(sys.executable).parent / "acp-lite-agent"
     done = subprocess.run(
         [str(binary), "--list-scenarios"], capture_output=True, text=True, timeout=10, check=True
     )
     assert [line.split()[0] for line in done.stdout.splitlines()] == sorted(SCENARIOS)
+    kinds = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines()}
+    assert kinds == {name: kind(name) for name in SCENARIOS}
+    assert (kinds["echo"], kinds["broken_no_running"], kinds["crash"]) == (
+        "conforming",
+        "broken",
+        "fault",
+    )
