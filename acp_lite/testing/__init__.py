@@ -45,6 +45,7 @@ from acp_lite.testing.script import (
     Turn,
     Update,
     WaitForCancel,
+    WaitForPrompt,
     load_script,
 )
 
@@ -81,6 +82,7 @@ __all__ = [
     "Turn",
     "Update",
     "WaitForCancel",
+    "WaitForPrompt",
     "agent_command",
     "load_script",
     "scenario",

@@ -42,6 +42,7 @@ from acp_lite.testing.script import (
     Turn,
     Update,
     WaitForCancel,
+    WaitForPrompt,
 )
 
 if TYPE_CHECKING:
@@ -264,6 +265,14 @@ class TurnRunner:
                     self.check_cancel(run)
             case WaitForCancel():
                 self.wait_cancelled(run, step.timeout)
+                self.check_cancel(run)
+            case WaitForPrompt():
+                with agent.cond:
+                    # Held (while_busy = hold) or inserted, not yet run (insert).
+                    agent.cond.wait_for(
+                        lambda: bool(session.held or session.steered) or session.cancelling,
+                        step.timeout,
+                    )
                 self.check_cancel(run)
             case Fail():
                 error: dict[str, Any] = {"code": step.code, "message": step.message}

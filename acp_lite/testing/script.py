@@ -13,8 +13,8 @@ What a turn does (each part can be switched off to write a broken agent):
    and report the ``user_message`` -- unless the turn has an explicit
    ``insert`` or ``reject`` step, which then decides when that happens;
 3. run the steps; a ``session/cancel`` is honoured between steps and
-   interrupts waits (``sleep``, ``wait_for_cancel``, ``permission``,
-   ``elicit``, ``text`` delays);
+   interrupts waits (``sleep``, ``wait_for_cancel``, ``wait_for_prompt``,
+   ``permission``, ``elicit``, ``text`` delays);
 4. report ``idle`` with ``stop_reason`` (turn key, default ``end_turn``); a
    ``fail`` step ends with ``error``, a cancel with ``cancel_stop_reason``
    (default ``cancelled``), a ``stop`` step with its own reason; ``idle =
@@ -53,6 +53,9 @@ Steps (``type`` = ...):
                     capability.
 ``sleep``           wait ``seconds``.
 ``wait_for_cancel`` wait until ``session/cancel`` (at most ``timeout`` seconds).
+``wait_for_prompt`` wait until another prompt of the session is waiting (held, or
+                    inserted into this work), at most ``timeout`` seconds
+                    (default 10): a deterministic "while busy" window for tests.
 ``fail``            end the work: idle ``stopReason: error`` with ``error``
                     ``{code, message, data}``.
 ``stop``            end the work now with ``stop_reason``.
@@ -152,6 +155,7 @@ __all__ = [
     "Turn",
     "Update",
     "WaitForCancel",
+    "WaitForPrompt",
     "load_script",
 ]
 
@@ -279,6 +283,18 @@ class WaitForCancel:
 
 
 @attrs.frozen(kw_only=True)
+class WaitForPrompt:
+    """Wait until another prompt of the session arrives (or ``timeout`` seconds pass).
+
+    A window "while the work runs" that lasts exactly until the client's next
+    prompt, where a ``Sleep`` would have to guess how long the client needs.
+    """
+
+    TYPE: ClassVar[str] = "wait_for_prompt"
+    timeout: float = 10.0
+
+
+@attrs.frozen(kw_only=True)
 class Fail:
     """End the foreground work with ``stopReason: error``."""
 
@@ -375,6 +391,7 @@ Step: TypeAlias = (
     | Elicit
     | Sleep
     | WaitForCancel
+    | WaitForPrompt
     | Fail
     | Stop
     | Background
@@ -399,6 +416,7 @@ STEP_TYPES: dict[str, type[Any]] = {
         Elicit,
         Sleep,
         WaitForCancel,
+        WaitForPrompt,
         Fail,
         Stop,
         Background,

@@ -9,7 +9,6 @@ exactly what the agent sent: every transcript line, the saved NDJSON, each event
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -45,6 +44,15 @@ odd_texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=6
 )
 
 
+def _opening() -> list[bytes]:
+    twin = ClientConnection()  # the opening traffic of every example, every line kept
+    opened(twin)
+    return [e.line for e in twin.transcript.entries()]
+
+
+OPENING = _opening()
+
+
 @settings(max_examples=examples(3))
 @given(
     texts=st.lists(odd_texts, min_size=1, max_size=40),
@@ -55,9 +63,7 @@ odd_texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=6
 def test_compact_lines_read_back_exactly(
     texts: list[str], ascii_only: bool, split: int, cap: int | None, tmp_path_factory: Any
 ) -> None:
-    twin = ClientConnection()  # the same opening traffic, every line kept
-    opened(twin)
-    opening = [e.line for e in twin.transcript.entries()]
+    opening = OPENING
     conn = ClientConnection(Limits(max_transcript_entries=cap))
     opened(conn)
     lines = [
@@ -75,7 +81,9 @@ def test_compact_lines_read_back_exactly(
     assert got == want
     assert [t[i].line for i in range(-len(want), 0)] == want
     assert [t[i].time for i in range(len(t))] == [e.time for e in t.entries()]
-    path = Path(tmp_path_factory.mktemp("t")) / "t.ndjson"
+    # One file, written over by each example (a directory per example costs more
+    # than the rest of the example).
+    path = tmp_path_factory.getbasetemp() / "compact-lines.ndjson"
     t.save(path)
     assert [json.loads(e.line) for e in Transcript.load(path)] == [json.loads(x) for x in want]
     # The event log: raw and update as the full decoder gives them, in either read order

@@ -6,9 +6,10 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from acp_lite.testing import Echo, Insert, Permission, Script, Sleep, Turn
+from acp_lite.testing import Echo, Insert, Permission, Script, Turn
 
 from ._agentproc import RawAgent
+from ._gated import gated, is_final_idle
 
 Spawn = Callable[..., RawAgent]
 
@@ -189,7 +190,8 @@ def test_held_prompts_are_cancelled_with_32800(spawn: Spawn) -> None:
 
 
 def test_prompt_while_running_is_held_then_inserted(spawn: Spawn) -> None:
-    agent = spawn("queueing")
+    # The "queueing" scenario, its first turn busy until the second prompt arrives.
+    agent = spawn(script=gated("queueing"))
     sid = agent.start_session()
     first = agent.prompt(sid, "one")
     agent.response(first)
@@ -200,15 +202,18 @@ def test_prompt_while_running_is_held_then_inserted(spawn: Spawn) -> None:
                    and sum(1 for u in agent.updates(sid) if u.get("stopReason")) == 2)  # fmt: skip
     states = [u["state"] for u in agent.updates(sid) if u["sessionUpdate"] == "state_update"]
     assert states == ["running", "idle", "running", "idle"]
+    # Held: answered only once the first work ended, by the turn that inserts it.
+    first_idle = next(i for i, m in enumerate(agent.messages) if is_final_idle(m))
+    answer = next(i for i, m in enumerate(agent.messages) if m.get("id") == second)
+    assert first_idle < answer
+    texts = [u["content"]["text"] for u in agent.updates(sid)
+             if u["sessionUpdate"] == "agent_message_chunk"]  # fmt: skip
+    assert texts == ["one", "two"]
 
 
 def test_steering_inserts_at_once_within_the_same_work(spawn: Spawn) -> None:
-    # Like the "steering" scenario, with a first turn long enough for a loaded machine.
-    script = Script(
-        turns=[Turn(steps=[Echo(), Sleep(seconds=1.0)]), Turn(steps=[Echo()])],
-        while_busy="insert",
-    )
-    agent = spawn(script=script)
+    # The "steering" scenario, its first turn busy until the second prompt arrives.
+    agent = spawn(script=gated("steering"))
     sid = agent.start_session()
     agent.response(agent.prompt(sid, "one"))
     second = agent.prompt(sid, "two")

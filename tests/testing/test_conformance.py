@@ -16,7 +16,6 @@ in ``FAULT_CHECKS`` (the guard test fails otherwise).
 from __future__ import annotations
 
 import signal
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,11 @@ from acp_lite.testing.scenarios import BROKEN_RULES, FAULTS, get, kind
 from pytest_acp.conformance import Violation, check_transcript, format_violations, rule_info
 
 from ._agentproc import RawAgent, drive_turn
-from .test_scenarios import run_one_turn
+from ._gated import two_prompts
+from .test_scenarios import (
+    check_background_is_announced_listed_finalised_then_unlisted,
+    run_one_turn,
+)
 
 Spawn = Callable[..., RawAgent]
 INIT = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}}
@@ -45,20 +48,6 @@ def rules(found: list[Violation]) -> list[str]:
 def strict(agent: RawAgent, **kwargs: Any) -> list[Violation]:
     """All violations, the traffic being over (``work-not-ended`` counts)."""
     return check_transcript(agent.wire, ended=True, **kwargs)
-
-
-def is_final_idle(message: Any) -> bool:
-    if message.get("method") != "session/update":
-        return False
-    update = message["params"]["update"]
-    return bool(update.get("state") == "idle" and "stopReason" in update)
-
-
-def two_prompts(agent: RawAgent, sid: str) -> None:
-    """A second prompt while the first one's work runs; until the work of both ended."""
-    agent.response(agent.prompt(sid, "first"))
-    second = agent.response(agent.prompt(sid, "second"))
-    agent.wait_for(is_final_idle, since=agent.messages.index(second))
 
 
 def resume_and_prompt(agent: RawAgent) -> None:
@@ -85,14 +74,12 @@ def drive(agent: RawAgent, name: str) -> None:
         agent.notify("session/cancel", {"sessionId": sid})
         agent.wait_idle(sid, "cancelled")
     elif name in ("queueing", "steering"):
+        # The named scenarios, sleeps and all (tests elsewhere use _gated.gated).
         two_prompts(agent, sid)
     else:
         drive_turn(agent, sid, "hello")
     if name == "background":  # until the background work is finalised and unlisted
-        agent.wait_for(lambda m: m.get("method") == "session/update"
-                       and m["params"]["update"].get("background") == []
-                       and m["params"]["update"].get("state") == "idle"
-                       and "stopReason" not in m["params"]["update"])  # fmt: skip
+        check_background_is_announced_listed_finalised_then_unlisted(agent, sid)
 
 
 @pytest.mark.parametrize("name", CONFORMING)
@@ -141,7 +128,7 @@ def check_hang(spawn: Spawn) -> None:
 def check_unresponsive(spawn: Spawn) -> None:
     agent = spawn("unresponsive")
     rid = agent.request("initialize", INIT)
-    time.sleep(0.3)
+    assert agent.call("_acp_lite/sync") == {"echo": {}}  # read after the initialize
     assert not any(m.get("id") == rid for m in agent.messages)
     assert agent.poll() is None
     assert strict(agent) == []

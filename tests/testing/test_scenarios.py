@@ -11,11 +11,22 @@ import base64
 import json
 from collections.abc import Callable
 
+import attrs
 import pytest
 
-from acp_lite.testing import SCENARIOS, Background, Script, Text, Turn, scenario
+from acp_lite.testing import (
+    SCENARIOS,
+    Background,
+    Script,
+    Sleep,
+    Text,
+    Turn,
+    WaitForPrompt,
+    scenario,
+)
 
 from ._agentproc import RawAgent, drive_turn
+from ._gated import GATED, gated, two_prompts
 from ._schema import schema_errors
 
 Spawn = Callable[..., RawAgent]
@@ -96,7 +107,9 @@ def violations(agent: RawAgent, session_id: str, prompt_id: int) -> set[str]:
 
 
 def run_one_turn(spawn: Spawn, name: str) -> tuple[RawAgent, str, int]:
-    agent = spawn(name)
+    # The "while busy" scenarios get their second prompt during the first one's work,
+    # in a window that lasts until it arrives (_gated.py).
+    agent = spawn(script=gated(name)) if name in GATED else spawn(name)
     if name == "auth_required":
         agent.call("initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
         agent.call("auth/login", {"methodId": "token"})
@@ -119,6 +132,8 @@ def run_one_turn(spawn: Spawn, name: str) -> tuple[RawAgent, str, int]:
         rid = agent.prompt(sid, "second")
         agent.wait_for(lambda m: m.get("method") == "session/update"
                        and "stopReason" in m["params"]["update"], since=since)  # fmt: skip
+    elif name in GATED:
+        rid = two_prompts(agent, sid, "hello scenario")
     else:
         rid = drive_turn(agent, sid, "hello scenario")
     if name == "broken_idle_before_running":  # its first idle is the premature one
@@ -150,6 +165,21 @@ def test_regular_scenarios_follow_the_lifecycle(spawn: Spawn, name: str) -> None
     assert agent.poll() is None
 
 
+@pytest.mark.parametrize("name", GATED)
+def test_gated_is_the_named_scenario_but_the_wait(name: str) -> None:
+    named, fast = scenario(name), gated(name)
+    (turn,) = named.turns
+    sleeps = [s for s in turn.steps if isinstance(s, Sleep)]
+    assert len(sleeps) == 1 and sleeps[0].seconds > 0  # the named turns are slow
+    assert attrs.evolve(fast, turns=named.turns) == named  # while_busy and all
+    first, later = fast.turns
+    assert attrs.evolve(first, steps=turn.steps) == turn
+    assert attrs.evolve(later, steps=turn.steps) == turn
+    swapped = [(a, b) for a, b in zip(turn.steps, first.steps, strict=True) if a != b]
+    assert swapped == [(sleeps[0], WaitForPrompt())]
+    assert later.steps == [s for s in turn.steps if s is not sleeps[0]]
+
+
 def test_every_broken_scenario_is_listed() -> None:
     assert set(BROKEN) == {n for n in SCENARIOS if n.startswith("broken_")}
 
@@ -168,10 +198,12 @@ def test_broken_scenarios_break_their_rule(spawn: Spawn, name: str) -> None:
     assert SCENARIOS[name](None).description.startswith("BROKEN:")
 
 
-def test_background_is_announced_listed_finalised_then_unlisted(spawn: Spawn) -> None:
-    agent = spawn("background")
-    sid = agent.start_session()
-    drive_turn(agent, sid, "go")
+def check_background_is_announced_listed_finalised_then_unlisted(agent: RawAgent, sid: str) -> None:
+    """After the "background" scenario's turn: its work outlives the idle, then ends.
+
+    Run by ``test_conformance.py``'s ``test_conforming_scenario_has_no_violation
+    [background]``, which drives the scenario anyway (its work takes 0.3 s).
+    """
     agent.wait_for(lambda m: m.get("method") == "session/update"
                    and m["params"]["update"].get("status") == "completed")  # fmt: skip
     final_snapshot = agent.wait_for(

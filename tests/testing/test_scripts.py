@@ -28,12 +28,15 @@ from acp_lite.testing import (
     Turn,
     Update,
     WaitForCancel,
+    WaitForPrompt,
     agent_command,
     load_script,
 )
+from acp_lite.testing.agent import main as agent_main
 from acp_lite.testing.scenarios import SCENARIOS, kind
 
 from ._agentproc import RawAgent, drive_turn
+from ._gated import is_final_idle
 
 Spawn = Callable[..., RawAgent]
 
@@ -160,37 +163,32 @@ def test_script_errors_say_where(data: dict[str, object], message: str) -> None:
         Script.from_dict(data)
 
 
-def test_bad_script_file_exits_2_with_a_message(tmp_path: Path) -> None:
+def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The agent's ``main`` on an ``agent_command`` argv, in this process: its exit
+    code, stdout and stderr (argument and script errors end it before it serves)."""
+    assert argv[:3] == [sys.executable, "-m", "acp_lite.testing.agent"]
+    code = agent_main(argv[3:])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bad_script_file_exits_2_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.toml"
     path.write_text("turns = [[{ type = 'nope' }]]")
-    argv = agent_command(script=path)
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-    assert done.returncode == 2
-    assert "bad.toml" in done.stderr
-    assert "unknown step type 'nope'" in done.stderr
-    assert done.stdout == ""
+    code, out, err = run_main(agent_command(script=path), capsys)
+    assert code == 2
+    assert "bad.toml" in err
+    assert "unknown step type 'nope'" in err
+    assert out == ""
 
 
-def test_unknown_scenario_exits_2_and_list_scenarios_lists_them() -> None:
-    done = subprocess.run(
-        agent_command("nope"), capture_output=True, text=True, timeout=10, check=False
-    )
-    assert done.returncode == 2
-    assert "unknown scenario 'nope'" in done.stderr
-    listing = subprocess.run(
-        [sys.executable, "-m", "acp_lite.testing.agent", "--list-scenarios"],
-        capture_output=True,
-        text=True,
-        timeout=10,
-        check=True,
-    )
-    kinds = {line.split()[0]: line.split()[1] for line in listing.stdout.splitlines()}
-    assert kinds == {name: kind(name) for name in SCENARIOS}
-    assert (kinds["echo"], kinds["broken_no_running"], kinds["crash"]) == (
-        "conforming",
-        "broken",
-        "fault",
-    )
+def test_unknown_scenario_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(agent_command("nope"), capsys)
+    assert code == 2
+    assert "unknown scenario 'nope'" in err
+    assert out == ""
 
 
 def test_agent_command_rejects_two_sources() -> None:
@@ -216,6 +214,57 @@ def test_wait_for_cancel_times_out_or_ends_cancelled(spawn: Spawn) -> None:
                           and "stopReason" in m["params"]["update"], since=since)  # fmt: skip
     assert idle["params"]["update"]["stopReason"] == "cancelled"
     assert "never" not in json.dumps(agent.updates(sid))
+
+
+def chunk_texts(agent: RawAgent, sid: str) -> list[str]:
+    return [u["content"]["text"] for u in agent.updates(sid)
+            if u["sessionUpdate"] == "agent_message_chunk"]  # fmt: skip
+
+
+@pytest.mark.parametrize("while_busy", ["hold", "insert"])
+def test_wait_for_prompt_holds_the_work_until_the_next_prompt(
+    spawn: Spawn, while_busy: str
+) -> None:
+    script = Script(
+        turns=[
+            Turn(steps=[Text(text="waiting"), WaitForPrompt(), Text(text="go on")]),
+            Turn(steps=[Text(text="next")]),
+        ],
+        while_busy=while_busy,
+    )
+    agent = spawn(script=script)
+    sid = agent.start_session()
+    agent.response(agent.prompt(sid, "one"))
+    agent.wait_for(lambda _: chunk_texts(agent, sid) == ["waiting"])
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
+    assert chunk_texts(agent, sid) == ["waiting"]  # still held
+    assert not any(is_final_idle(m) for m in agent.messages)
+    second = agent.prompt(sid, "two")
+    agent.response(second)
+    ends = 2 if while_busy == "hold" else 1  # "insert": the same work goes on
+    agent.wait_for(lambda _: sum(map(is_final_idle, agent.messages)) == ends)
+    assert agent.call("_acp_lite/sync") == {"echo": {}}
+    assert chunk_texts(agent, sid) == ["waiting", "go on", "next"]
+    assert sum(map(is_final_idle, agent.messages)) == ends
+
+
+def test_wait_for_prompt_times_out_or_ends_cancelled(spawn: Spawn) -> None:
+    script = Script(
+        turns=[
+            Turn(steps=[WaitForPrompt(timeout=0.01), Text(text="timed out")]),
+            Turn(steps=[WaitForPrompt(), Text(text="never")]),
+        ]
+    )
+    agent = spawn(script=script)
+    sid = agent.start_session()
+    drive_turn(agent, sid, "one")  # nobody prompts again: on after the timeout
+    assert chunk_texts(agent, sid) == ["timed out"]
+    since = len(agent.messages)
+    agent.response(agent.prompt(sid, "two"))
+    agent.notify("session/cancel", {"sessionId": sid})
+    idle = agent.wait_for(is_final_idle, since=since)
+    assert idle["params"]["update"]["stopReason"] == "cancelled"
+    assert chunk_texts(agent, sid) == ["timed out"]
 
 
 def test_ignore_sigterm_step(spawn: Spawn) -> None:
@@ -280,9 +329,16 @@ def test_raw_bytes_stderr_and_exit_steps(spawn: Spawn) -> None:
     assert "going away" in agent.stderr_text()
 
 
-def test_console_script_is_installed() -> None:
+def test_console_script_is_installed_and_lists_the_scenarios() -> None:
     binary = Path(sys.executable).parent / "acp-lite-agent"
     done = subprocess.run(
         [str(binary), "--list-scenarios"], capture_output=True, text=True, timeout=10, check=True
     )
     assert [line.split()[0] for line in done.stdout.splitlines()] == sorted(SCENARIOS)
+    kinds = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines()}
+    assert kinds == {name: kind(name) for name in SCENARIOS}
+    assert (kinds["echo"], kinds["broken_no_running"], kinds["crash"]) == (
+        "conforming",
+        "broken",
+        "fault",
+    )
