@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from acp_lite.transcript import Transcript, TranscriptEntry
     from acp_lite.turn import Turn
 
-__version__ = "0.1.0.dev0"
+from acp_lite._version import __version__ as __version__
 
 _LAZY: dict[str, str] = {
     "connect": "acp_lite.client",

@@ -183,9 +183,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    import acp_lite
+    from acp_lite._version import __version__
 
-    return acp_lite.__version__
+    return __version__
 
 
 def _positive_float(value: str) -> float:

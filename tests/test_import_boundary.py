@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.protocol": 0,
     "acp_lite.errors": 0,
     "acp_lite._lazy_attrs": 0,  # attrs decorators that defer attrs to first use
+    "acp_lite._version": 0,  # the version constant
     "acp_lite.auth": 0,  # plain data; errors name the ways to log in
     "acp_lite.limits": 0,
     "acp_lite.transcript": 0,
@@ -94,7 +95,11 @@ TRIO_FREE_BELOW = LAYERS["acp_lite.aio"]
 #: What acp_lite.testing may import from acp_lite outside acp_lite.testing. (At
 #: runtime it also loads acp_lite/__init__.py, which imports acp_lite.errors: see
 #: test_reference_agent_loads_no_client_code.)
-TESTING_MAY_IMPORT: frozenset[str] = frozenset()
+TESTING_MAY_IMPORT: frozenset[str] = frozenset(
+    # attrs' processing deferred to first use: the agent's script classes (a process
+    # start builds only the few its script uses); the module imports attrs only.
+    {"acp_lite._lazy_attrs"}
+)
 
 #: The modules outside acp_lite.testing that may import it -> reason. Keep small.
 TESTING_IMPORTED_BY: dict[str, str] = {
@@ -515,7 +520,8 @@ def test_client_import_runs_attrs_on_no_wire_class() -> None:
 
 def test_reference_agent_loads_no_client_code() -> None:
     """The reference agent process loads only acp_lite/__init__.py (which imports
-    acp_lite.errors) besides acp_lite.testing."""
+    acp_lite.errors and the version constant) and the deferred-attrs decorators
+    besides acp_lite.testing."""
     loaded = _loaded_after()["agent"]
     outside = sorted({m for v in loaded.values() for m in v if not _in(m, "acp_lite.testing")})
-    assert outside == ["acp_lite", "acp_lite.errors"]
+    assert outside == ["acp_lite", "acp_lite._lazy_attrs", "acp_lite._version", "acp_lite.errors"]

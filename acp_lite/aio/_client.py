@@ -35,9 +35,9 @@ def _version() -> str:
     # The package's own constant, not importlib.metadata: importing that costs ~20 ms
     # of start-up and a lookup scans every distribution on sys.path. A test checks
     # the constant against the installed metadata.
-    import acp_lite
+    from acp_lite._version import __version__
 
-    return acp_lite.__version__
+    return __version__
 
 
 DEFAULT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}}

@@ -49,9 +49,9 @@ class CassetteError(ValueError):
 
 def library_version() -> str:
     """acp_lite's version (``acp_lite.__version__``)."""
-    import acp_lite
+    from acp_lite._version import __version__
 
-    return acp_lite.__version__
+    return __version__
 
 
 def _now() -> str:

@@ -127,6 +127,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import attrs
 
+from acp_lite import _lazy_attrs as lazy_attrs
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -175,7 +177,7 @@ DEFAULT_PERMISSION_OPTIONS: tuple[dict[str, str], ...] = (
 )
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Update:
     """Emit one raw ``session/update`` payload."""
 
@@ -184,7 +186,7 @@ class Update:
     session_id: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Text:
     """Stream text as agent message (or thought) chunks."""
 
@@ -196,7 +198,7 @@ class Text:
     delay: float = 0.0
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Echo:
     """Stream the prompt's text back, word by word."""
 
@@ -205,7 +207,7 @@ class Echo:
     delay: float = 0.0
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Insert:
     """Insert the prompt (assign its messageId) and, by default, respond."""
 
@@ -216,14 +218,14 @@ class Insert:
     message_id: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Respond:
     """Send the prompt response that an ``Insert(respond=False)`` deferred."""
 
     TYPE: ClassVar[str] = "respond"
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Reject:
     """Answer the prompt with a JSON-RPC error: it is not inserted."""
 
@@ -233,7 +235,7 @@ class Reject:
     data: Any = None
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Permission:
     """Ask ``session/request_permission`` and branch on the chosen option."""
 
@@ -249,7 +251,7 @@ class Permission:
     label: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Elicit:
     """Ask ``elicitation/create`` (form mode) and branch on the action."""
 
@@ -266,7 +268,7 @@ class Elicit:
     branches: dict[str, list[Step]] = attrs.field(factory=dict, metadata=_BRANCHES)
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Sleep:
     """Wait; a ``session/cancel`` interrupts the wait."""
 
@@ -274,7 +276,7 @@ class Sleep:
     seconds: float
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class WaitForCancel:
     """Wait until the client cancels (or ``timeout`` seconds pass)."""
 
@@ -282,7 +284,7 @@ class WaitForCancel:
     timeout: float | None = None
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class WaitForPrompt:
     """Wait until another prompt of the session arrives (or ``timeout`` seconds pass).
 
@@ -294,7 +296,7 @@ class WaitForPrompt:
     timeout: float = 10.0
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Fail:
     """End the foreground work with ``stopReason: error``."""
 
@@ -304,7 +306,7 @@ class Fail:
     data: Any = None
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Stop:
     """End the foreground work now with the given stop reason."""
 
@@ -312,7 +314,7 @@ class Stop:
     stop_reason: str | None = "end_turn"
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Background:
     """Start background work that outlives the turn."""
 
@@ -324,7 +326,7 @@ class Background:
     cancellable: bool = True
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Flood:
     """Stream ``count`` agent_message_chunk updates as fast as possible."""
 
@@ -334,7 +336,7 @@ class Flood:
     batch: int = 2000
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Exit:
     """Exit the agent process with ``code`` (a crash when non-zero)."""
 
@@ -342,7 +344,7 @@ class Exit:
     code: int = 1
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Stderr:
     """Write free-form text to stderr."""
 
@@ -350,7 +352,7 @@ class Stderr:
     text: str
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Raw:
     """Write raw bytes to stdout (garbage, partial or oversize lines)."""
 
@@ -366,14 +368,14 @@ class Raw:
         return unit * self.repeat + (b"\n" if self.newline else b"")
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class IgnoreSigterm:
     """Ignore SIGTERM from now on (for shutdown-ladder tests)."""
 
     TYPE: ClassVar[str] = "ignore_sigterm"
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Hang:
     """Block this turn forever; even a cancel gets no answer."""
 
@@ -430,7 +432,7 @@ STEP_TYPES: dict[str, type[Any]] = {
 }
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Turn:
     """What the agent does for one prompt."""
 
@@ -449,7 +451,7 @@ class Turn:
         return any(isinstance(s, Insert | Reject) for s in self.steps)
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Script:
     """The whole behaviour of one agent process."""
 
