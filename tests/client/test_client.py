@@ -455,18 +455,41 @@ def test_list_sessions_is_bounded_as_a_whole() -> None:
         assert info.value.method == "session/list"
 
 
+#: Background work that runs until cancelled (``tool_call/cancel``), started by each turn.
+BACKGROUND_UNTIL_CANCELLED = {
+    "turns": [
+        [
+            {"type": "background", "id": "bg-{{turn}}", "title": "Index", "seconds": 60},
+            {"type": "text", "text": "Indexing runs in the background."},
+        ]
+    ]
+}
+
+
 def test_wait_quiet_waits_for_background_work_and_the_grace() -> None:
-    with connect_in_memory(InProcessAgent("background"), limits=FAST) as client:
+    # The work runs until the test ends it: "still running at idle" holds however
+    # slow the machine is, and no sleep of the agent has to be waited out.
+    agent = InProcessAgent(script=BACKGROUND_UNTIL_CANCELLED)
+    with connect_in_memory(agent, limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         turn = session.run("index")
         assert turn.stop_reason == "end_turn" and session.state == "idle"
         assert session.model.background  # idle, but the indexing still runs
         assert not session.model.is_quiet
-        start = time.monotonic()
+        ended: list[float] = []
+
+        def end_the_work() -> None:
+            time.sleep(0.05)  # let wait_quiet wait for it a moment
+            ended.append(time.monotonic())
+            session.cancel_tool_call("bg-1")
+
+        stopper = threading.Thread(target=end_the_work)
+        stopper.start()
         session.wait_quiet(grace=0.05)
+        stopper.join()
         assert session.model.is_quiet and not session.model.background
-        # The work ended after ~0.3 s, then nothing for the whole grace.
-        assert time.monotonic() - start >= 0.05
+        # It waited for the work to end, then for nothing during the whole grace.
+        assert ended and time.monotonic() - ended[0] >= 0.05
         last = session.updates[-1].time
         assert time.monotonic() - last >= 0.05
         with pytest.raises(Timeout, match="quiet"):
