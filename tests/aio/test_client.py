@@ -597,9 +597,10 @@ time.sleep(30)
 async def test_agent_closing_stdout_fails_waiters_within_a_second() -> None:
     import sys
 
-    # Short waits that expire: the agent neither exits after closing its stdout
-    # (exit_status_wait) nor at its closed stdin (close_grace); SIGTERM ends it.
-    limits = FAST.__class__(close_grace=0.05, terminate_grace=0.5, exit_status_wait=0.1)
+    # Shorter waits that expire: the agent neither exits after closing its stdout
+    # (exit_status_wait; the stderr line it wrote before is read well within it)
+    # nor at its closed stdin (close_grace); SIGTERM ends it.
+    limits = FAST.__class__(close_grace=0.05, terminate_grace=0.5, exit_status_wait=0.25)
     async with aio.connect([sys.executable, "-c", CLOSES_STDOUT], limits=limits) as client:
         t0 = time.monotonic()
         with pytest.raises(AgentExited) as info:

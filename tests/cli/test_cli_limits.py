@@ -12,19 +12,19 @@ from .conftest import RunCli, assert_clean_error
 
 
 def test_an_unanswered_prompt_hits_the_per_request_limit(run_cli: RunCli) -> None:
-    proc = run_cli("prompt", "--scenario", "hang", "--timeout", "0.1", "x")
+    proc = run_cli("prompt", "--scenario", "hang", "--timeout", "0.3", "x")
     assert_clean_error(
         proc,
         EXIT_TIMEOUT,
-        "timed out after 0.1s (the per-request limit) waiting for response to session/prompt",
+        "timed out after 0.3s (the per-request limit) waiting for response to session/prompt",
         only=False,
     )
 
 
 def test_work_that_never_ends_hits_the_turn_limit(run_cli: RunCli) -> None:
-    proc = run_cli("prompt", "--scenario", "broken_no_idle", "--timeout", "0.1", "x")
+    proc = run_cli("prompt", "--scenario", "broken_no_idle", "--timeout", "0.3", "x")
     assert_clean_error(
-        proc, EXIT_TIMEOUT, "timed out after 0.1s (the turn limit) waiting for the idle", only=False
+        proc, EXIT_TIMEOUT, "timed out after 0.3s (the turn limit) waiting for the idle", only=False
     )
 
 
