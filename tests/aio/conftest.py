@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -16,11 +15,6 @@ FAST = Limits(default_timeout=10.0, close_grace=1.0, terminate_grace=0.5, kill_g
 def agent(scenario: str = "echo", *args: str) -> list[str]:
     """argv of the reference agent running ``scenario``."""
     return [sys.executable, "-m", "acp_lite.testing.agent", "--scenario", scenario, *args]
-
-
-def scripted(script: dict[str, Any]) -> list[str]:
-    """argv of the reference agent running an inline JSON script."""
-    return [sys.executable, "-m", "acp_lite.testing.agent", "--script-json", json.dumps(script)]
 
 
 def wire(client: Any) -> list[tuple[str, Any]]:

@@ -21,8 +21,9 @@ from acp_lite.errors import (
 )
 from acp_lite.hookspec import hookimpl
 from acp_lite.protocol import IdleStateUpdate
+from acp_lite.testing import InProcessAgent
 
-from .conftest import FAST, agent, inproc, inproc_scripted, scripted, wire
+from .conftest import FAST, agent, inproc, inproc_scripted, wire
 from .fakes import NO_ANSWER, FakeAgent
 
 pytestmark = pytest.mark.trio
@@ -153,33 +154,64 @@ async def test_update_for_a_never_opened_session_goes_to_the_client_log() -> Non
         assert event.session_id == "sess-does-not-exist"
 
 
+def _gated_first_turn() -> tuple[InProcessAgent, threading.Event, Any]:
+    """An agent whose first turn stays active until ``gate`` is set (prompts sent
+    meanwhile are held: ``while_busy`` is ``hold``); later turns echo at once.
+
+    The first turn's work waits on a permission request (not reported as
+    ``requires_action``) whose callback waits for the gate: a state the test
+    controls, not a sleep that must outlast it.
+    """
+    first = [{"type": "echo"}, {"type": "permission", "requires_action": False}]
+    agent = inproc_scripted({"turns": [{"steps": first}, {"steps": [{"type": "echo"}]}]})
+    gate = threading.Event()
+
+    def answer_when_gated(request: Any, session: Any) -> str | None:
+        gate.wait(10)
+        return permissions.allow_once(request, session)
+
+    return agent, gate, answer_when_gated
+
+
 async def test_prompt_while_running_is_sent_and_held_by_the_agent() -> None:
-    async with aio.connect_in_memory(inproc("queueing"), limits=FAST) as client:
-        session = await client.new_session(cwd="/tmp")
-        first = await session.prompt("first")
-        second = await session.submit("second")  # during active work: never refused locally
-        assert second.status == "pending"
-        await session.wait_inserted(second)
-        assert session.model.submission(second.request_id).status == "inserted"
-        await session._wait_until(lambda: second.done, timeout=5, awaited="second done")
-        assert first.done and session.text(first) == "first"
-        assert session.text(second) == "second"
+    agent, gate, on_permission = _gated_first_turn()
+    try:
+        async with aio.connect_in_memory(agent, limits=FAST, on_permission=on_permission) as client:
+            session = await client.new_session(cwd="/tmp")
+            first = await session.prompt("first")
+            second = await session.submit("second")  # during active work: never refused locally
+            assert second.status == "pending"
+            await trio.sleep(0.05)  # held: not inserted while the first work runs
+            assert second.status == "pending" and not first.done
+            gate.set()  # the first work ends; the agent inserts the held prompt
+            await session.wait_inserted(second)
+            assert session.model.submission(second.request_id).status == "inserted"
+            await session._wait_until(lambda: second.done, timeout=5, awaited="second done")
+            assert first.done and session.text(first) == "first"
+            assert session.text(second) == "second"
+    finally:
+        gate.set()
 
 
 async def test_cancel_request_withdraws_a_held_prompt() -> None:
-    async with aio.connect_in_memory(inproc("queueing"), limits=FAST) as client:
-        session = await client.new_session(cwd="/tmp")
-        await session.prompt("first")
-        held = await session.submit("held")
-        assert session.withdraw(held)
-        with pytest.raises(PromptRejected) as info:
-            await session.wait_inserted(held)
-        assert info.value.code == -32800
-        assert held.status == "rejected"
-        await session.wait_idle()
-        sent = [m for d, m in wire(client) if d == "send"]
-        withdraw = {"requestId": held.request_id}
-        assert {"jsonrpc": "2.0", "method": "$/cancel_request", "params": withdraw} in sent
+    agent, gate, on_permission = _gated_first_turn()
+    try:
+        async with aio.connect_in_memory(agent, limits=FAST, on_permission=on_permission) as client:
+            session = await client.new_session(cwd="/tmp")
+            await session.prompt("first")
+            held = await session.submit("held")
+            assert session.withdraw(held)
+            with pytest.raises(PromptRejected) as info:
+                await session.wait_inserted(held)
+            assert info.value.code == -32800
+            assert held.status == "rejected"
+            gate.set()  # only now may the first work end
+            await session.wait_idle()
+            sent = [m for d, m in wire(client) if d == "send"]
+            withdraw = {"requestId": held.request_id}
+            assert {"jsonrpc": "2.0", "method": "$/cancel_request", "params": withdraw} in sent
+    finally:
+        gate.set()
 
 
 async def test_timeout_on_prompt_withdraws_it(autojump_clock: Any) -> None:
@@ -202,11 +234,16 @@ async def test_timeout_on_prompt_withdraws_it(autojump_clock: Any) -> None:
         assert "$/cancel_request" in sent
 
 
-async def test_agent_that_never_answers_initialize() -> None:
+async def test_agent_that_never_answers_initialize(autojump_clock: Any) -> None:
+    # In this process on a mock clock: the timeout is waited out at once. The same
+    # over a real process: tests/client/test_client.py (connect), and
+    # tests/aio/test_close_after_timeout.py (what closing it then does).
     limits = FAST.__class__(connect_timeout=0.8, close_grace=0.2, terminate_grace=0.5)
+    t0 = trio.current_time()
     with pytest.raises(Timeout) as info:
-        async with aio.connect(agent("unresponsive"), limits=limits):
+        async with aio.connect_in_memory(inproc("unresponsive"), limits=limits):
             pass
+    assert trio.current_time() - t0 >= 0.8
     assert "initialize" in str(info.value)
     assert "[agent] ready" in "\n".join(info.value.stderr_tail)
 
@@ -267,7 +304,8 @@ async def test_oversize_line_is_skipped_and_recorded() -> None:
 
 
 async def test_agent_ignoring_sigterm_is_killed_within_the_bound() -> None:
-    limits = FAST.__class__(close_grace=0.2, terminate_grace=0.2, kill_grace=1.0)
+    # Short graces: the ladder's steps are the point here, not their default lengths.
+    limits = FAST.__class__(close_grace=0.05, terminate_grace=0.05, kill_grace=1.0)
     async with aio.connect(agent("ignore_sigterm"), limits=limits) as client:
         session = await client.new_session(cwd="/tmp")
         await session.run("x")
@@ -336,7 +374,7 @@ async def test_blocking_permission_callable_runs_off_the_trio_thread() -> None:
 
     def ask_slowly(request: Any, session: Any) -> str | None:
         seen.append(threading.get_ident())
-        time.sleep(0.2)  # blocks: must not stall the connection
+        time.sleep(0.05)  # blocks: must not stall the connection
         return permissions.allow_once(request, session)
 
     async with aio.connect_in_memory(
@@ -520,14 +558,14 @@ async def test_eight_clients_at_once_lose_no_update() -> None:
 
 async def test_cancel_wait_says_so_when_the_agent_never_confirms() -> None:
     script = {"turns": [{"steps": [{"type": "insert"}, {"type": "hang"}]}]}
-    async with aio.connect(scripted(script), limits=FAST) as client:
+    async with aio.connect_in_memory(inproc_scripted(script), limits=FAST) as client:
         session = await client.new_session(cwd="/tmp")
         await session.prompt("x")  # inserted, then the work ignores session/cancel
         with trio.fail_after(5):  # the agent logs when the hang starts
             while not any("hanging forever" in line for line in client.stderr_tail()):
                 await trio.sleep(0.01)
         with pytest.raises(Timeout) as info:
-            await session.cancel(wait=True, timeout=0.2)
+            await session.cancel(wait=True, timeout=0.05)
         assert "confirms cancellation" in str(info.value) and info.value.state == "running"
 
 
@@ -559,7 +597,10 @@ time.sleep(30)
 async def test_agent_closing_stdout_fails_waiters_within_a_second() -> None:
     import sys
 
-    limits = FAST.__class__(close_grace=0.2, terminate_grace=0.5)
+    # Shorter waits that expire: the agent neither exits after closing its stdout
+    # (exit_status_wait; the stderr line it wrote before is read well within it)
+    # nor at its closed stdin (close_grace); SIGTERM ends it.
+    limits = FAST.__class__(close_grace=0.05, terminate_grace=0.5, exit_status_wait=0.25)
     async with aio.connect([sys.executable, "-c", CLOSES_STDOUT], limits=limits) as client:
         t0 = time.monotonic()
         with pytest.raises(AgentExited) as info:
@@ -672,7 +713,7 @@ async def test_iter_updates_wait_is_bounded_and_close_is_aclose() -> None:
         await session.run("hi")
         seen: list[str] = []
         with pytest.raises(Timeout) as info:
-            async for event in session.iter_updates(from_start=True, timeout=0.2):
+            async for event in session.iter_updates(from_start=True, timeout=0.05):
                 seen.append(event.tag)
         assert seen == [e.tag for e in session.updates]  # what was there came first
         assert info.value.awaited == "the next session update"

@@ -14,7 +14,12 @@ from acp_lite.aio._process import AgentProcess, build_env
 from acp_lite.errors import AgentStartFailed
 from acp_lite.limits import Limits
 
-FAST = Limits(close_grace=0.3, terminate_grace=0.3, kill_grace=1.0)
+#: Graces a clean exit must beat stay long; the ones these tests wait out are short.
+PATIENT = Limits(close_grace=5.0, terminate_grace=5.0, kill_grace=5.0)
+SHORT = Limits(close_grace=0.05, terminate_grace=0.05, kill_grace=1.0)
+#: The agent exits at end of input (a positive path): only the SIGTERM to what it
+#: left behind may be waited out.
+LEFTOVERS = Limits(close_grace=5.0, terminate_grace=0.05, kill_grace=5.0)
 
 
 def _alive(pid: int) -> bool:
@@ -28,7 +33,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.trio
 async def test_exits_when_stdin_closes() -> None:
     p = await AgentProcess.start(
-        [sys.executable, "-c", "import sys; sys.stdin.read()"], limits=FAST
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], limits=PATIENT
     )
     t0 = time.monotonic()
     assert await p.aclose() == 0
@@ -38,7 +43,7 @@ async def test_exits_when_stdin_closes() -> None:
 @pytest.mark.trio
 async def test_sigterm_when_stdin_close_is_ignored() -> None:
     code = "import time\nwhile True: time.sleep(0.05)"
-    p = await AgentProcess.start([sys.executable, "-c", code], limits=FAST)
+    p = await AgentProcess.start([sys.executable, "-c", code], limits=SHORT)
     rc = await p.aclose()
     assert rc == -15
 
@@ -51,7 +56,7 @@ async def test_agent_ignoring_sigterm_is_killed_within_the_bound_and_reaped() ->
         "sys.stderr.write('ready\\n'); sys.stderr.flush()\n"
         "while True: time.sleep(0.05)"
     )
-    p = await AgentProcess.start([sys.executable, "-c", code], limits=FAST)
+    p = await AgentProcess.start([sys.executable, "-c", code], limits=SHORT)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(p.read_stderr)
         while not p.stderr_tail():  # wait until the handler is installed
@@ -60,7 +65,8 @@ async def test_agent_ignoring_sigterm_is_killed_within_the_bound_and_reaped() ->
         rc = await p.aclose()
         elapsed = time.monotonic() - t0
     assert rc == -9
-    assert 0.5 <= elapsed < FAST.shutdown_timeout + 0.5
+    # Both graces were waited out (the agent ignores EOF and SIGTERM), then SIGKILL.
+    assert SHORT.close_grace + SHORT.terminate_grace <= elapsed < SHORT.shutdown_timeout + 0.5
     assert not _alive(p.pid)  # reaped: no zombie left behind
 
 
@@ -88,7 +94,7 @@ async def test_cwd_and_env_merge_or_replace(tmp_path: os.PathLike[str]) -> None:
             cwd=tmp_path,
             env={"ACP_X": "1"},
             inherit_env=inherit,
-            limits=FAST,
+            limits=PATIENT,
         )
         out = b""
         while chunk := await p.stdout.receive_some(1000):  # a pipe may split the line
@@ -150,7 +156,7 @@ async def test_processes_the_agent_left_behind_are_stopped(ignore_sigterm: bool)
         "print(q.pid, flush=True)\n"
         "sys.stdin.read()\n"
     )
-    p = await AgentProcess.start([sys.executable, "-c", code], limits=FAST)
+    p = await AgentProcess.start([sys.executable, "-c", code], limits=LEFTOVERS)
     out = b""
     while not out.endswith(b"\n"):
         out += await p.stdout.receive_some(100)
@@ -159,7 +165,7 @@ async def test_processes_the_agent_left_behind_are_stopped(ignore_sigterm: bool)
     t0 = time.monotonic()
     try:
         assert await p.aclose() == 0
-        assert time.monotonic() - t0 < FAST.shutdown_timeout + 0.5
+        assert time.monotonic() - t0 < LEFTOVERS.terminate_grace + LEFTOVERS.kill_grace + 0.5
         assert not _running(pid)
     finally:
         if _running(pid):

@@ -4,7 +4,7 @@ client event log as they do without a pending session/new."""
 
 from __future__ import annotations
 
-import sys
+from typing import Any
 
 import pytest
 import trio
@@ -13,31 +13,28 @@ from acp_lite import aio
 from acp_lite.errors import Timeout
 from acp_lite.limits import Limits
 
-# Answers initialize, never answers session/new, then (on a _poke notification)
-# sends an update for a session id nobody opened.
-AGENT = r"""
-import json, sys
-def send(msg):
-    sys.stdout.write(json.dumps(msg) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg.get("method") == "initialize":
-        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "protocolVersion": 2, "info": {"name": "mute", "version": "0"},
-            "capabilities": {}, "authMethods": []}})
-    elif msg.get("method") == "_poke":
-        send({"jsonrpc": "2.0", "method": "session/update", "params": {
-            "sessionId": "stranger", "update": {
-                "sessionUpdate": "state_update", "state": "idle", "background": []}}})
-"""
+from .fakes import NO_ANSWER, FakeAgent
+
+
+async def poke(agent: FakeAgent, message: dict[str, Any]) -> Any:
+    """On ``_poke``: an update for a session id nobody opened."""
+    stranger = {"sessionUpdate": "state_update", "state": "idle", "background": []}
+    await agent.update("stranger", stranger)
+    return NO_ANSWER
 
 
 @pytest.mark.trio
-async def test_updates_are_not_held_after_an_unanswered_session_new_times_out() -> None:
+async def test_updates_are_not_held_after_an_unanswered_session_new_times_out(
+    autojump_clock: Any,
+) -> None:
+    # Trio-level waits only: the agent runs in this loop, the timeout on a mock clock.
+    fake = FakeAgent({"session/new": lambda _agent, _msg: NO_ANSWER, "_poke": poke})
     limits = Limits(default_timeout=5.0, close_grace=0.5, terminate_grace=0.5, kill_grace=1.0)
-    async with aio.connect([sys.executable, "-c", AGENT], limits=limits) as client:
+    async with aio.connect_in_memory(fake, limits=limits) as client:
+        t0 = trio.current_time()
         with pytest.raises(Timeout, match="session/new"):
             await client.new_session(cwd="/tmp", timeout=0.3)
+        assert trio.current_time() - t0 >= 0.3
         await client.notify("_poke", {})
         with trio.fail_after(5):
             while not [e for e in client.events if e.kind == "unknown_session_update"]:

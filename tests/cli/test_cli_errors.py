@@ -90,9 +90,9 @@ def test_timeout_on_hanging_agent_kills_it(
     monkeypatch.setattr(client_module, "connect", functools.partial(connect, limits=ladder))
     agent = fake_agent("hang_agent.py", str(tmp_path / "agent.pid"))
     start = time.monotonic()
-    proc = run_cli("prompt", "--timeout", "0.2", "--agent", agent, "hi")
+    proc = run_cli("prompt", "--timeout", "0.1", "--agent", agent, "hi")
     elapsed = time.monotonic() - start
-    assert_clean_error(proc, EXIT_TIMEOUT, "timed out after 0.2s")
+    assert_clean_error(proc, EXIT_TIMEOUT, "timed out after 0.1s")
     # Bounded: timeout + the shutdown ladder, not the agent's hour-long sleep.
     assert elapsed < 20, elapsed
     # The agent process is gone: killed by the shutdown ladder and reaped (it is a

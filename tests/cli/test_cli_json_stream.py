@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from acp_lite._sync_session import Session
 from acp_lite.cli import EXIT_OK
 
 from .conftest import RunCli
@@ -42,7 +45,17 @@ def test_json_holds_the_streamed_updates_and_the_permission(
     assert lines[index + 1].get("state") == "running"
 
 
-def test_wait_quiet_shows_the_background_work_finishing(run_cli: RunCli) -> None:
+def test_wait_quiet_shows_the_background_work_finishing(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The quiet grace (no update for 0.5 s after the work ends) is waited out: a
+    # shorter one shows the same output sooner.
+    wait_quiet = Session.wait_quiet
+
+    def wait_quiet_briefly(self: Session, *, timeout: float | None = None) -> None:
+        wait_quiet(self, timeout=timeout, grace=0.05)
+
+    monkeypatch.setattr(Session, "wait_quiet", wait_quiet_briefly)
     idle = run_cli("prompt", "--scenario", "background", "go")
     assert idle.returncode == EXIT_OK, idle.stderr
     assert "-> completed" not in idle.stderr  # stops at the turn's idle

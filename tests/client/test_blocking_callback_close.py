@@ -10,12 +10,18 @@ import time
 import pytest
 
 import acp_lite
+from acp_lite.aio import _session
 from acp_lite.limits import Limits
 
 AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
 
 
-def test_close_abandons_a_blocked_on_update_callback(caplog: pytest.LogCaptureFixture) -> None:
+def test_close_abandons_a_blocked_on_update_callback(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The callback blocks for good: the grace it gets (0.25 s) is waited out, so a
+    # shorter one is enough to show it is abandoned.
+    monkeypatch.setattr(_session, "_CALLBACK_GRACE", 0.05)
     limits = Limits(close_grace=1.0, terminate_grace=0.5, kill_grace=0.5)
     release = threading.Event()
     entered = threading.Event()

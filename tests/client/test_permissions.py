@@ -155,7 +155,7 @@ def test_blocking_callable_runs_off_the_trio_thread_and_may_call_the_client() ->
         seen["thread"] = threading.current_thread().name
         seen["session"] = session
         seen["title"] = req.title
-        time.sleep(0.2)  # a human thinking: must not stall the connection
+        time.sleep(0.05)  # a human thinking: must not stall the connection
         seen["state"] = session.state
         seen["echo"] = session.client.request("_acp_lite/ping", {"from": "callback"})
         return permissions.allow_once(req, session)

@@ -134,7 +134,7 @@ def test_keyboard_interrupt_cancels_trio_work_and_reraises(portal: Portal) -> No
 
 
 def test_keyboard_interrupt_waits_only_a_bounded_time() -> None:
-    portal = Portal(name="stubborn", cancel_grace=0.2)
+    portal = Portal(name="stubborn", cancel_grace=0.1)
     started = threading.Event()
     release = threading.Event()
 
@@ -154,9 +154,9 @@ def test_keyboard_interrupt_waits_only_a_bounded_time() -> None:
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         portal.call(ignores_cancel)
-    # cancel_grace (0.2 s) bounds the wait, not the 1 s the work takes to unwind.
+    # cancel_grace (0.1 s) bounds the wait, not the 1 s the work takes to unwind.
     assert time.monotonic() - start < 0.9
-    portal.close(timeout=0.1)  # the shielded sleep outlives this bound: must not hang
+    portal.close(timeout=0.05)  # the shielded sleep outlives this bound: must not hang
     assert portal.closed
     release.set()
 
