@@ -45,18 +45,38 @@ def test_echo(acp_session, acp_snapshot, acp_client):
 """
 
 
+#: The snapshot each SDK's agent gives (the Python SDK's chunks carry no messageId).
+SNAPSHOTS = {
+    sdk: '{"acp_snapshot": 1, "view": "merged"}\n{"sessionUpdate": "agent_message_chunk", '
+    f'"content": {{"text": "echo: hello", "type": "text"}}{tail}}}\n'
+    for sdk, tail in [("python-sdk", ""), ("ts-sdk", ', "messageId": "<message:1>"')]
+}
+
+
 @pytest.mark.parametrize("sdk", SDKS)
 def test_pytest_acp_suite_with_snapshots(
     sdk: str, pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
+    """A suite with a snapshot, under strict conformance. The TypeScript agent (a
+    cheap start) writes its snapshot with ``--snapshot-update``, then a second run
+    with a fresh agent matches it: the snapshot is stable across runs. The Python
+    SDK's agent (a second or more of CPU per start) runs once, against the snapshot
+    an earlier run wrote, which is the same proof."""
     pytester.makepyfile(test_suite=SUITE)
+    snapshot = pytester.path / "__snapshots__" / "test_suite" / "test_echo.acp.jsonl"
     args = ["-p", "no:randomly", "--acp-agent", shlex.join(agent_command(sdk, tmp_path))]
     args += ["--acp-timeout", "60"]
-    pytester.runpytest("--snapshot-update", *args).assert_outcomes(passed=1)
+    if sdk == "ts-sdk":
+        pytester.runpytest("--snapshot-update", *args).assert_outcomes(passed=1)
+        assert snapshot.read_text() == SNAPSHOTS[sdk]
+    else:
+        snapshot.parent.mkdir(parents=True)
+        snapshot.write_text(SNAPSHOTS[sdk])
     result = pytester.runpytest("--acp-conformance", "strict", *args)
     result.assert_outcomes(passed=1)
-    (snapshot,) = [p for p in (pytester.path / "__snapshots__").rglob("*") if p.is_file()]
-    assert "echo: " in snapshot.read_text()
+    result.stdout.fnmatch_lines(["1 snapshot passed.*"])
+    assert [p for p in (pytester.path / "__snapshots__").rglob("*") if p.is_file()] == [snapshot]
+    assert snapshot.read_text() == SNAPSHOTS[sdk]
 
 
 def test_the_python_sdk_is_the_one_pinned() -> None:
