@@ -29,6 +29,7 @@ def _inner_agents(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(inner_agents=AGENTS)
     pytester.syspathinsert()
 
+
 SUITE = """
 from typing import Any
 
