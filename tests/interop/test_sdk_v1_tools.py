@@ -21,9 +21,13 @@ SDKS = ["python-sdk", "ts-sdk"]
 
 @pytest.mark.parametrize("sdk", SDKS)
 def test_cli_info_and_prompt(
-    sdk: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    sdk: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    py_sdk_agent: list[str],
 ) -> None:
-    command = shlex.join(agent_command(sdk, tmp_path))
+    command = shlex.join(agent_command(sdk, tmp_path, py_sdk_agent))
     monkeypatch.chdir(tmp_path)
     assert main(["info", "--agent", command, "--timeout", "60"]) == EXIT_OK
     info = capsys.readouterr().out
@@ -55,7 +59,7 @@ SNAPSHOTS = {
 
 @pytest.mark.parametrize("sdk", SDKS)
 def test_pytest_acp_suite_with_snapshots(
-    sdk: str, pytester: pytest.Pytester, tmp_path: Path
+    sdk: str, pytester: pytest.Pytester, tmp_path: Path, py_sdk_agent: list[str]
 ) -> None:
     """A suite with a snapshot, under strict conformance. The TypeScript agent (a
     cheap start) writes its snapshot with ``--snapshot-update``, then a second run
@@ -64,7 +68,12 @@ def test_pytest_acp_suite_with_snapshots(
     an earlier run wrote, which is the same proof."""
     pytester.makepyfile(test_suite=SUITE)
     snapshot = pytester.path / "__snapshots__" / "test_suite" / "test_echo.acp.jsonl"
-    args = ["-p", "no:randomly", "--acp-agent", shlex.join(agent_command(sdk, tmp_path))]
+    args = [
+        "-p",
+        "no:randomly",
+        "--acp-agent",
+        shlex.join(agent_command(sdk, tmp_path, py_sdk_agent)),
+    ]
     args += ["--acp-timeout", "60"]
     if sdk == "ts-sdk":
         pytester.runpytest("--snapshot-update", *args).assert_outcomes(passed=1)
