@@ -1,12 +1,14 @@
 """The Python SDK agent's server (``py_sdk_fork.py``): one import of the SDK for the
-test session, a forked agent per start."""
+test session, a forked agent per start. The server starts as soon as the collected
+tests show that one needs it, so the import runs while the tests before them do."""
 
 from __future__ import annotations
 
 import selectors
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,28 +18,65 @@ FORK = Path(__file__).resolve().parent / "py_sdk_fork.py"
 READY_TIMEOUT = 60.0
 
 
+class Server:
+    """``py_sdk_fork.py serve`` in a temporary directory (a short socket path)."""
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="py-sdk-fork-"))
+        self.socket = self.directory / "s"
+        self.process = subprocess.Popen(
+            [sys.executable, str(FORK), "serve", str(self.socket)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.ready = False
+
+    def wait_ready(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        if not self.ready:
+            with selectors.DefaultSelector() as selector:
+                selector.register(stdout, selectors.EVENT_READ)
+                started = bool(selector.select(READY_TIMEOUT))
+                self.ready = started and stdout.readline() == b"ready\n"
+        status = self.process.poll()
+        assert self.ready, f"py_sdk_fork.py serve did not start (exit status {status})"
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()  # the server's end of input: it stops
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_server: list[Server] = []
+
+
+def _get_server() -> Server:
+    if not _server:
+        _server.append(Server())
+    return _server[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if any("py_sdk_agent" in getattr(item, "fixturenames", ()) for item in items):
+        _get_server()  # starts importing the SDK now, in its own process
+
+
+def pytest_unconfigure() -> None:
+    while _server:
+        _server.pop().stop()
+
+
 @pytest.fixture(scope="session")
-def py_sdk_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+def py_sdk_agent() -> list[str]:
     """The command that starts ``py_sdk_agent_v1.py`` (the agent's arguments follow),
     through the session's ``py_sdk_fork.py serve``."""
-    socket_path = tmp_path_factory.mktemp("py-sdk-fork") / "s"
-    server = subprocess.Popen(
-        [sys.executable, str(FORK), "serve", str(socket_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert server.stdin is not None and server.stdout is not None
-    try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(server.stdout, selectors.EVENT_READ)
-            ready = selector.select(READY_TIMEOUT) and server.stdout.readline() == b"ready\n"
-        assert ready, f"py_sdk_fork.py serve did not start (exit status {server.poll()})"
-        yield [sys.executable, "-S", str(FORK), "launch", str(socket_path)]
-    finally:
-        server.stdin.close()  # the server's end of input: it stops
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        server.stdout.close()
+    server = _get_server()
+    server.wait_ready()
+    return [sys.executable, "-S", str(FORK), "launch", str(server.socket)]
