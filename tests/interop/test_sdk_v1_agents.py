@@ -36,7 +36,6 @@ TIMEOUT = 20.0
 #: Starting an agent: importing the Python SDK alone takes a second or more, many on
 #: a busy machine (only a failing start waits this long).
 LIMITS = Limits(default_timeout=TIMEOUT, connect_timeout=60.0)
-PY_AGENT = HERE / "py_sdk_agent_v1.py"
 TS_AGENT = HERE / "ts_agent_v1.mjs"
 
 

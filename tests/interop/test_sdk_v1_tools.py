@@ -65,11 +65,11 @@ def test_pytest_acp_suite_with_snapshots(
     py_sdk_agent: list[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A suite with a snapshot, under strict conformance. The TypeScript agent (a
-    cheap start) writes its snapshot with ``--snapshot-update``, then a second run
-    with a fresh agent matches it: the snapshot is stable across runs. The Python
-    SDK's agent (a second or more of CPU per start) runs once, against the snapshot
-    an earlier run wrote, which is the same proof."""
+    """A suite with a snapshot, under strict conformance. The TypeScript agent
+    writes its snapshot with ``--snapshot-update``, then a second run with a fresh
+    agent matches it: the snapshot is stable across runs. The Python SDK's agent
+    runs once, against the snapshot an earlier run wrote (``SNAPSHOTS``): the same
+    proof, with one inner run fewer."""
     # Under pytest-xdist the inner run must not take itself for a worker (syrupy
     # would keep its report, which is checked here, to itself).
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
