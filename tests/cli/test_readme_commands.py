@@ -149,24 +149,30 @@ def test_python_blocks_run(
         monkeypatch.delenv(name, raising=False)
     blocks = python_blocks(doc.read_text())
     assert blocks, "at least the blocking API"
+    suites: dict[int, Path] = {}  # block number -> its test file
     for number, code in enumerate(blocks, 1):
         where = f"python block {number} of {doc.name}"
         if re.search(r"^def test_", code, re.MULTILINE):
-            pytester.makepyfile(**{f"test_snippet_{number}": code})
-            options = ("-q", "-p", "no:cacheprovider", "--snapshot-update")
-            if "acp_cassette" in code:
-                # The recipe's two runs: record the cassettes, then replay them.
-                record = pytester.runpytest_inprocess(*options, "--acp-record-mode=once")
-                assert record.ret == 0, f"{where} (recording):\n{record.stdout.str()}"
-            result = pytester.runpytest_inprocess(*options)
-            out = result.stdout.str()
-            assert result.ret == 0, f"{where}:\n{out}\n{result.stderr.str()}"
-            assert re.search(r"\b[1-9]\d* passed\b", out), out
+            suites[number] = pytester.makepyfile(**{f"test_snippet_{number}": code})
         else:
             capsys.readouterr()
             exec(compile(code, f"<{where}>", "exec"), {"__name__": "__main__"})
-            out = capsys.readouterr().out
-        assert out.strip(), f"{where} printed nothing"
+            assert capsys.readouterr().out.strip(), f"{where} printed nothing"
+    # The test blocks in one run (pytest's start-up once), "-v" naming each test.
+    options = ("-v", "-p", "no:cacheprovider", "--snapshot-update")
+    for number, path in suites.items():
+        if "acp_cassette" in blocks[number - 1]:
+            # The recipe's two runs: record the cassettes, then replay them (below).
+            record = pytester.runpytest_inprocess(*options, "--acp-record-mode=once", path)
+            where = f"python block {number} of {doc.name} (recording)"
+            assert record.ret == 0, f"{where}:\n{record.stdout.str()}"
+    result = pytester.runpytest_inprocess(*options, *suites.values())
+    out = result.stdout.str()
+    assert result.ret == 0, f"the test blocks of {doc.name}:\n{out}\n{result.stderr.str()}"
+    for number, path in suites.items():
+        assert re.search(rf"^{path.name}::\S+ PASSED", out, re.MULTILINE), (
+            f"python block {number} of {doc.name} ran no test:\n{out}"
+        )
 
 
 def test_usage_has_every_api_snippet() -> None:

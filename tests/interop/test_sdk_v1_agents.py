@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,13 +36,14 @@ TIMEOUT = 20.0
 #: Starting an agent: importing the Python SDK alone takes a second or more, many on
 #: a busy machine (only a failing start waits this long).
 LIMITS = Limits(default_timeout=TIMEOUT, connect_timeout=60.0)
-PY_AGENT = HERE / "py_sdk_agent_v1.py"
 TS_AGENT = HERE / "ts_agent_v1.mjs"
 
 
-def agent_command(name: str, history: Path) -> list[str]:
+def agent_command(name: str, history: Path, py_sdk_agent: list[str]) -> list[str]:
+    """The agent's command line; ``py_sdk_agent`` is the ``py_sdk_agent`` fixture
+    (``py_sdk_fork.py``: the SDK imported once per test session, not per start)."""
     if name == "python-sdk":
-        return [sys.executable, str(PY_AGENT), str(history)]
+        return [*py_sdk_agent, str(history)]
     return [node_executable(), str(TS_AGENT), str(history)]
 
 
@@ -77,12 +77,12 @@ class Agent:
 
 
 @pytest.fixture(scope="module")
-def echo_version_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The Python SDK agent with ``--echo-version``, spawned but not yet spoken to:
-    the ``agent`` fixture starts it alongside its own so both imports of the SDK
-    (a second or more each) overlap."""
+def echo_version_agent(
+    tmp_path_factory: pytest.TempPathFactory, py_sdk_agent: list[str]
+) -> Iterator[Any]:
+    """The Python SDK agent with ``--echo-version``, started but not yet spoken to."""
     history = tmp_path_factory.mktemp("echo-version-history")
-    command = [sys.executable, str(PY_AGENT), str(history), "--echo-version"]
+    command = [*py_sdk_agent, str(history), "--echo-version"]
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         yield proc
@@ -97,16 +97,14 @@ def echo_version_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any
 
 @pytest.fixture(scope="module", params=["python-sdk", "ts-sdk"])
 def agent(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    py_sdk_agent: list[str],
 ) -> Iterator[Agent]:
     name = request.param
-    if name == "python-sdk" and "PYTEST_XDIST_WORKER" not in os.environ:
-        # Serially, start it now so the two SDK imports overlap; under xdist this
-        # module's tests spread over the workers, and only one needs it.
-        request.getfixturevalue("echo_version_agent")
     sdk = Agent(name, tmp_path_factory.mktemp(f"{name}-work"), tmp_path_factory.mktemp(name))
     with acp_lite.connect(
-        agent_command(name, sdk.history),
+        agent_command(name, sdk.history, py_sdk_agent),
         limits=LIMITS,
         on_permission=lambda request, session: sdk.answer(request, session),
     ) as sdk.client:

@@ -21,9 +21,13 @@ SDKS = ["python-sdk", "ts-sdk"]
 
 @pytest.mark.parametrize("sdk", SDKS)
 def test_cli_info_and_prompt(
-    sdk: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    sdk: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    py_sdk_agent: list[str],
 ) -> None:
-    command = shlex.join(agent_command(sdk, tmp_path))
+    command = shlex.join(agent_command(sdk, tmp_path, py_sdk_agent))
     monkeypatch.chdir(tmp_path)
     assert main(["info", "--agent", command, "--timeout", "60"]) == EXIT_OK
     info = capsys.readouterr().out
@@ -45,18 +49,51 @@ def test_echo(acp_session, acp_snapshot, acp_client):
 """
 
 
+#: The snapshot each SDK's agent gives (the Python SDK's chunks carry no messageId).
+SNAPSHOTS = {
+    sdk: '{"acp_snapshot": 1, "view": "merged"}\n{"sessionUpdate": "agent_message_chunk", '
+    f'"content": {{"text": "echo: hello", "type": "text"}}{tail}}}\n'
+    for sdk, tail in [("python-sdk", ""), ("ts-sdk", ', "messageId": "<message:1>"')]
+}
+
+
 @pytest.mark.parametrize("sdk", SDKS)
 def test_pytest_acp_suite_with_snapshots(
-    sdk: str, pytester: pytest.Pytester, tmp_path: Path
+    sdk: str,
+    pytester: pytest.Pytester,
+    tmp_path: Path,
+    py_sdk_agent: list[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A suite with a snapshot, under strict conformance. The TypeScript agent
+    writes its snapshot with ``--snapshot-update``, then a second run with a fresh
+    agent matches it: the snapshot is stable across runs. The Python SDK's agent
+    runs once, against the snapshot an earlier run wrote (``SNAPSHOTS``): the same
+    proof, with one inner run fewer."""
+    # Under pytest-xdist the inner run must not take itself for a worker (syrupy
+    # would keep its report, which is checked here, to itself).
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
     pytester.makepyfile(test_suite=SUITE)
-    args = ["-p", "no:randomly", "--acp-agent", shlex.join(agent_command(sdk, tmp_path))]
+    snapshot = pytester.path / "__snapshots__" / "test_suite" / "test_echo.acp.jsonl"
+    args = [
+        "-p",
+        "no:randomly",
+        "--acp-agent",
+        shlex.join(agent_command(sdk, tmp_path, py_sdk_agent)),
+    ]
     args += ["--acp-timeout", "60"]
-    pytester.runpytest("--snapshot-update", *args).assert_outcomes(passed=1)
+    if sdk == "ts-sdk":
+        pytester.runpytest("--snapshot-update", *args).assert_outcomes(passed=1)
+        assert snapshot.read_text() == SNAPSHOTS[sdk]
+    else:
+        snapshot.parent.mkdir(parents=True)
+        snapshot.write_text(SNAPSHOTS[sdk])
     result = pytester.runpytest("--acp-conformance", "strict", *args)
     result.assert_outcomes(passed=1)
-    (snapshot,) = [p for p in (pytester.path / "__snapshots__").rglob("*") if p.is_file()]
-    assert "echo: " in snapshot.read_text()
+    result.stdout.fnmatch_lines(["1 snapshot passed.*"])
+    assert [p for p in (pytester.path / "__snapshots__").rglob("*") if p.is_file()] == [snapshot]
+    assert snapshot.read_text() == SNAPSHOTS[sdk]
 
 
 def test_the_python_sdk_is_the_one_pinned() -> None:

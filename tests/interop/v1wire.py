@@ -49,13 +49,20 @@ def _schema() -> dict[str, Any]:
     return loaded
 
 
+@cache
+def _validator(name: str | None) -> Any:
+    """The validator of the whole message (``None``) or of one ``$defs`` entry, built
+    once: building one crawls the schema, which costs more than most validations."""
+    schema = _schema()
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema if name is None else {"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"})
+
+
 def validate_v1(msg: dict[str, Any], direction: str, methods: dict[tuple[str, Any], str]) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``msg`` (a line ``direction``
     ``recv`` from the agent or ``send`` to it) is v1. ``methods`` maps (direction
     of the request, its id) to its method, to know what a result answers."""
-    schema = _schema()
-    cls = jsonschema.validators.validator_for(schema)
-    cls(schema).validate(msg)
+    _validator(None).validate(msg)
     # recv: what the agent wrote (its requests, notifications and results).
     params, results = (
         (AGENT_PARAMS, AGENT_RESULTS) if direction == "recv" else (CLIENT_PARAMS, CLIENT_RESULTS)
@@ -69,4 +76,4 @@ def validate_v1(msg: dict[str, Any], direction: str, methods: dict[tuple[str, An
     else:
         name, body = None, None
     if name is not None:
-        cls({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}).validate(body)
+        _validator(name).validate(body)

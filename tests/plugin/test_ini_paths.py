@@ -30,5 +30,5 @@ def test_ini_agent_path_is_relative_to_the_ini_file(pytester: pytest.Pytester) -
     # Run from a subdirectory: the path must not resolve against it.
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project / "tests")
-        result = pytester.runpytest_subprocess("-c", str(project / "pytest.ini"), "test_it.py")
+        result = pytester.runpytest_inprocess("-c", str(project / "pytest.ini"), "test_it.py")
     result.assert_outcomes(passed=1)

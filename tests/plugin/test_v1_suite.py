@@ -1,12 +1,11 @@
 """A pytest_acp suite with snapshots, unchanged, against v1 agents: the reference
-agent in v1 (``--protocol 1``; the official SDKs' v1 agents:
+agent in v1 (``protocol=1``, in this process: the v1 wire is what matters here, not
+the process; the official SDKs' v1 agents, as processes:
 ``tests/interop/test_sdk_v1_tools.py``); the ``--acp-protocol`` and ``--acp-login``
 options."""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,22 @@ import pytest
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_V1 = shlex.join([sys.executable, "-m", "acp_lite.testing.agent", "--protocol", "1"])
+#: The inner runs' agents, in their process (``--acp-agent python:inner_agents:NAME``).
+AGENTS = """
+import functools
+from acp_lite.testing import InProcessAgent
+
+v1 = functools.partial(InProcessAgent, protocol=1)
+auth_required = functools.partial(InProcessAgent, scenario="auth_required")
+"""
+REFERENCE_V1 = "python:inner_agents:v1"
+
+
+@pytest.fixture(autouse=True)
+def _inner_agents(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(inner_agents=AGENTS)
+    pytester.syspathinsert()
+
 
 SUITE = """
 from typing import Any
@@ -60,9 +74,7 @@ def test_acp_login_logs_in_before_the_test(pytester: pytest.Pytester) -> None:
         "def test_new_session(acp_session):\n"
         "    assert acp_session.run('hi').stop_reason == 'end_turn'\n"
     )
-    agent = shlex.join(
-        [sys.executable, "-m", "acp_lite.testing.agent", "--scenario", "auth_required"]
-    )
+    agent = "python:inner_agents:auth_required"
     without = pytester.runpytest("--acp-agent", agent)
     without.assert_outcomes(errors=1)
     without.stdout.fnmatch_lines(["*Authentication required*log in with 'token'*"])

@@ -12,6 +12,8 @@ from typing import Any
 
 import attrs
 import jsonschema
+import referencing
+from referencing.jsonschema import DRAFT202012
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SCHEMA_PATH = DATA / "schema" / "v2" / "schema.unstable.json"
@@ -29,11 +31,58 @@ def schema(stable: bool = False) -> dict[str, Any]:
 
 
 @functools.cache
+def _registry(stable: bool) -> referencing.Registry[Any]:
+    """The schema as one resource, crawled once and shared by every validator."""
+    resource = referencing.Resource.from_contents(schema(stable), DRAFT202012)
+    return referencing.Registry().with_resource(_URI, resource).crawl()
+
+
+_URI = "urn:acp-v2-schema"
+
+
+@functools.cache
 def validator(definition: str | None, stable: bool = False) -> jsonschema.Draft202012Validator:
     """A validator for one ``$defs`` entry (``None``: the root, i.e. any JSON-RPC message)."""
-    s = schema(stable)
-    root = s if definition is None else {"$ref": f"#/$defs/{definition}", "$defs": s["$defs"]}
-    return jsonschema.Draft202012Validator(root)
+    ref = f"{_URI}#" if definition is None else f"{_URI}#/$defs/{definition}"
+    return jsonschema.Draft202012Validator({"$ref": ref}, registry=_registry(stable))
+
+
+@functools.cache
+def _variants(
+    definition: str | None, stable: bool
+) -> tuple[str, dict[str, jsonschema.Draft202012Validator]] | None:
+    """For a definition that is nothing but an ``anyOf`` of variants each tagged by one
+    ``const`` property (``SessionUpdate``): the tag and a validator per tag value."""
+    d = schema(stable)["$defs"].get(definition or "")
+    if not d or set(d) - {"description", "anyOf"}:
+        return None
+    tag, table = None, {}
+    for n, alt in enumerate(d["anyOf"]):
+        consts = [
+            (key, p["const"])
+            for key, p in alt.get("properties", {}).items()
+            if isinstance(p, dict) and isinstance(p.get("const"), str)
+        ]
+        if len(consts) != 1:
+            continue  # the open "other" variant: only the whole union checks it
+        ((key, value),) = consts
+        if tag not in (None, key) or value in table:
+            return None
+        tag = key
+        ref = f"{_URI}#/$defs/{definition}/anyOf/{n}"
+        table[value] = jsonschema.Draft202012Validator({"$ref": ref}, registry=_registry(stable))
+    return (tag, table) if tag is not None else None
+
+
+def _errors(value: Any, definition: str | None, stable: bool) -> Iterator[Any]:
+    variants = _variants(definition, stable)
+    if variants is not None and isinstance(value, dict):
+        tag, table = variants
+        variant = table.get(value[tag]) if isinstance(value.get(tag), str) else None
+        if variant is not None and variant.is_valid(value):
+            # anyOf holds when one variant does: skip trying the others before it.
+            return iter(())
+    return validator(definition, stable).iter_errors(value)
 
 
 def schema_errors(value: Any, definition: str | None) -> list[str]:
@@ -43,7 +92,7 @@ def schema_errors(value: Any, definition: str | None) -> list[str]:
     return [
         f"{'stable' if s else 'unstable'} {'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
         for s in ((False, True) if stable else (False,))
-        for e in validator(definition, s).iter_errors(value)
+        for e in _errors(value, definition, s)
     ]
 
 

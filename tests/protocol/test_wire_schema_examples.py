@@ -30,10 +30,7 @@ def _is_custom_variant(name: str, variant: int) -> bool:
     return bool(alts) and str(alts[variant].get("title")).lower() == "other"
 
 
-# One parameter, not four: each parameter is a fixture pytest sets up per test, which
-# costs more than the test itself here.
-@pytest.mark.parametrize("case", EXAMPLES, ids=[f"{n}-{m}-{v}" for n, m, v, _ in EXAMPLES])
-def test_generated_example_round_trips_and_validates(case: tuple[str, str, int, Any]) -> None:
+def _check(case: tuple[str, str, int, Any]) -> None:
     name, _mode, variant, example = case
     assert schema_errors(example, name) == [], "the example builder made an invalid example"
     obj = converter.structure(example, DEFINITIONS[name])
@@ -49,6 +46,28 @@ def test_generated_example_round_trips_and_validates(case: tuple[str, str, int, 
         # A custom variant of a tagged union: kept whole, with its tag exposed.
         assert type(obj).__name__.startswith("Unrecognized")
         assert obj.raw == example and "_custom_field" in obj.raw
+
+
+# One test per shape, not one per example: pytest's own cost per test is more than
+# an example's; every failing example is still named, with its assertion.
+@pytest.mark.parametrize("mode", sorted({m for _, m, _, _ in EXAMPLES}))
+def test_generated_examples_round_trip_and_validate(mode: str) -> None:
+    failures = []
+    for case in EXAMPLES:
+        name, case_mode, variant, _ = case
+        if case_mode != mode:
+            continue
+        try:
+            _check(case)
+        except AssertionError as failure:
+            failures.append(f"{name}-{mode}-{variant}: {failure}")
+    assert failures == []
+
+
+def test_a_failing_example_is_named() -> None:
+    """Guard: a broken example fails the check (the loop above reports it)."""
+    with pytest.raises(AssertionError, match="invalid example"):
+        _check(("ContentBlock", "full", 0, {"type": "text", "text": 5}))
 
 
 def test_schema_validation_can_fail() -> None:

@@ -1,0 +1,88 @@
+"""The Python SDK agent's server (``py_sdk_fork.py``): one import of the SDK for the
+test session, a forked agent per start. The server starts as soon as the collected
+tests show that one needs it, so the import runs while the tests before them do."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+FORK = Path(__file__).resolve().parent / "py_sdk_fork.py"
+#: Importing the SDK takes a second or more of CPU, many on a busy machine.
+READY_TIMEOUT = 60.0
+
+
+class Server:
+    """``py_sdk_fork.py serve`` in a temporary directory (a short socket path)."""
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="py-sdk-fork-"))
+        self.socket = self.directory / "s"
+        self.process = subprocess.Popen(
+            [sys.executable, str(FORK), "serve", str(self.socket)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        # It forks the server and exits at once (the server is no child of ours,
+        # so the leak checks of other tests do not see it): reap it now.
+        self.process.wait(READY_TIMEOUT)
+        self.pid: int | None = None
+
+    def wait_ready(self) -> None:
+        if self.pid is None:
+            line = self._read_line()
+            if line.startswith(b"ready "):
+                self.pid = int(line.split()[1])
+        assert self.pid is not None, f"py_sdk_fork.py serve did not start ({line!r})"
+
+    def _read_line(self, timeout: float = READY_TIMEOUT) -> bytes:
+        stdout = self.process.stdout
+        assert stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdout, selectors.EVENT_READ)
+            return stdout.readline() if selector.select(timeout) else b"(timed out)"
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()  # the server's end of input: it stops
+        # Its end of output is its exit (the agents it forked do not hold it).
+        if self.pid is not None and self._read_line(10.0) != b"":
+            os.kill(self.pid, signal.SIGKILL)
+        self.process.stdout.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_server: list[Server] = []
+
+
+def _get_server() -> Server:
+    if not _server:
+        _server.append(Server())
+    return _server[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if any("py_sdk_agent" in getattr(item, "fixturenames", ()) for item in items):
+        _get_server()  # starts importing the SDK now, in its own process
+
+
+def pytest_unconfigure() -> None:
+    while _server:
+        _server.pop().stop()
+
+
+@pytest.fixture(scope="session")
+def py_sdk_agent() -> list[str]:
+    """The command that starts ``py_sdk_agent_v1.py`` (the agent's arguments follow),
+    through the session's ``py_sdk_fork.py serve``."""
+    server = _get_server()
+    server.wait_ready()
+    return [sys.executable, "-S", str(FORK), "launch", str(server.socket)]
