@@ -16,7 +16,8 @@ import pytest
 
 import acp_lite
 from acp_lite.cassettes import Cassette
-from acp_lite.cassettes.agent import ReplayAgent
+from acp_lite.cassettes.agent import STDIO_MISMATCH_GRACE, ReplayAgent
+from acp_lite.cli import main
 from acp_lite.errors import AcpError
 
 from .conftest import RunCli, cli_env
@@ -40,7 +41,9 @@ def test_a_prompt_transcript_becomes_a_cassette(
     assert methods == ["initialize", "session/new", "session/prompt"]
 
 
-def test_bad_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
+def test_bad_input_is_a_usage_error(
+    run_cli: RunCli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "bad.ndjson").write_text('{"dir": "sideways"}\n')
     bad = run_cli("cassette", "from-transcript", "bad.ndjson", "out.acp.jsonl")
     assert bad.returncode == 2
@@ -52,6 +55,14 @@ def test_bad_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "holds 1 connection(s), not 2" in wrong.stderr
     unknown = run_cli("replay", "--match-on", "method,body", "c.acp.jsonl")
     assert unknown.returncode == 2 and "unknown match_on ['body']" in unknown.stderr
+    grace = run_cli("replay", "--mismatch-grace", "-1", "c.acp.jsonl")
+    assert grace.returncode == 2, grace.stderr
+    assert "--mismatch-grace must be 0 or more seconds, not -1.0" in grace.stderr
+    # The help's default is the engine's (the option is used: test_ts_client.py).
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default {STDIO_MISMATCH_GRACE:g})" in help_text
     # An OUT that cannot be written: one line, not a traceback (nothing is started).
     (tmp_path / "t.ndjson").write_text('{"dir": "send", "t": 0, "msg": {"id": 1}}\n')
     unwritable = run_cli("cassette", "from-transcript", "t.ndjson", "t.ndjson/c.acp.jsonl")

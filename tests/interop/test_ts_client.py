@@ -144,7 +144,11 @@ def all_cases(reports: Path | None = None) -> dict[str, Case]:
     for scenario, (options, _) in BROKEN_CASES.items():
         cases[f"broken/{scenario}"] = Case([*common, *options], in_process=True, scenario=scenario)
     for case, (cassette, options, _) in REPLAY_CASES.items() if reports else ():
+        # The replay's grace after a mismatch (refused requests still reach the
+        # client) always expires here: the client waits for an idle until the
+        # connection ends. A short one keeps the batch short.
         replay = [sys.executable, "-m", "acp_lite", "replay", "--report", str(reports / case)]
+        replay += ["--mismatch-grace", "0.1"]
         agent = [*replay, str(CASSETTES / f"{cassette}.acp.jsonl")]
         cases[f"replay/{case}"] = Case([*common, *options, "--", *agent])
     return cases
@@ -166,8 +170,11 @@ def run_cases(cases: dict[str, Case]) -> dict[str, Any]:
                 ours += [to_agent, from_agent]
                 args = [*args, "--agent-fds", f"{to_agent},{from_agent}"]
             specs.append({"name": name, "args": args})
+        # Every agent at once (not ts_client's default of 2 per CPU): the batch's
+        # length is its slowest agent's, so none may wait for a free slot.
+        jobs = ["--jobs", str(len(specs))]
         proc = subprocess.Popen(
-            [node_executable(), str(TS_CLIENT), "--cases", "-"],
+            [node_executable(), str(TS_CLIENT), "--cases", "-", *jobs],
             cwd=HERE,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
