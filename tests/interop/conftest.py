@@ -4,6 +4,7 @@ tests show that one needs it, so the import runs while the tests before them do.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shutil
@@ -11,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_unconfigure() -> None:
     while _server:
         _server.pop().stop()
+
+
+@pytest.fixture(scope="package", autouse=True)
+def ts_client_batch_early(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Starts ``test_ts_client.py``'s batch (one Node process, its agents) at the
+    first interop test when that module's tests will run, so its start-up overlaps
+    the tests before them; the batch ends before the package's tests do (it leaves
+    no thread or process to tests elsewhere). Not under pytest-xdist, where the
+    batch runs once for all workers (the module's ``results`` fixture)."""
+    module = next(
+        (
+            item.module
+            for item in request.session.items
+            if isinstance(item, pytest.Function) and item.module.__name__ == "test_ts_client"
+        ),
+        None,
+    )
+    started = None
+    if module is not None and os.environ.get("PYTEST_XDIST_WORKER") is None and not module._early:
+        started = module.start_early(tmp_path_factory.mktemp("replay-reports"))
+    yield
+    if started is not None:
+        with contextlib.suppress(Exception):  # its tests report a failed batch
+            started.result(timeout=300)
 
 
 @pytest.fixture(scope="session")

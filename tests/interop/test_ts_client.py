@@ -27,6 +27,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -205,12 +207,37 @@ def run_cases(cases: dict[str, Case]) -> dict[str, Any]:
     return results
 
 
+#: The batch started early (:func:`start_early`), if it was.
+_early: list[Future[dict[str, Any]]] = []
+
+
+def start_early(reports: Path) -> Future[dict[str, Any]]:
+    """Starts the batch in a thread now (its replay reports go to ``reports``); the
+    ``results`` fixture then takes its results. The batch is mostly waiting on Node
+    (two SDK loads) and its agents' start-up, which overlaps the interop tests that
+    run before this module's; ``tests/interop/conftest.py`` calls it at the first
+    interop test and waits for it when the package's tests end."""
+    future: Future[dict[str, Any]] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(_run_all(reports))
+        except BaseException as exc:  # the tests report it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="ts_client batch", daemon=True).start()
+    _early.append(future)
+    return future
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The batch's results. Under pytest-xdist the first worker that needs them runs
     the batch and the others read its file (pytest-xdist's documented recipe for
     running a fixture once), instead of every worker running all 29 cases."""
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        if _early:
+            return _early[0].result(timeout=300)
         return _run_all(tmp_path_factory.mktemp("replay-reports"))
     shared = tmp_path_factory.getbasetemp().parent  # one directory per test run
     path = shared / "ts_client_results.json"
