@@ -4,7 +4,6 @@ tests show that one needs it, so the import runs while the tests before them do.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import selectors
 import shutil
@@ -17,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-FORK = Path(__file__).resolve().parent / "py_sdk_fork.py"
+HERE = Path(__file__).resolve().parent
+FORK = HERE / "py_sdk_fork.py"
 #: Importing the SDK takes a second or more of CPU, many on a busy machine.
 READY_TIMEOUT = 60.0
 
@@ -82,29 +82,30 @@ def pytest_unconfigure() -> None:
 
 
 @pytest.fixture(scope="package", autouse=True)
-def ts_client_batch_early(
+def start_early(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
-    """Starts ``test_ts_client.py``'s batch (one Node process, its agents) at the
-    first interop test when that module's tests will run, so its start-up overlaps
-    the tests before them; the batch ends before the package's tests do (it leaves
-    no thread or process to tests elsewhere). Not under pytest-xdist, where the
-    batch runs once for all workers (the module's ``results`` fixture)."""
-    module = next(
-        (
-            item.module
-            for item in request.session.items
-            if isinstance(item, pytest.Function) and item.module.__name__ == "test_ts_client"
-        ),
-        None,
+    """At the first interop test, calls ``start_early(tmp_path_factory)`` of each
+    interop module whose tests will run and that has one: it starts what the
+    module's tests wait for (a Node process loading the SDK, a batch of cases),
+    so that start-up overlaps the tests before them. When the package's tests end,
+    each module's ``end_early()`` waits for or stops what is left, so nothing of
+    it outlives them. Not under pytest-xdist: every worker collects every test,
+    so each would start what other workers' tests need."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+        yield
+        return
+    modules = dict.fromkeys(
+        item.module
+        for item in request.session.items
+        if isinstance(item, pytest.Function)
+        and item.path.parent == HERE
+        and hasattr(item.module, "start_early")
     )
-    started = None
-    if module is not None and os.environ.get("PYTEST_XDIST_WORKER") is None and not module._early:
-        started = module.start_early(tmp_path_factory.mktemp("replay-reports"))
+    started = [module for module in modules if module.start_early(tmp_path_factory)]
     yield
-    if started is not None:
-        with contextlib.suppress(Exception):  # its tests report a failed batch
-            started.result(timeout=300)
+    for module in started:
+        module.end_early()
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ batch once; each test then asserts its own case's result.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -211,12 +212,14 @@ def run_cases(cases: dict[str, Case]) -> dict[str, Any]:
 _early: list[Future[dict[str, Any]]] = []
 
 
-def start_early(reports: Path) -> Future[dict[str, Any]]:
-    """Starts the batch in a thread now (its replay reports go to ``reports``); the
-    ``results`` fixture then takes its results. The batch is mostly waiting on Node
-    (two SDK loads) and its agents' start-up, which overlaps the interop tests that
-    run before this module's; ``tests/interop/conftest.py`` calls it at the first
-    interop test and waits for it when the package's tests end."""
+def start_early(tmp_path_factory: pytest.TempPathFactory) -> bool:
+    """Starts the batch in a thread now; the ``results`` fixture then takes its
+    results (``tests/interop/conftest.py`` calls this at the first interop test).
+    The batch mostly waits for Node (two SDK loads) and its agents to start, which
+    overlaps the interop tests that run before this module's."""
+    if _early:
+        return False
+    reports = tmp_path_factory.mktemp("replay-reports")
     future: Future[dict[str, Any]] = Future()
 
     def run() -> None:
@@ -227,7 +230,13 @@ def start_early(reports: Path) -> Future[dict[str, Any]]:
 
     threading.Thread(target=run, name="ts_client batch", daemon=True).start()
     _early.append(future)
-    return future
+    return True
+
+
+def end_early() -> None:
+    """Waits for the batch (started early) to end."""
+    with contextlib.suppress(Exception):  # the tests report a failed batch
+        _early[0].result(timeout=300)
 
 
 @pytest.fixture(scope="module")
