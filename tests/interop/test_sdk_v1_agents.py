@@ -111,12 +111,14 @@ def _connect(name: str, tmp_path_factory: pytest.TempPathFactory, py_sdk_agent: 
 _early: list[Future[Agent]] = []
 
 
-def start_early(tmp_path_factory: pytest.TempPathFactory) -> bool:
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
     """Connects to the TypeScript SDK's agent in a thread now
     (``tests/interop/conftest.py`` calls this at the first interop test), so Node
     loads the SDK while the ``[python-sdk]`` tests run; ``agent`` takes it. (The
-    Python SDK's agents start fast: ``py_sdk_fork.py``.)"""
-    if _early:
+    Python SDK's agents start fast: ``py_sdk_fork.py``.) Only if an ``[ts-sdk]`` test
+    will run."""
+    uses = [item for item in items if "agent" in item.fixturenames]
+    if _early or not any(item.callspec.params.get("agent") == "ts-sdk" for item in uses):
         return False
     future: Future[Agent] = Future()
 
@@ -581,6 +583,9 @@ def test_python_sdk_example_echo_initialize(echo_version_agent: Any) -> None:
         return trio.lowlevel.FdStream(os.dup(fds[0])), trio.lowlevel.FdStream(os.dup(fds[1]))
 
     with acp_lite.connect_streams(open_streams, limits=LIMITS, name="echo-version") as client:
+        # The client's copy is now the agent's only input: closing the client ends
+        # it, the agent exits and its output ends (else closing waits out its grace).
+        proc.stdin.close()
         assert client.initialize_result == {"protocolVersion": 2}
         assert client.protocol_version == 1
         assert client.agent_info.name == "unknown"  # v1 agentInfo is optional
@@ -588,5 +593,4 @@ def test_python_sdk_example_echo_initialize(echo_version_agent: Any) -> None:
         turn = session.run("hello", timeout=TIMEOUT)
         assert (turn.stop_reason, turn.text) == ("end_turn", "echo: hello")
         assert session.model.violations == []
-    proc.stdin.close()  # the agent sees EOF and exits
-    assert proc.wait(TIMEOUT) == 0
+    assert proc.wait(TIMEOUT) == 0  # it saw the end of its input

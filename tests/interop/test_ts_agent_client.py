@@ -72,11 +72,12 @@ def _connect() -> tuple[Client, PermissionRouter]:
 _early: list[Future[tuple[Client, PermissionRouter]]] = []
 
 
-def start_early(tmp_path_factory: pytest.TempPathFactory) -> bool:
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
     """Connects the shared client in a thread now (``tests/interop/conftest.py``
     calls this at the first interop test), so Node loads the SDK while the tests
-    before this module's run; ``shared`` takes the connection."""
-    if _early:
+    before this module's run; ``shared`` takes the connection (if a test uses it:
+    the async test has a connection of its own)."""
+    if _early or not any("shared" in item.fixturenames for item in items):
         return False
     future: Future[tuple[Client, PermissionRouter]] = Future()
 

@@ -59,12 +59,12 @@ class SharedAgent:
 _early: list[RawPeer] = []
 
 
-def start_early(tmp_path_factory: pytest.TempPathFactory) -> bool:
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
     """Starts the module's agent now (``tests/interop/conftest.py`` calls this at
     the first interop test), so Node loads the SDK while the tests before this
     module's run; ``shared`` takes it. Nothing is sent before ``shared`` runs: the
     v1 ``initialize`` is still the connection's first message."""
-    if _early:
+    if _early or not any("shared" in item.fixturenames for item in items):
         return False
     _early.append(RawPeer([node_executable(), str(TS_AGENT)]))
     return True

@@ -212,7 +212,7 @@ def run_cases(cases: dict[str, Case]) -> dict[str, Any]:
 _early: list[Future[dict[str, Any]]] = []
 
 
-def start_early(tmp_path_factory: pytest.TempPathFactory) -> bool:
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
     """Starts the batch in a thread now; the ``results`` fixture then takes its
     results (``tests/interop/conftest.py`` calls this at the first interop test).
     The batch mostly waits for Node (two SDK loads) and its agents to start, which
