@@ -11,11 +11,13 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import acp_lite
 from acp_lite.cassettes import Cassette
+from acp_lite.cassettes import agent as cassette_agent
 from acp_lite.cassettes.agent import STDIO_MISMATCH_GRACE, ReplayAgent
 from acp_lite.cli import main
 from acp_lite.errors import AcpError
@@ -71,6 +73,27 @@ def test_bad_input_is_a_usage_error(
     record = run_cli("cassette", "record", str(tmp_path), "--", "no-such-agent")
     assert record.returncode == 2, record.stderr
     assert "cannot write the cassette" in record.stderr and "is a directory" in record.stderr
+
+
+def test_replay_passes_its_mismatch_grace_on(
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--mismatch-grace`` reaches the replay engine; without it, the engine's
+    default. (What the grace does: tests/cassettes; the option in use: the
+    TypeScript client's batch, tests/interop/test_ts_client.py.)"""
+    graces: list[float] = []
+
+    def serve(recording: object, **options: Any) -> ReplayAgent:
+        graces.append(options["mismatch_grace"])
+        agent = ReplayAgent(Cassette.load(tmp_path / "c.acp.jsonl").recordings[0])
+        agent.input_ended = True
+        return agent
+
+    monkeypatch.setattr(cassette_agent, "serve_stdio", serve)
+    (tmp_path / "c.acp.jsonl").write_text('{"acpCassette": 1}\n')
+    assert run_cli("replay", "--mismatch-grace", "0.25", "c.acp.jsonl").returncode == 0
+    assert run_cli("replay", "c.acp.jsonl").returncode == 0
+    assert graces == [0.25, STDIO_MISMATCH_GRACE]
 
 
 def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:
