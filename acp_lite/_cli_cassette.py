@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TextIO
 
 from acp_lite._cli_base import EXIT_OK, EXIT_STOPPED, EXIT_USAGE, CliError
@@ -57,6 +58,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=None,
         help="also write the outcome to FILE ('ok', or the report with its diff): for "
         "clients that swallow their agent's stderr",
+    )
+    replay.add_argument(
+        "--mismatch-grace",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="after a mismatch, keep the connection this long (refusing requests) before "
+        "ending it, for clients that drop what is unread when it closes (default 1)",
     )
     replay.add_argument(
         "--connection",
@@ -99,7 +108,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Serve the cassette on stdio; the exit status says whether the client matched."""
     from acp_lite.cassettes import Cassette, CassetteError
     from acp_lite.cassettes._match import check_match_on
-    from acp_lite.cassettes.agent import serve_stdio
+    from acp_lite.cassettes.agent import STDIO_MISMATCH_GRACE, serve_stdio
 
     try:
         match_on = check_match_on(m.strip() for m in args.match_on.split(",") if m.strip())
@@ -113,9 +122,14 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     if args.speed is not None and not args.speed > 0:
         raise CliError(f"--speed must be positive, not {args.speed}", EXIT_USAGE)
+    grace = STDIO_MISMATCH_GRACE if args.mismatch_grace is None else args.mismatch_grace
+    if not 0 <= grace < math.inf:
+        raise CliError(f"--mismatch-grace must be 0 or more seconds, not {grace}", EXIT_USAGE)
     recording = loaded.recordings[args.connection - 1]
     out.flush()
-    agent = serve_stdio(recording, match_on=match_on, speed=args.speed, name=args.cassette)
+    agent = serve_stdio(
+        recording, match_on=match_on, speed=args.speed, name=args.cassette, mismatch_grace=grace
+    )
     verdict = agent.replayer.verdict(ended=agent.input_ended or agent.replayer.exited)
     if args.report:
         try:

@@ -39,6 +39,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("acp_lite", "pytest_acp")
@@ -492,9 +493,10 @@ _RUNTIME_CHECKS: list[tuple[str, list[str], str]] = [
 
 
 @functools.cache
-def _loaded_after() -> dict[str, dict[str, list[str]]]:
+def _loaded_after() -> dict[str, Any]:
     """For each check of :data:`_RUNTIME_CHECKS`, for each of its modules (imported in
-    turn), the modules matching the watched prefix first loaded by it. One interpreter
+    turn), the modules matching the watched prefix first loaded by it; then the wire
+    classes built and whether cattrs is loaded (see the script). One interpreter
     runs them all: starting one costs more than the checks."""
     code = (
         "import sys, importlib, json\n"
@@ -517,12 +519,20 @@ def _loaded_after() -> dict[str, dict[str, list[str]]]:
         "out['wire_built'] = built()\n"
         "g.TextContent(text='x') == g.TextContent(text='x')\n"
         "out['wire_built_after_use'] = built()\n"
+        # A connection's conversions do not import cattrs (tests/protocol/
+        # test_converter_direct.py); a tuple does, which shows the check can fail.
+        "from acp_lite.protocol import converter, decode_line, TextContent\n"
+        "converter.unstructure({'a': [TextContent(text='t')]})\n"
+        "converter.structure({'type': 'text', 'text': 't'}, TextContent)\n"
+        "out['cattrs_after_conversions'] = 'cattrs' in sys.modules\n"
+        "converter.unstructure((TextContent(text='t'),))\n"
+        "out['cattrs_after_a_tuple'] = 'cattrs' in sys.modules\n"
         "print(json.dumps(out))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    result: dict[str, dict[str, list[str]]] = json.loads(out.stdout)
+    result: dict[str, Any] = json.loads(out.stdout)
     return result
 
 

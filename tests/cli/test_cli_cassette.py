@@ -11,12 +11,15 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import acp_lite
 from acp_lite.cassettes import Cassette
-from acp_lite.cassettes.agent import ReplayAgent
+from acp_lite.cassettes import agent as cassette_agent
+from acp_lite.cassettes.agent import STDIO_MISMATCH_GRACE, ReplayAgent
+from acp_lite.cli import main
 from acp_lite.errors import AcpError
 
 from .conftest import RunCli, cli_env
@@ -40,7 +43,9 @@ def test_a_prompt_transcript_becomes_a_cassette(
     assert methods == ["initialize", "session/new", "session/prompt"]
 
 
-def test_bad_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
+def test_bad_input_is_a_usage_error(
+    run_cli: RunCli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "bad.ndjson").write_text('{"dir": "sideways"}\n')
     bad = run_cli("cassette", "from-transcript", "bad.ndjson", "out.acp.jsonl")
     assert bad.returncode == 2
@@ -52,6 +57,14 @@ def test_bad_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "holds 1 connection(s), not 2" in wrong.stderr
     unknown = run_cli("replay", "--match-on", "method,body", "c.acp.jsonl")
     assert unknown.returncode == 2 and "unknown match_on ['body']" in unknown.stderr
+    grace = run_cli("replay", "--mismatch-grace", "-1", "c.acp.jsonl")
+    assert grace.returncode == 2, grace.stderr
+    assert "--mismatch-grace must be 0 or more seconds, not -1.0" in grace.stderr
+    # The help's default is the engine's (the option is used: test_ts_client.py).
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default {STDIO_MISMATCH_GRACE:g})" in help_text
     # An OUT that cannot be written: one line, not a traceback (nothing is started).
     (tmp_path / "t.ndjson").write_text('{"dir": "send", "t": 0, "msg": {"id": 1}}\n')
     unwritable = run_cli("cassette", "from-transcript", "t.ndjson", "t.ndjson/c.acp.jsonl")
@@ -60,6 +73,27 @@ def test_bad_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
     record = run_cli("cassette", "record", str(tmp_path), "--", "no-such-agent")
     assert record.returncode == 2, record.stderr
     assert "cannot write the cassette" in record.stderr and "is a directory" in record.stderr
+
+
+def test_replay_passes_its_mismatch_grace_on(
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--mismatch-grace`` reaches the replay engine; without it, the engine's
+    default. (What the grace does: tests/cassettes; the option in use: the
+    TypeScript client's batch, tests/interop/test_ts_client.py.)"""
+    graces: list[float] = []
+
+    def serve(recording: object, **options: Any) -> ReplayAgent:
+        graces.append(options["mismatch_grace"])
+        agent = ReplayAgent(Cassette.load(tmp_path / "c.acp.jsonl").recordings[0])
+        agent.input_ended = True
+        return agent
+
+    monkeypatch.setattr(cassette_agent, "serve_stdio", serve)
+    (tmp_path / "c.acp.jsonl").write_text('{"acpCassette": 1}\n')
+    assert run_cli("replay", "--mismatch-grace", "0.25", "c.acp.jsonl").returncode == 0
+    assert run_cli("replay", "c.acp.jsonl").returncode == 0
+    assert graces == [0.25, STDIO_MISMATCH_GRACE]
 
 
 def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:

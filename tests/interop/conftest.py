@@ -11,11 +11,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-FORK = Path(__file__).resolve().parent / "py_sdk_fork.py"
+HERE = Path(__file__).resolve().parent
+FORK = HERE / "py_sdk_fork.py"
 #: Importing the SDK takes a second or more of CPU, many on a busy machine.
 READY_TIMEOUT = 60.0
 
@@ -77,6 +80,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_unconfigure() -> None:
     while _server:
         _server.pop().stop()
+
+
+@pytest.fixture(scope="package", autouse=True)
+def start_early(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """At the first interop test, calls ``start_early(tmp_path_factory, items)`` of
+    each interop module whose tests will run and that has one (``items``: those
+    tests): it starts what they wait for (a Node process loading the SDK, a batch
+    of cases), so that start-up overlaps the tests before them. When the package's
+    tests end, each module's ``end_early()`` waits for or stops what is left, so
+    nothing of it outlives them. Not under pytest-xdist: every worker collects
+    every test, so each would start what other workers' tests need."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+        yield
+        return
+    modules: dict[Any, list[pytest.Function]] = {}
+    for item in request.session.items:
+        if (
+            isinstance(item, pytest.Function)
+            and item.path.parent == HERE
+            and hasattr(item.module, "start_early")
+        ):
+            modules.setdefault(item.module, []).append(item)
+    started = [m for m, items in modules.items() if m.start_early(tmp_path_factory, items)]
+    yield
+    for module in started:
+        module.end_early()
 
 
 @pytest.fixture(scope="session")

@@ -14,12 +14,14 @@ whose lines are the v1 wire (each validated against the v1 schema).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +97,49 @@ def echo_version_agent(
                 pipe.close()
 
 
+def _connect(name: str, tmp_path_factory: pytest.TempPathFactory, py_sdk_agent: list[str]) -> Agent:
+    sdk = Agent(name, tmp_path_factory.mktemp(f"{name}-work"), tmp_path_factory.mktemp(name))
+    sdk.client = acp_lite.connect(
+        agent_command(name, sdk.history, py_sdk_agent),
+        limits=LIMITS,
+        on_permission=lambda request, session: sdk.answer(request, session),
+    )
+    return sdk
+
+
+#: The TypeScript SDK agent's connection, made since the first interop test.
+_early: list[Future[Agent]] = []
+
+
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
+    """Connects to the TypeScript SDK's agent in a thread now
+    (``tests/interop/conftest.py`` calls this at the first interop test), so Node
+    loads the SDK while the ``[python-sdk]`` tests run; ``agent`` takes it. (The
+    Python SDK's agents start fast: ``py_sdk_fork.py``.) Only if an ``[ts-sdk]`` test
+    will run."""
+    uses = [item for item in items if "agent" in item.fixturenames]
+    if _early or not any(item.callspec.params.get("agent") == "ts-sdk" for item in uses):
+        return False
+    future: Future[Agent] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(_connect("ts-sdk", tmp_path_factory, []))
+        except BaseException as exc:  # ``agent`` raises it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="ts-sdk v1 connect", daemon=True).start()
+    _early.append(future)
+    return True
+
+
+def end_early() -> None:
+    """Closes the connection made early if no test took it."""
+    while _early:
+        with contextlib.suppress(Exception):
+            _early.pop().result(timeout=120).client.close()
+
+
 @pytest.fixture(scope="module", params=["python-sdk", "ts-sdk"])
 def agent(
     request: pytest.FixtureRequest,
@@ -102,12 +147,11 @@ def agent(
     py_sdk_agent: list[str],
 ) -> Iterator[Agent]:
     name = request.param
-    sdk = Agent(name, tmp_path_factory.mktemp(f"{name}-work"), tmp_path_factory.mktemp(name))
-    with acp_lite.connect(
-        agent_command(name, sdk.history, py_sdk_agent),
-        limits=LIMITS,
-        on_permission=lambda request, session: sdk.answer(request, session),
-    ) as sdk.client:
+    if name == "ts-sdk" and _early:
+        sdk = _early.pop().result(timeout=120)
+    else:
+        sdk = _connect(name, tmp_path_factory, py_sdk_agent)
+    with sdk.client:
         yield sdk
 
 
@@ -539,6 +583,9 @@ def test_python_sdk_example_echo_initialize(echo_version_agent: Any) -> None:
         return trio.lowlevel.FdStream(os.dup(fds[0])), trio.lowlevel.FdStream(os.dup(fds[1]))
 
     with acp_lite.connect_streams(open_streams, limits=LIMITS, name="echo-version") as client:
+        # The client's copy is now the agent's only input: closing the client ends
+        # it, the agent exits and its output ends (else closing waits out its grace).
+        proc.stdin.close()
         assert client.initialize_result == {"protocolVersion": 2}
         assert client.protocol_version == 1
         assert client.agent_info.name == "unknown"  # v1 agentInfo is optional
@@ -546,5 +593,4 @@ def test_python_sdk_example_echo_initialize(echo_version_agent: Any) -> None:
         turn = session.run("hello", timeout=TIMEOUT)
         assert (turn.stop_reason, turn.text) == ("end_turn", "echo: hello")
         assert session.model.violations == []
-    proc.stdin.close()  # the agent sees EOF and exits
-    assert proc.wait(TIMEOUT) == 0
+    assert proc.wait(TIMEOUT) == 0  # it saw the end of its input

@@ -65,11 +65,13 @@ def test_pytest_acp_suite_with_snapshots(
     py_sdk_agent: list[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A suite with a snapshot, under strict conformance. The TypeScript agent
+    """A suite with a snapshot, under strict conformance. The Python SDK's agent
     writes its snapshot with ``--snapshot-update``, then a second run with a fresh
-    agent matches it: the snapshot is stable across runs. The Python SDK's agent
-    runs once, against the snapshot an earlier run wrote (``SNAPSHOTS``): the same
-    proof, with one inner run fewer."""
+    agent matches it: the snapshot is stable across runs. The TypeScript agent
+    runs once, against the snapshot an earlier run wrote (``SNAPSHOTS``, with its
+    normalised ``messageId``): the same proof, with one inner run fewer, where a
+    start costs most (Node loading the SDK; the Python SDK's agents are forked by
+    ``py_sdk_fork.py``)."""
     # Under pytest-xdist the inner run must not take itself for a worker (syrupy
     # would keep its report, which is checked here, to itself).
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
@@ -83,7 +85,7 @@ def test_pytest_acp_suite_with_snapshots(
         shlex.join(agent_command(sdk, tmp_path, py_sdk_agent)),
     ]
     args += ["--acp-timeout", "60"]
-    if sdk == "ts-sdk":
+    if sdk == "python-sdk":
         pytester.runpytest("--snapshot-update", *args).assert_outcomes(passed=1)
         assert snapshot.read_text() == SNAPSHOTS[sdk]
     else:

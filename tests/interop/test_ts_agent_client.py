@@ -11,9 +11,11 @@ looks only at its own sessions' traffic. The async test has its own connection.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -56,14 +58,51 @@ class PermissionRouter:
         return handler(request, session)
 
 
-@pytest.fixture(scope="module")
-def shared() -> Iterator[tuple[Client, PermissionRouter]]:
+def _connect() -> tuple[Client, PermissionRouter]:
     router = PermissionRouter()
     # Every test's session depends on this one start-up: give it (and the calls that
     # pass no timeout of their own) a limit a loaded machine does not hit.
-    with acp_connect(
+    client = acp_connect(
         [node_executable(), str(TS_AGENT)], timeout=3 * TIMEOUT, on_permission=router
-    ) as shared_client:
+    )
+    return client, router
+
+
+#: The shared connection, being made since the first interop test (:func:`start_early`).
+_early: list[Future[tuple[Client, PermissionRouter]]] = []
+
+
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
+    """Connects the shared client in a thread now (``tests/interop/conftest.py``
+    calls this at the first interop test), so Node loads the SDK while the tests
+    before this module's run; ``shared`` takes the connection (if a test uses it:
+    the async test has a connection of its own)."""
+    if _early or not any("shared" in item.fixturenames for item in items):
+        return False
+    future: Future[tuple[Client, PermissionRouter]] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(_connect())
+        except BaseException as exc:  # ``shared`` raises it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="ts_agent_client connect", daemon=True).start()
+    _early.append(future)
+    return True
+
+
+def end_early() -> None:
+    """Closes the connection made early if no test took it."""
+    while _early:
+        with contextlib.suppress(Exception):
+            _early.pop().result(timeout=60)[0].close()
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[tuple[Client, PermissionRouter]]:
+    shared_client, router = _early.pop().result(timeout=60) if _early else _connect()
+    with shared_client:
         yield shared_client, router
 
 

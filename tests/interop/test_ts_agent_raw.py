@@ -55,9 +55,30 @@ class SharedAgent:
                 validate("CancelRequestNotification", message["params"])
 
 
+#: The module's agent, started early (:func:`start_early`) and not yet taken.
+_early: list[RawPeer] = []
+
+
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
+    """Starts the module's agent now (``tests/interop/conftest.py`` calls this at
+    the first interop test), so Node loads the SDK while the tests before this
+    module's run; ``shared`` takes it. Nothing is sent before ``shared`` runs: the
+    v1 ``initialize`` is still the connection's first message."""
+    if _early or not any("shared" in item.fixturenames for item in items):
+        return False
+    _early.append(RawPeer([node_executable(), str(TS_AGENT)]))
+    return True
+
+
+def end_early() -> None:
+    """Stops the agent started early if no test took it."""
+    while _early:
+        _early.pop().close()
+
+
 @pytest.fixture(scope="module")
 def shared() -> Iterator[SharedAgent]:
-    peer = RawPeer([node_executable(), str(TS_AGENT)])
+    peer = _early.pop() if _early else RawPeer([node_executable(), str(TS_AGENT)])
     try:
         # The connection's first message: a v1 client is refused. The SDK then
         # accepts a v2 initialize on the same connection, as a retrying client sends.

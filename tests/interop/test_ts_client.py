@@ -22,11 +22,14 @@ batch once; each test then asserts its own case's result.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,7 +147,11 @@ def all_cases(reports: Path | None = None) -> dict[str, Case]:
     for scenario, (options, _) in BROKEN_CASES.items():
         cases[f"broken/{scenario}"] = Case([*common, *options], in_process=True, scenario=scenario)
     for case, (cassette, options, _) in REPLAY_CASES.items() if reports else ():
+        # The replay's grace after a mismatch (refused requests still reach the
+        # client) always expires here: the client waits for an idle until the
+        # connection ends. A short one keeps the batch short.
         replay = [sys.executable, "-m", "acp_lite", "replay", "--report", str(reports / case)]
+        replay += ["--mismatch-grace", "0.1"]
         agent = [*replay, str(CASSETTES / f"{cassette}.acp.jsonl")]
         cases[f"replay/{case}"] = Case([*common, *options, "--", *agent])
     return cases
@@ -166,8 +173,11 @@ def run_cases(cases: dict[str, Case]) -> dict[str, Any]:
                 ours += [to_agent, from_agent]
                 args = [*args, "--agent-fds", f"{to_agent},{from_agent}"]
             specs.append({"name": name, "args": args})
+        # Every agent at once (not ts_client's default of 2 per CPU): the batch's
+        # length is its slowest agent's, so none may wait for a free slot.
+        jobs = ["--jobs", str(len(specs))]
         proc = subprocess.Popen(
-            [node_executable(), str(TS_CLIENT), "--cases", "-"],
+            [node_executable(), str(TS_CLIENT), "--cases", "-", *jobs],
             cwd=HERE,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -198,12 +208,45 @@ def run_cases(cases: dict[str, Case]) -> dict[str, Any]:
     return results
 
 
+#: The batch started early (:func:`start_early`), if it was.
+_early: list[Future[dict[str, Any]]] = []
+
+
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
+    """Starts the batch in a thread now; the ``results`` fixture then takes its
+    results (``tests/interop/conftest.py`` calls this at the first interop test).
+    The batch mostly waits for Node (two SDK loads) and its agents to start, which
+    overlaps the interop tests that run before this module's."""
+    if _early:
+        return False
+    reports = tmp_path_factory.mktemp("replay-reports")
+    future: Future[dict[str, Any]] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(_run_all(reports))
+        except BaseException as exc:  # the tests report it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="ts_client batch", daemon=True).start()
+    _early.append(future)
+    return True
+
+
+def end_early() -> None:
+    """Waits for the batch (started early) to end."""
+    with contextlib.suppress(Exception):  # the tests report a failed batch
+        _early[0].result(timeout=300)
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The batch's results. Under pytest-xdist the first worker that needs them runs
     the batch and the others read its file (pytest-xdist's documented recipe for
     running a fixture once), instead of every worker running all 29 cases."""
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        if _early:
+            return _early[0].result(timeout=300)
         return _run_all(tmp_path_factory.mktemp("replay-reports"))
     shared = tmp_path_factory.getbasetemp().parent  # one directory per test run
     path = shared / "ts_client_results.json"
