@@ -10,26 +10,56 @@ the replay engine (:class:`Replayer`). The trio driver, which plays a cassette o
 a byte stream (in this process, or on stdio for ``acp-lite replay``), is
 :mod:`acp_lite.cassettes.agent`; the pytest integration is pytest_acp's
 ``@pytest.mark.acp_cassette`` and ``--acp-record-mode``.
+
+Names are imported lazily (PEP 562): ``acp-lite``'s argument parser reads the
+matchers without loading the format, redaction and replay modules.
 """
 
-from acp_lite.cassettes._convert import from_transcript
-from acp_lite.cassettes._format import (
-    FORMAT_VERSION,
-    Cassette,
-    CassetteError,
-    Header,
-    Record,
-    Recording,
-)
-from acp_lite.cassettes._match import DEFAULT_MATCH_ON, MATCHERS
-from acp_lite.cassettes._redact import (
-    CREDENTIAL_PATTERNS,
-    Redactor,
-    looks_like_credential,
-    redact_records,
-    secrets_of,
-)
-from acp_lite.cassettes._replay import MISMATCH_CODE, Mismatch, Outgoing, Replayer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from acp_lite.cassettes._convert import from_transcript
+    from acp_lite.cassettes._format import (
+        FORMAT_VERSION,
+        Cassette,
+        CassetteError,
+        Header,
+        Record,
+        Recording,
+    )
+    from acp_lite.cassettes._match import DEFAULT_MATCH_ON, MATCHERS
+    from acp_lite.cassettes._redact import (
+        CREDENTIAL_PATTERNS,
+        Redactor,
+        looks_like_credential,
+        redact_records,
+        secrets_of,
+    )
+    from acp_lite.cassettes._replay import MISMATCH_CODE, Mismatch, Outgoing, Replayer
+
+#: Public name -> the submodule that defines it.
+_LAZY: dict[str, str] = {
+    "from_transcript": "_convert",
+    **dict.fromkeys(
+        ["FORMAT_VERSION", "Cassette", "CassetteError", "Header", "Record", "Recording"],
+        "_format",
+    ),
+    **dict.fromkeys(["DEFAULT_MATCH_ON", "MATCHERS"], "_match"),
+    **dict.fromkeys(
+        [
+            "CREDENTIAL_PATTERNS",
+            "Redactor",
+            "looks_like_credential",
+            "redact_records",
+            "secrets_of",
+        ],
+        "_redact",
+    ),
+    **dict.fromkeys(["MISMATCH_CODE", "Mismatch", "Outgoing", "Replayer"], "_replay"),
+}
 
 __all__ = [
     "CREDENTIAL_PATTERNS",
@@ -51,3 +81,16 @@ __all__ = [
     "redact_records",
     "secrets_of",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'acp_lite.cassettes' has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"acp_lite.cassettes.{module}"), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))
