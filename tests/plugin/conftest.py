@@ -58,9 +58,18 @@ def scenario(name, **overrides):
 #: proxy, in this process) on the inner runs' ``sys.path``, workers included.
 PYTHONPATH = f"pythonpath = {HERE}"
 
-#: Options for pytester subprocess runs that need neither pytest-trio nor hypothesis:
-#: both import hypothesis, which costs seconds of start-up per run on a busy machine.
-LEAN = ("-p", "no:cacheprovider", "-p", "no:trio", "-p", "no:hypothesispytest")
+#: Options for pytester runs that need neither pytest-trio nor hypothesis (both import
+#: hypothesis, which costs seconds of start-up in a new interpreter), nor pytest's
+#: plugins that no inner suite here uses: each plugin loaded costs every run time
+#: (its hooks registered, its namespace scanned for fixtures), a fifth of a small run.
+LEAN_XDIST = (
+    *("-p", "no:cacheprovider", "-p", "no:trio", "-p", "no:hypothesispytest"),
+    *("-p", "no:doctest", "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:legacypath"),
+    *("-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:subtests"),
+    *("-p", "no:unittest", "-p", "no:faulthandler"),
+)
+#: :data:`LEAN_XDIST` for runs that do not use pytest-xdist either.
+LEAN = (*LEAN_XDIST, "-p", "no:xdist", "-p", "no:xdist.looponfail")
 
 
 @pytest.fixture(autouse=True)

@@ -3,9 +3,14 @@ these pytester runs are in-process)."""
 
 from __future__ import annotations
 
+import importlib.abc
+import re
 import sys
+from pathlib import Path
 
 import pytest
+
+import acp_lite
 
 from .conftest import LEAN
 
@@ -262,31 +267,43 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
     bad_cli.stderr.fnmatch_lines(["*--acp-conformance: invalid choice: 'loud'*"])
 
 
-def test_plugin_works_without_syrupy(pytester: pytest.Pytester) -> None:
+class _NoSyrupy(importlib.abc.MetaPathFinder):
+    """A finder that fails every syrupy import, as if syrupy were not installed."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.split(".")[0] == "syrupy":
+            raise ImportError(f"No module named {name!r}")
+
+
+def test_plugin_works_without_syrupy(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In this process, with syrupy unimportable and the plugin's own modules dropped,
+    # so that the run's entry point imports pytest_acp again from scratch (pytester
+    # puts this process's modules back afterwards). acp_lite's modules stay loaded:
+    # none of them imports syrupy (checked below from their source).
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("syrupy", "pytest_acp"):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NoSyrupy(), *sys.meta_path])
     pytester.makepyfile(
         """
+        import sys
+
         def test_config(acp_timeout):
             assert acp_timeout == 30
+            assert "pytest_acp.plugin" in sys.modules
+            assert not [m for m in sys.modules if m.split(".")[0] == "syrupy"]
 
         def test_snapshot(acp_snapshot):
             pass
         """
     )
-    code = (
-        "import sys\n"
-        "class NoSyrupy:  # as if syrupy were not installed\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] == 'syrupy':\n"
-        "            raise ImportError('No module named ' + repr(name))\n"
-        "sys.meta_path.insert(0, NoSyrupy())\n"
-        "import pytest\n"
-        # --assert=plain: the rewrite hook would import the syrupy plugin module anyway;
-        # LEAN: neither pytest-trio nor hypothesis, whose imports cost seconds.
-        f"args = ['-p', 'no:syrupy', *{LEAN!r}, '-q', '--assert=plain']\n"
-        "sys.exit(pytest.main(args))\n"
-    )
-    result = pytester.run(sys.executable, "-c", code, timeout=60)
+    # --assert=plain: the rewrite hook would import the syrupy plugin module anyway.
+    result = pytester.runpytest_inprocess("-p", "no:syrupy", *LEAN, "-q", "--assert=plain")
     result.stdout.fnmatch_lines(["*acp_snapshot needs syrupy*", "*1 passed, 1 error*"])
+    sources = Path(acp_lite.__file__).parent.rglob("*.py")
+    assert not [p for p in sources if re.search(r"^\s*(from|import) syrupy", p.read_text(), re.M)]
 
 
 def test_policy_names_are_the_library_vocabulary(pytester: pytest.Pytester) -> None:

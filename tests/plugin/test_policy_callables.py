@@ -1,22 +1,23 @@
 """A custom permission callable on the marker, by keyword (pytest takes a lone
-callable marker argument for the decorated function)."""
+callable marker argument for the decorated function). The agent runs in this
+process: the policy is the point, not the process."""
 
 from __future__ import annotations
 
 import pytest
 
-pytest_plugins = ["pytester"]
+from .conftest import LEAN
 
 
 def test_a_callable_policy_by_keyword(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
-        import sys
+        import functools
 
         import pytest
+        from acp_lite.testing import InProcessAgent
 
-        AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
-        AGENT += ["--scenario", "tool_call_permission"]
+        AGENT = functools.partial(InProcessAgent, scenario="tool_call_permission")
         asked = []
 
 
@@ -25,7 +26,7 @@ def test_a_callable_policy_by_keyword(pytester: pytest.Pytester) -> None:
             return "allow"
 
 
-        @pytest.mark.acp_agent(AGENT)
+        @pytest.mark.acp_agent(in_process=AGENT)
         @pytest.mark.acp_permission(policy=allow)
         def test_allowed(acp_session):
             turn = acp_session.run("write the notes")
@@ -33,4 +34,4 @@ def test_a_callable_policy_by_keyword(pytester: pytest.Pytester) -> None:
             assert turn.text == "Done: notes.txt is written."
         """
     )
-    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.runpytest(*LEAN).assert_outcomes(passed=1)
