@@ -16,7 +16,7 @@ from .conftest import LEAN
 
 
 def test_help_lists_the_acp_group_and_ini_keys(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--help")
+    result = pytester.runpytest(*LEAN, "--help")
     result.stdout.fnmatch_lines(
         [
             "*Agent Client Protocol agents (pytest_acp)*",
@@ -36,9 +36,11 @@ def test_help_lists_the_acp_group_and_ini_keys(pytester: pytest.Pytester) -> Non
         result.stdout.fnmatch_lines([f"  {key} (*"])
 
 
-def test_markers_are_registered(pytester: pytest.Pytester) -> None:
+def test_markers_are_registered_and_the_defaults(pytester: pytest.Pytester) -> None:
+    # One run: every marker (strict markers, warnings as errors) and, with no
+    # configuration at all, the defaults.
     pytester.makepyfile(
-        """
+        test_markers="""
         import pytest
 
         @pytest.mark.acp_agent(["agent"], env={"A": "1"}, cwd="/")
@@ -50,18 +52,8 @@ def test_markers_are_registered(pytester: pytest.Pytester) -> None:
         @pytest.mark.acp_elicitation("cancel")
         def test_nothing():
             pass
-        """
-    )
-    pytester.runpytest("--strict-markers", "-W", "error").assert_outcomes(passed=1)
-    markers = pytester.runpytest("--markers")
-    for name in ("acp_agent(argv", "acp_timeout(", "acp_scope(", "acp_conformance(",
-                 "acp_waive(", "acp_permission(", "acp_elicitation("):  # fmt: skip
-        markers.stdout.fnmatch_lines([f"@pytest.mark.{name}*"])
-
-
-def test_defaults_without_configuration(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        f"""
+        """,
+        test_defaults=f"""
         from acp_lite import permissions
 
         def test_defaults(acp_agent_command, acp_timeout, acp_permission_policy,
@@ -71,11 +63,15 @@ def test_defaults_without_configuration(pytester: pytest.Pytester) -> None:
             assert acp_timeout == 30
             assert acp_permission_policy is permissions.reject
             assert acp_elicitation_policy is permissions.decline
-        """
+        """,
     )
-    result = pytester.runpytest()
-    result.assert_outcomes(passed=1)
+    result = pytester.runpytest(*LEAN, "--strict-markers", "-W", "error")
+    result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["acp: agent=reference agent*, conformance=warn"])
+    markers = pytester.runpytest(*LEAN, "--markers")
+    for name in ("acp_agent(argv", "acp_timeout(", "acp_scope(", "acp_conformance(",
+                 "acp_waive(", "acp_permission(", "acp_elicitation("):  # fmt: skip
+        markers.stdout.fnmatch_lines([f"@pytest.mark.{name}*"])
 
 
 def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
@@ -177,7 +173,7 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
             assert str(AgentCommand(("a", "b c"))) == "a 'b c'"
         """,
     )
-    pytester.runpytest().assert_outcomes(passed=9)
+    pytester.runpytest(*LEAN).assert_outcomes(passed=9)
 
     pytester.makepyfile(
         test_cli="""
@@ -195,6 +191,7 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
         """
     )
     result = pytester.runpytest(
+        *LEAN,
         "test_cli.py",
         "--acp-scope=session",
         "--acp-conformance=warn",
@@ -228,7 +225,7 @@ def test_configuration_in_pyproject_toml(pytester: pytest.Pytester) -> None:
             assert acp_permission_policy is permissions.allow_always
         """
     )
-    result = pytester.runpytest()
+    result = pytester.runpytest(*LEAN)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["acp: agent=py-agent --stdio, conformance=warn"])
 
@@ -251,7 +248,7 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
             pass
         """
     )
-    result = pytester.runpytest("--acp-env=NOEQUALS")
+    result = pytester.runpytest(*LEAN, "--acp-env=NOEQUALS")
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(
         [
@@ -262,7 +259,7 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
         ],
         consecutive=False,
     )
-    bad_cli = pytester.runpytest("--acp-conformance=loud")
+    bad_cli = pytester.runpytest(*LEAN, "--acp-conformance=loud")
     assert bad_cli.ret == pytest.ExitCode.USAGE_ERROR
     bad_cli.stderr.fnmatch_lines(["*--acp-conformance: invalid choice: 'loud'*"])
 
