@@ -1,9 +1,9 @@
 """Fixtures end to end, in one pytester run: clients, sessions, the transcript
-fixture, policies, env/cwd, timeouts, scopes, async fixtures with pytest-trio,
-report sections and saved transcripts. The run's agent is the reference agent in
-this process (``--acp-agent python:...``); agent processes where the process
-matters (env, cwd, stderr, exit status, process sharing), and once for each
-client fixture."""
+fixture, policies (names and a callable), env/cwd, timeouts, scopes, async
+fixtures with pytest-trio, report sections and saved transcripts. The run's agent
+is the reference agent in this process (``--acp-agent python:...``); agent
+processes where the process matters (env, cwd, stderr, exit status, process
+sharing), and once for each client fixture."""
 
 from __future__ import annotations
 
@@ -60,6 +60,24 @@ def test_permission_rejected_by_default(acp_session):
 @pytest.mark.acp_permission("allow_once")
 def test_permission_marker(acp_session):
     assert "notes.txt is written" in acp_session.run("write it").text
+
+
+ASKED = []
+
+
+def allow(request, session):
+    ASKED.append(request.title)
+    return "allow"
+
+
+# A custom policy callable on the marker, by keyword: pytest takes a lone callable
+# marker argument for the decorated function.
+@scenario("tool_call_permission")
+@pytest.mark.acp_permission(policy=allow)
+def test_permission_callable_by_keyword(acp_session):
+    turn = acp_session.run("write the notes")
+    assert ASKED == ["Allow writing notes.txt?"]
+    assert turn.text == "Done: notes.txt is written."
 
 
 @scenario("elicitation")
@@ -224,7 +242,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
         "default::pytest_acp.plugin.AcpConformanceWarning",
     )
     out = result.stdout.str()
-    result.assert_outcomes(passed=19, failed=3)
+    result.assert_outcomes(passed=20, failed=3)
 
     # Conformance: warn (default) -> a warning naming the rule; waived / off -> nothing;
     # the strict marker fails the test with the rule, its explanation and spec section.
@@ -272,7 +290,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     saved = sorted(p.name for p in (pytester.path / "saved").iterdir())
     assert "test_suite.py_test_client_and_session.ndjson" in saved
     assert "test_suite.py_TestModuleScope_test_second_shares_the_agent.ndjson" in saved
-    assert len(saved) == 22  # every test above uses an ACP client
+    assert len(saved) == 23  # every test above uses an ACP client
     records = [
         json.loads(line)
         for line in (pytester.path / "saved" / "test_suite.py_test_client_and_session.ndjson")
