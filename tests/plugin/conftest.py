@@ -58,18 +58,25 @@ def scenario(name, **overrides):
 #: proxy, in this process) on the inner runs' ``sys.path``, workers included.
 PYTHONPATH = f"pythonpath = {HERE}"
 
+#: pytest's own plugins that no inner suite here uses: each plugin loaded costs every
+#: run time (its hooks registered, its namespace scanned for fixtures), a fifth of a
+#: small run.
+_UNUSED = ("doctest", "junitxml", "pastebin", "legacypath", "stepwise", "setuponly")
+_UNUSED += ("setupplan", "subtests", "unittest", "faulthandler")
+
+
+def _blocked(*names: str) -> tuple[str, ...]:
+    return tuple(arg for name in names for arg in ("-p", f"no:{name}"))
+
+
 #: Options for pytester runs that need neither pytest-trio nor hypothesis (both import
-#: hypothesis, which costs seconds of start-up in a new interpreter), nor pytest's
-#: plugins that no inner suite here uses: each plugin loaded costs every run time
-#: (its hooks registered, its namespace scanned for fixtures), a fifth of a small run.
-LEAN_XDIST = (
-    *("-p", "no:cacheprovider", "-p", "no:trio", "-p", "no:hypothesispytest"),
-    *("-p", "no:doctest", "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:legacypath"),
-    *("-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:subtests"),
-    *("-p", "no:unittest", "-p", "no:faulthandler"),
-)
+#: hypothesis, which costs seconds of start-up in a new interpreter), nor the cache,
+#: nor the plugins above.
+LEAN_XDIST = _blocked("cacheprovider", "trio", "hypothesispytest", *_UNUSED)
 #: :data:`LEAN_XDIST` for runs that do not use pytest-xdist either.
-LEAN = (*LEAN_XDIST, "-p", "no:xdist", "-p", "no:xdist.looponfail")
+LEAN = LEAN_XDIST + _blocked("xdist", "xdist.looponfail")
+#: :data:`LEAN` for runs with async tests: pytest-trio loaded.
+LEAN_TRIO = _blocked("cacheprovider", "hypothesispytest", *_UNUSED, "xdist", "xdist.looponfail")
 
 
 @pytest.fixture(autouse=True)

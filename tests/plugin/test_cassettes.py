@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import IN_PROCESS, LEAN
+from .conftest import IN_PROCESS, LEAN, LEAN_TRIO
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "cassettes" / "test_recorded_suite.py"
@@ -292,7 +292,7 @@ def test_an_async_test_fails_with_the_diff(pytester: pytest.Pytester) -> None:
             assert turn.stop_reason == "end_turn"
         """,
     )
-    options = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-W", "error")
+    options = (*LEAN_TRIO, "-W", "error")
     pytester.runpytest_inprocess(*options, "--acp-record-mode=once").assert_outcomes(passed=1)
     source = pytester.path / "test_async.py"
     source.write_text(source.read_text().replace('PROMPT = "hello"', 'PROMPT = "hello you"'))
