@@ -70,18 +70,23 @@ def test_insisting_on_v2_names_the_mismatch(pytester: pytest.Pytester) -> None:
 
 
 def test_acp_login_logs_in_before_the_test(pytester: pytest.Pytester) -> None:
+    # The agent requires a login: none fails the test's set-up, naming the method to
+    # log in with; the marker's logs in.
     pytester.makepyfile(
-        "def test_new_session(acp_session):\n"
+        "import pytest\n"
+        "def test_without(acp_session):\n"
+        "    pass\n"
+        "@pytest.mark.acp_login('token')\n"
+        "def test_logged_in(acp_session):\n"
         "    assert acp_session.run('hi').stop_reason == 'end_turn'\n"
     )
     agent = "python:inner_agents:auth_required"
-    without = pytester.runpytest(*LEAN, "--acp-agent", agent)
-    without.assert_outcomes(errors=1)
-    without.stdout.fnmatch_lines(["*Authentication required*log in with 'token'*"])
-    logged_in = pytester.runpytest(*LEAN, "--acp-agent", agent, "--acp-login", "token")
-    logged_in.assert_outcomes(passed=1)
+    result = pytester.runpytest(*LEAN, "--acp-agent", agent)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*Authentication required*log in with 'token'*"])
+    # --acp-login: the option's method is the one tried (the marker's beats it).
     wrong = pytester.runpytest(*LEAN, "--acp-agent", agent, "--acp-login", "nope")
-    wrong.assert_outcomes(errors=1)
+    wrong.assert_outcomes(passed=1, errors=1)
     wrong.stdout.fnmatch_lines(["*could not log in to the agent*'nope' (--acp-login)*"])
 
 
