@@ -73,10 +73,16 @@ def _blocked(*names: str) -> tuple[str, ...]:
 #: hypothesis, which costs seconds of start-up in a new interpreter), nor the cache,
 #: nor the plugins above.
 LEAN_XDIST = _blocked("cacheprovider", "trio", "hypothesispytest", *_UNUSED)
-#: :data:`LEAN_XDIST` for runs that do not use pytest-xdist either.
-LEAN = LEAN_XDIST + _blocked("xdist", "xdist.looponfail")
+#: In this process, this session's rewrite hook still rewrites the inner suites'
+#: test files and conftests (their names match), so their assertions keep their
+#: explanations; an inner hook would only read the file lists of every installed
+#: plugin again, a tenth of a small run.
+_PLAIN = ("--assert=plain",)
+#: :data:`LEAN_XDIST` for in-process runs that do not use pytest-xdist either.
+LEAN = LEAN_XDIST + _blocked("xdist", "xdist.looponfail") + _PLAIN
 #: :data:`LEAN` for runs with async tests: pytest-trio loaded.
 LEAN_TRIO = _blocked("cacheprovider", "hypothesispytest", *_UNUSED, "xdist", "xdist.looponfail")
+LEAN_TRIO += _PLAIN
 
 
 @pytest.fixture(autouse=True)

@@ -35,7 +35,7 @@ def test_two_workers(pytester: pytest.Pytester) -> None:
     pytester.makeini(f"[pytest]\n{PYTHONPATH}\nacp_agent = {agent}\nacp_conformance = strict\n")
     pytester.makepyfile(test_suite=SUITE)
     # Written by one process (this one), checked by two workers (with other random ids).
-    first = pytester.runpytest(*LEAN_XDIST, "--snapshot-update", "-n", "0")
+    first = pytester.runpytest(*LEAN_XDIST, "--assert=plain", "--snapshot-update", "-n", "0")
     first.assert_outcomes(passed=6)
     first.stdout.fnmatch_lines(["*6 snapshots generated*"])
     # Each worker is a new interpreter: --assert=plain spares it rewriting the modules
