@@ -78,11 +78,16 @@ LEAN_XDIST = _blocked("cacheprovider", "trio", "hypothesispytest", *_UNUSED)
 #: explanations; an inner hook would only read the file lists of every installed
 #: plugin again, a tenth of a small run.
 _PLAIN = ("--assert=plain",)
-#: :data:`LEAN_XDIST` for in-process runs that do not use pytest-xdist either.
-LEAN = LEAN_XDIST + _blocked("xdist", "xdist.looponfail") + _PLAIN
+#: --no-header: the header's plugin list reads every plugin's package metadata.
+_NO_HEADER = ("--no-header",)
+#: :data:`LEAN_XDIST` for in-process runs that use no pytest-xdist, with the header
+#: (for the tests of the plugin's ``acp:`` header line).
+LEAN_HEADER = LEAN_XDIST + _blocked("xdist", "xdist.looponfail") + _PLAIN
+#: :data:`LEAN_HEADER` without the header.
+LEAN = LEAN_HEADER + _NO_HEADER
 #: :data:`LEAN` for runs with async tests: pytest-trio loaded.
 LEAN_TRIO = _blocked("cacheprovider", "hypothesispytest", *_UNUSED, "xdist", "xdist.looponfail")
-LEAN_TRIO += _PLAIN
+LEAN_TRIO += _PLAIN + _NO_HEADER
 
 
 @pytest.fixture(autouse=True)

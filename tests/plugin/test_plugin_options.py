@@ -12,11 +12,11 @@ import pytest
 
 import acp_lite
 
-from .conftest import LEAN
+from .conftest import LEAN_HEADER
 
 
 def test_help_lists_the_acp_group_and_ini_keys(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest(*LEAN, "--help")
+    result = pytester.runpytest(*LEAN_HEADER, "--help")
     result.stdout.fnmatch_lines(
         [
             "*Agent Client Protocol agents (pytest_acp)*",
@@ -65,10 +65,10 @@ def test_markers_are_registered_and_the_defaults(pytester: pytest.Pytester) -> N
             assert acp_elicitation_policy is permissions.decline
         """,
     )
-    result = pytester.runpytest(*LEAN, "--strict-markers", "-W", "error")
+    result = pytester.runpytest(*LEAN_HEADER, "--strict-markers", "-W", "error")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["acp: agent=reference agent*, conformance=warn"])
-    markers = pytester.runpytest(*LEAN, "--markers")
+    markers = pytester.runpytest(*LEAN_HEADER, "--markers")
     for name in ("acp_agent(argv", "acp_timeout(", "acp_scope(", "acp_conformance(",
                  "acp_waive(", "acp_permission(", "acp_elicitation("):  # fmt: skip
         markers.stdout.fnmatch_lines([f"@pytest.mark.{name}*"])
@@ -173,7 +173,7 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
             assert str(AgentCommand(("a", "b c"))) == "a 'b c'"
         """,
     )
-    pytester.runpytest(*LEAN).assert_outcomes(passed=9)
+    pytester.runpytest(*LEAN_HEADER).assert_outcomes(passed=9)
 
     pytester.makepyfile(
         test_cli="""
@@ -191,7 +191,7 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
         """
     )
     result = pytester.runpytest(
-        *LEAN,
+        *LEAN_HEADER,
         "test_cli.py",
         "--acp-scope=session",
         "--acp-conformance=warn",
@@ -225,7 +225,7 @@ def test_configuration_in_pyproject_toml(pytester: pytest.Pytester) -> None:
             assert acp_permission_policy is permissions.allow_always
         """
     )
-    result = pytester.runpytest(*LEAN)
+    result = pytester.runpytest(*LEAN_HEADER)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["acp: agent=py-agent --stdio, conformance=warn"])
 
@@ -248,7 +248,7 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
             pass
         """
     )
-    result = pytester.runpytest(*LEAN, "--acp-env=NOEQUALS")
+    result = pytester.runpytest(*LEAN_HEADER, "--acp-env=NOEQUALS")
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(
         [
@@ -259,7 +259,7 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
         ],
         consecutive=False,
     )
-    bad_cli = pytester.runpytest(*LEAN, "--acp-conformance=loud")
+    bad_cli = pytester.runpytest(*LEAN_HEADER, "--acp-conformance=loud")
     assert bad_cli.ret == pytest.ExitCode.USAGE_ERROR
     bad_cli.stderr.fnmatch_lines(["*--acp-conformance: invalid choice: 'loud'*"])
 
@@ -296,9 +296,9 @@ def test_plugin_works_without_syrupy(
             pass
         """
     )
-    # (LEAN has --assert=plain: an inner rewrite hook would import syrupy's plugin
+    # (LEAN_HEADER has --assert=plain: an inner rewrite hook would import syrupy's plugin
     # module anyway.)
-    result = pytester.runpytest_inprocess("-p", "no:syrupy", *LEAN, "-q")
+    result = pytester.runpytest_inprocess("-p", "no:syrupy", *LEAN_HEADER, "-q")
     result.stdout.fnmatch_lines(["*acp_snapshot needs syrupy*", "*1 passed, 1 error*"])
     sources = Path(acp_lite.__file__).parent.rglob("*.py")
     assert not [p for p in sources if re.search(r"^\s*(from|import) syrupy", p.read_text(), re.M)]
@@ -328,9 +328,9 @@ def test_policy_names_are_the_library_vocabulary(pytester: pytest.Pytester) -> N
             assert acp_elicitation_policy is permissions.accept_defaults
         """
     )
-    pytester.runpytest_inprocess(*LEAN).assert_outcomes(passed=7)
+    pytester.runpytest_inprocess(*LEAN_HEADER).assert_outcomes(passed=7)
     by_option = pytester.runpytest_inprocess(
-        *LEAN, "-k", "ini", "--acp-permission=reject_always", "--acp-elicitation=cancel"
+        *LEAN_HEADER, "-k", "ini", "--acp-permission=reject_always", "--acp-elicitation=cancel"
     )
     by_option.assert_outcomes(failed=1)
     by_option.stdout.fnmatch_lines(["*assert <function reject_always*"])
