@@ -1,8 +1,9 @@
 """pytest_acp is tested the way users meet it: pytester runs of small test suites.
 
 Runs are in-process (``runpytest``: no interpreter start-up per run; the agents
-they start are closed by the inner session); only the xdist workers and the run
-without syrupy are other interpreters. Most inner tests run the reference agent in
+they start are closed by the inner session); only the xdist workers are other
+interpreters (the runs without syrupy or pytest drop pytest_acp's modules so that
+they are imported afresh, and put them back). Most inner tests run the reference agent in
 this process too (``in_process=``, see :data:`IN_PROCESS`); agent processes are
 kept where the process is the point: env and cwd, stderr, exit status, start
 failures, process sharing, and once per kind of client fixture. The plugin loads
