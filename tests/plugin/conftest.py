@@ -1,8 +1,9 @@
 """pytest_acp is tested the way users meet it: pytester runs of small test suites.
 
 Runs are in-process (``runpytest``: no interpreter start-up per run; the agents
-they start are closed by the inner session); only the xdist workers and the run
-without syrupy are other interpreters. Most inner tests run the reference agent in
+they start are closed by the inner session); only the xdist workers are other
+interpreters (the runs without syrupy or pytest drop pytest_acp's modules so that
+they are imported afresh, and put them back). Most inner tests run the reference agent in
 this process too (``in_process=``, see :data:`IN_PROCESS`); agent processes are
 kept where the process is the point: env and cwd, stderr, exit status, start
 failures, process sharing, and once per kind of client fixture. The plugin loads
@@ -58,9 +59,36 @@ def scenario(name, **overrides):
 #: proxy, in this process) on the inner runs' ``sys.path``, workers included.
 PYTHONPATH = f"pythonpath = {HERE}"
 
-#: Options for pytester subprocess runs that need neither pytest-trio nor hypothesis:
-#: both import hypothesis, which costs seconds of start-up per run on a busy machine.
-LEAN = ("-p", "no:cacheprovider", "-p", "no:trio", "-p", "no:hypothesispytest")
+#: pytest's own plugins that no inner suite here uses: each plugin loaded costs every
+#: run time (its hooks registered, its namespace scanned for fixtures), a fifth of a
+#: small run.
+_UNUSED = ("doctest", "junitxml", "pastebin", "legacypath", "stepwise", "setuponly")
+_UNUSED += ("setupplan", "subtests", "unittest", "faulthandler")
+
+
+def _blocked(*names: str) -> tuple[str, ...]:
+    return tuple(arg for name in names for arg in ("-p", f"no:{name}"))
+
+
+#: Options for pytester runs that need neither pytest-trio nor hypothesis (both import
+#: hypothesis, which costs seconds of start-up in a new interpreter), nor the cache,
+#: nor the plugins above.
+LEAN_XDIST = _blocked("cacheprovider", "trio", "hypothesispytest", *_UNUSED)
+#: In this process, this session's rewrite hook still rewrites the inner suites'
+#: test files and conftests (their names match), so their assertions keep their
+#: explanations; an inner hook would only read the file lists of every installed
+#: plugin again, a tenth of a small run.
+_PLAIN = ("--assert=plain",)
+#: --no-header: the header's plugin list reads every plugin's package metadata.
+_NO_HEADER = ("--no-header",)
+#: :data:`LEAN_XDIST` for in-process runs that use no pytest-xdist, with the header
+#: (for the tests of the plugin's ``acp:`` header line).
+LEAN_HEADER = LEAN_XDIST + _blocked("xdist", "xdist.looponfail") + _PLAIN
+#: :data:`LEAN_HEADER` without the header.
+LEAN = LEAN_HEADER + _NO_HEADER
+#: :data:`LEAN` for runs with async tests: pytest-trio loaded.
+LEAN_TRIO = _blocked("cacheprovider", "hypothesispytest", *_UNUSED, "xdist", "xdist.looponfail")
+LEAN_TRIO += _PLAIN + _NO_HEADER
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import IN_PROCESS, LEAN
+from .conftest import IN_PROCESS, LEAN, LEAN_TRIO
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "cassettes" / "test_recorded_suite.py"
@@ -206,39 +206,26 @@ def test_record_once_then_replay_gives_the_same_snapshots(
     assert "2 snapshots passed." in episodes.stdout.str()
 
 
-def test_usage_errors(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        test_bad="""
-        import pytest
+BAD = """
+import pytest
 
-        @pytest.mark.acp_cassette(match_on=["method", "body"])
-        def test_match_on(acp_client):
-            pass
+@pytest.mark.acp_cassette(match_on=["method", "body"])
+def test_match_on(acp_client):
+    pass
 
-        @pytest.mark.acp_cassette
-        @pytest.mark.acp_scope("module")
-        def test_scope(acp_client):
-            pass
+@pytest.mark.acp_cassette
+@pytest.mark.acp_scope("module")
+def test_scope(acp_client):
+    pass
 
-        @pytest.mark.acp_cassette
-        def test_plain(acp_client):
-            pass
+@pytest.mark.acp_cassette
+def test_plain(acp_client):
+    pass
 
-        @pytest.mark.acp_cassette
-        def test_no_fixture():
-            pass  # code that starts its agent itself: the marker cannot see it
-        """
-    )
-    result = pytester.runpytest_inprocess(*LEAN)
-    out = result.stdout.str()
-    # A marker that records nothing says so (once: the test that used no fixture).
-    assert out.count("this test used none, so nothing was recorded or replayed") == 1
-    assert "test_bad.py::test_no_fixture\n" in out  # the warning names its test
-    assert "acp_cassette match_on: unknown ['body']; use ['method', 'params', 'meta', 'id']" in out
-    speed = pytester.runpytest_inprocess(*LEAN, "--acp-replay-speed=-1", "-k", "plain")
-    assert "acp replay speed must be positive, not -1.0" in speed.stdout.str()
-    assert "@pytest.mark.acp_cassette records one test's own connection: it needs the " in out
-
+@pytest.mark.acp_cassette
+def test_no_fixture():
+    pass  # code that starts its agent itself: the marker cannot see it
+"""
 
 EXAMPLE = ROOT / "examples" / "test_with_cassettes.py"
 
@@ -257,18 +244,32 @@ def _no_process(monkeypatch):
 """
 
 
-def test_the_cassette_example_replays_from_its_committed_cassettes(
-    pytester: pytest.Pytester,
-) -> None:
+def test_the_cassette_example_replays_and_usage_errors(pytester: pytest.Pytester) -> None:
+    # One run, two directories: the committed example with its cassettes (no process
+    # may start), and markers used wrongly.
     committed = EXAMPLE.parent / "__cassettes__" / EXAMPLE.stem
     assert len(list(committed.iterdir())) == 3
-    pytester.makepyfile(**{EXAMPLE.stem: EXAMPLE.read_text(encoding="utf-8")})
-    pytester.makeconftest(NO_PROCESS)
-    copied = pytester.path / "__cassettes__" / EXAMPLE.stem
+    example = pytester.mkdir("example")
+    (example / EXAMPLE.name).write_text(EXAMPLE.read_text(encoding="utf-8"))
+    (example / "conftest.py").write_text(NO_PROCESS)
+    copied = example / "__cassettes__" / EXAMPLE.stem
     shutil.copytree(committed, copied)
+    (pytester.mkdir("bad") / "test_bad.py").write_text(BAD)
     result = pytester.runpytest_inprocess(*LEAN, "--acp-conformance=strict")
-    result.assert_outcomes(passed=3)
+    reports = result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
+    replayed = [r for r in reports if r.nodeid.startswith("example/") and r.when == "call"]
+    assert [r.outcome for r in replayed] == ["passed"] * 3
+    assert not [r for r in reports if r.nodeid.startswith("example/") and r.failed]
     assert _files(copied) == _files(committed)  # replayed, nothing written
+
+    out = result.stdout.str()
+    # A marker that records nothing says so (once: the test that used no fixture).
+    assert out.count("this test used none, so nothing was recorded or replayed") == 1
+    assert "bad/test_bad.py::test_no_fixture\n" in out  # the warning names its test
+    assert "acp_cassette match_on: unknown ['body']; use ['method', 'params', 'meta', 'id']" in out
+    speed = pytester.runpytest_inprocess(*LEAN, "--acp-replay-speed=-1", "-k", "plain")
+    assert "acp replay speed must be positive, not -1.0" in speed.stdout.str()
+    assert "@pytest.mark.acp_cassette records one test's own connection: it needs the " in out
 
 
 def test_an_async_test_fails_with_the_diff(pytester: pytest.Pytester) -> None:
@@ -291,7 +292,7 @@ def test_an_async_test_fails_with_the_diff(pytester: pytest.Pytester) -> None:
             assert turn.stop_reason == "end_turn"
         """,
     )
-    options = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-W", "error")
+    options = (*LEAN_TRIO, "-W", "error")
     pytester.runpytest_inprocess(*options, "--acp-record-mode=once").assert_outcomes(passed=1)
     source = pytester.path / "test_async.py"
     source.write_text(source.read_text().replace('PROMPT = "hello"', 'PROMPT = "hello you"'))

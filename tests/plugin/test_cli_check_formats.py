@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
+import re
+import runpy
 import sys
 from pathlib import Path
 
 import pytest
+from _pytest.assertion.rewrite import AssertionRewritingHook
 
+import acp_lite
 from acp_lite import connect_in_memory
 from acp_lite.errors import AgentExited
 from acp_lite.testing import InProcessAgent
@@ -64,18 +67,34 @@ def test_a_saved_crash_records_the_exit(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["check", running]) == 1
 
 
-def test_check_runs_without_pytest(tmp_path: Path) -> None:
+def test_check_runs_without_pytest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In this process, with pytest and syrupy unimportable and pytest_acp's modules
+    # dropped, so that the command imports them again from scratch (monkeypatch puts
+    # this process's modules back). acp_lite's modules stay loaded: none of them
+    # imports pytest or syrupy (checked below from their source).
     path = write(tmp_path / "clean.ndjson", OPEN)
-    code = (
-        "import sys; sys.modules['pytest'] = None; sys.modules['syrupy'] = None\n"
-        "import runpy; sys.argv = ['pytest_acp', 'check', sys.argv[1]]\n"
-        "runpy.run_module('pytest_acp', run_name='__main__')\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, path], capture_output=True, text=True, timeout=60
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "no conformance violation" in proc.stdout
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("pytest_acp", "syrupy"):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pytest", None)
+    monkeypatch.setitem(sys.modules, "syrupy", None)
+    # Nor pytest's assertion rewriting of the plugin's modules, whose loader runpy
+    # cannot use.
+    finders = [f for f in sys.meta_path if not isinstance(f, AssertionRewritingHook)]
+    monkeypatch.setattr(sys, "meta_path", finders)
+    monkeypatch.setattr(sys, "argv", ["pytest_acp", "check", path])
+    try:
+        runpy.run_module("pytest_acp", run_name="__main__")
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    assert code in (0, None)
+    assert "no conformance violation" in capsys.readouterr().out
+    imports = re.compile(r"^\s*(from|import) (pytest|_pytest|syrupy)\b", re.M)
+    sources = Path(acp_lite.__file__).parent.rglob("*.py")
+    assert not [p for p in sources if imports.search(p.read_text(encoding="utf-8"))]
 
 
 def test_a_process_exit_status_is_recorded() -> None:

@@ -165,7 +165,7 @@ def test_hang(acp_fake_agent):
     s = session(acp_fake_agent)
     s.wait_inserted(s.submit("go"))  # its "running" came first
     with pytest.raises(Timeout, match="session state: running"):
-        s.wait_idle(timeout=0.1)
+        s.wait_idle(timeout=0.01)  # expected to expire: the agent hangs
 
 
 def test_updates_before_the_prompt_response(acp_fake_agent):

@@ -1,9 +1,9 @@
 """Fixtures end to end, in one pytester run: clients, sessions, the transcript
-fixture, policies, env/cwd, timeouts, scopes, async fixtures with pytest-trio,
-report sections and saved transcripts. The run's agent is the reference agent in
-this process (``--acp-agent python:...``); agent processes where the process
-matters (env, cwd, stderr, exit status, process sharing), and once for each
-client fixture."""
+fixture, policies (names and a callable), env/cwd, timeouts, scopes, async
+fixtures with pytest-trio, report sections and saved transcripts. The run's agent
+is the reference agent in this process (``--acp-agent python:...``); agent
+processes where the process matters (env, cwd, stderr, exit status, process
+sharing), and once for each client fixture."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from .conftest import IN_PROCESS, LEAN, REFERENCE_AGENT
+from .conftest import IN_PROCESS, LEAN, LEAN_TRIO, REFERENCE_AGENT
 
 SUITE = (
     IN_PROCESS
@@ -25,11 +25,6 @@ from pytest_acp import normalize
 AGENT = {REFERENCE_AGENT!r}
 CLIENTS = {{}}
 PIDS = {{}}
-
-
-def process(name):
-    # The reference agent as a process (the run's default agent is in this process).
-    return pytest.mark.acp_agent([*AGENT, "--scenario", name])
 
 
 def test_client_and_session(acp_client, acp_session, acp_transcript, tmp_path):
@@ -62,6 +57,24 @@ def test_permission_marker(acp_session):
     assert "notes.txt is written" in acp_session.run("write it").text
 
 
+ASKED = []
+
+
+def allow(request, session):
+    ASKED.append(request.title)
+    return "allow"
+
+
+# A custom policy callable on the marker, by keyword: pytest takes a lone callable
+# marker argument for the decorated function.
+@scenario("tool_call_permission")
+@pytest.mark.acp_permission(policy=allow)
+def test_permission_callable_by_keyword(acp_session):
+    turn = acp_session.run("write the notes")
+    assert ASKED == ["Allow writing notes.txt?"]
+    assert turn.text == "Done: notes.txt is written."
+
+
 @scenario("elicitation")
 def test_elicitation_declined_by_default(acp_session):
     assert acp_session.run("ask me").text == "No problem."
@@ -73,13 +86,15 @@ def test_elicitation_marker(acp_session):
     assert acp_session.run("ask me").text == "Cancelled the form."
 
 
+# One agent process for the marker's env and cwd and for the report sections of a
+# process's failed test: both directions of the wire, and its stderr.
 @pytest.mark.acp_agent(
-    ["sh", "-c", 'echo "FOO=$FOO BAR=$BAR" >&2; pwd >&2; exec "$0" -m acp_lite.testing.agent',
-     sys.executable],
+    ["sh", "-c", 'echo "FOO=$FOO BAR=$BAR" >&2; pwd >&2; exec "$0" -m acp_lite.testing.agent '
+     "--scenario streaming", sys.executable],
     env={{"FOO": "from-marker"}},
     cwd="/",
 )
-def test_env_cwd_and_env_option(acp_client):
+def test_env_cwd_and_a_process_failing_on_purpose(acp_client, acp_session):
     deadline = time.monotonic() + 5
     while not any("ready" in line for line in acp_client.stderr_tail()):
         assert time.monotonic() < deadline
@@ -88,14 +103,19 @@ def test_env_cwd_and_env_option(acp_client):
     assert "/" in tail  # the marker's cwd
     # The marker's env, and --acp-env merged under it.
     assert "FOO=from-marker BAR=from-cli" in tail
+    acp_session.run("please stream")
+    assert False, "deliberate failure"
 
 
 @scenario("hang")
-@pytest.mark.acp_timeout(0.3)
-def test_timeout_marker(acp_session):
+@pytest.mark.acp_timeout(0.05)
+def test_timeout_marker(acp_client, tmp_path):
+    # The session opens within a timeout of its own (an answer that must come); the
+    # turn the agent never ends, within the marker's.
+    session = acp_client.new_session(cwd=tmp_path, timeout=10)
     start = time.monotonic()
     with pytest.raises(TimeoutError):
-        acp_session.run("never answered")
+        session.run("never answered")
     assert time.monotonic() - start < 5
 
 
@@ -139,18 +159,12 @@ def test_function_scope_is_fresh(acp_client):
     assert acp_client is not CLIENTS["first"] and acp_client is not CLIENTS["module"]
 
 
-@process("crash")
-@pytest.mark.acp_conformance("strict")
-def test_agent_crash_is_not_a_conformance_violation(acp_session):
-    # Work left running by an agent that exited is not `work-not-ended`: no update
-    # can report an exit (spec "Prompt Lifecycle", Failures).
-    with pytest.raises(AgentExited):
-        acp_session.run("x")
-
-
 @scenario("crash")
 @pytest.mark.acp_conformance("strict")
-def test_in_process_agent_crash_is_not_a_conformance_violation(acp_client, acp_session):
+def test_agent_crash_is_not_a_conformance_violation(acp_client, acp_session):
+    # Work left running by an agent that exited is not `work-not-ended`: no update
+    # can report an exit (spec "Prompt Lifecycle", Failures). The same for an agent
+    # process: test_docs_recipes.py.
     with pytest.raises(AgentExited):
         acp_session.run("x")
     assert acp_client.returncode == 3  # the in-process agent's exit status
@@ -201,12 +215,6 @@ def test_should_rules_only_warn_in_strict_mode(acp_session):
     acp_session.run("x")
 
 
-@process("streaming")
-def test_fails_on_purpose(acp_session):
-    acp_session.run("please stream")
-    assert False, "deliberate failure"
-
-
 @scenario("streaming")
 def test_fails_in_process_on_purpose(acp_session):
     acp_session.run("please stream")
@@ -220,8 +228,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     script = {"turns": [{"steps": [{"type": "echo"}], "stop_reason": None}]}
     (pytester.path / "no_stop_reason.json").write_text(json.dumps(script))
     result = pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
+        *LEAN_TRIO,
         "--acp-agent=python:acp_lite.testing:InProcessAgent",
         "--acp-env=BAR=from-cli",
         "--acp-transcripts=saved",
@@ -230,7 +237,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
         "default::pytest_acp.plugin.AcpConformanceWarning",
     )
     out = result.stdout.str()
-    result.assert_outcomes(passed=20, failed=3)
+    result.assert_outcomes(passed=19, failed=3)
 
     # Conformance: warn (default) -> a warning naming the rule; waived / off -> nothing;
     # the strict marker fails the test with the rule, its explanation and spec section.
@@ -257,7 +264,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     )
 
     # Report sections of the failed test: both directions of the wire and stderr.
-    failure = out.split("_ test_fails_on_purpose _")[1]
+    failure = out.split("_ test_env_cwd_and_a_process_failing_on_purpose _")[1]
     assert "deliberate failure" in failure
     transcript = failure.split("ACP transcript")[1].split("ACP agent stderr")[0]
     assert '--> {"jsonrpc":"2.0","id":1,"method":"initialize"' in transcript
@@ -278,7 +285,7 @@ def test_fixtures_markers_and_diagnostics(pytester: pytest.Pytester) -> None:
     saved = sorted(p.name for p in (pytester.path / "saved").iterdir())
     assert "test_suite.py_test_client_and_session.ndjson" in saved
     assert "test_suite.py_TestModuleScope_test_second_shares_the_agent.ndjson" in saved
-    assert len(saved) == 23  # every test above uses an ACP client
+    assert len(saved) == 22  # every test above uses an ACP client
     records = [
         json.loads(line)
         for line in (pytester.path / "saved" / "test_suite.py_test_client_and_session.ndjson")

@@ -3,15 +3,20 @@ these pytester runs are in-process)."""
 
 from __future__ import annotations
 
+import importlib.abc
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
-from .conftest import LEAN
+import acp_lite
+
+from .conftest import LEAN_HEADER
 
 
 def test_help_lists_the_acp_group_and_ini_keys(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--help")
+    result = pytester.runpytest(*LEAN_HEADER, "--help")
     result.stdout.fnmatch_lines(
         [
             "*Agent Client Protocol agents (pytest_acp)*",
@@ -31,9 +36,11 @@ def test_help_lists_the_acp_group_and_ini_keys(pytester: pytest.Pytester) -> Non
         result.stdout.fnmatch_lines([f"  {key} (*"])
 
 
-def test_markers_are_registered(pytester: pytest.Pytester) -> None:
+def test_markers_are_registered_and_the_defaults(pytester: pytest.Pytester) -> None:
+    # One run: every marker (strict markers, warnings as errors) and, with no
+    # configuration at all, the defaults.
     pytester.makepyfile(
-        """
+        test_markers="""
         import pytest
 
         @pytest.mark.acp_agent(["agent"], env={"A": "1"}, cwd="/")
@@ -45,18 +52,8 @@ def test_markers_are_registered(pytester: pytest.Pytester) -> None:
         @pytest.mark.acp_elicitation("cancel")
         def test_nothing():
             pass
-        """
-    )
-    pytester.runpytest("--strict-markers", "-W", "error").assert_outcomes(passed=1)
-    markers = pytester.runpytest("--markers")
-    for name in ("acp_agent(argv", "acp_timeout(", "acp_scope(", "acp_conformance(",
-                 "acp_waive(", "acp_permission(", "acp_elicitation("):  # fmt: skip
-        markers.stdout.fnmatch_lines([f"@pytest.mark.{name}*"])
-
-
-def test_defaults_without_configuration(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        f"""
+        """,
+        test_defaults=f"""
         from acp_lite import permissions
 
         def test_defaults(acp_agent_command, acp_timeout, acp_permission_policy,
@@ -66,11 +63,15 @@ def test_defaults_without_configuration(pytester: pytest.Pytester) -> None:
             assert acp_timeout == 30
             assert acp_permission_policy is permissions.reject
             assert acp_elicitation_policy is permissions.decline
-        """
+        """,
     )
-    result = pytester.runpytest()
-    result.assert_outcomes(passed=1)
+    result = pytester.runpytest(*LEAN_HEADER, "--strict-markers", "-W", "error")
+    result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["acp: agent=reference agent*, conformance=warn"])
+    markers = pytester.runpytest(*LEAN_HEADER, "--markers")
+    for name in ("acp_agent(argv", "acp_timeout(", "acp_scope(", "acp_conformance(",
+                 "acp_waive(", "acp_permission(", "acp_elicitation("):  # fmt: skip
+        markers.stdout.fnmatch_lines([f"@pytest.mark.{name}*"])
 
 
 def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
@@ -172,7 +173,7 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
             assert str(AgentCommand(("a", "b c"))) == "a 'b c'"
         """,
     )
-    pytester.runpytest().assert_outcomes(passed=9)
+    pytester.runpytest(*LEAN_HEADER).assert_outcomes(passed=9)
 
     pytester.makepyfile(
         test_cli="""
@@ -190,6 +191,7 @@ def test_precedence_marker_over_cli_over_ini(pytester: pytest.Pytester) -> None:
         """
     )
     result = pytester.runpytest(
+        *LEAN_HEADER,
         "test_cli.py",
         "--acp-scope=session",
         "--acp-conformance=warn",
@@ -223,7 +225,7 @@ def test_configuration_in_pyproject_toml(pytester: pytest.Pytester) -> None:
             assert acp_permission_policy is permissions.allow_always
         """
     )
-    result = pytester.runpytest()
+    result = pytester.runpytest(*LEAN_HEADER)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["acp: agent=py-agent --stdio, conformance=warn"])
 
@@ -246,7 +248,7 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
             pass
         """
     )
-    result = pytester.runpytest("--acp-env=NOEQUALS")
+    result = pytester.runpytest(*LEAN_HEADER, "--acp-env=NOEQUALS")
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(
         [
@@ -257,36 +259,49 @@ def test_bad_values_are_clear_errors(pytester: pytest.Pytester) -> None:
         ],
         consecutive=False,
     )
-    bad_cli = pytester.runpytest("--acp-conformance=loud")
+    bad_cli = pytester.runpytest(*LEAN_HEADER, "--acp-conformance=loud")
     assert bad_cli.ret == pytest.ExitCode.USAGE_ERROR
     bad_cli.stderr.fnmatch_lines(["*--acp-conformance: invalid choice: 'loud'*"])
 
 
-def test_plugin_works_without_syrupy(pytester: pytest.Pytester) -> None:
+class _NoSyrupy(importlib.abc.MetaPathFinder):
+    """A finder that fails every syrupy import, as if syrupy were not installed."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.split(".")[0] == "syrupy":
+            raise ImportError(f"No module named {name!r}")
+
+
+def test_plugin_works_without_syrupy(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In this process, with syrupy unimportable and the plugin's own modules dropped,
+    # so that the run's entry point imports pytest_acp again from scratch (pytester
+    # puts this process's modules back afterwards). acp_lite's modules stay loaded:
+    # none of them imports syrupy (checked below from their source).
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("syrupy", "pytest_acp"):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NoSyrupy(), *sys.meta_path])
     pytester.makepyfile(
         """
+        import sys
+
         def test_config(acp_timeout):
             assert acp_timeout == 30
+            assert "pytest_acp.plugin" in sys.modules
+            assert not [m for m in sys.modules if m.split(".")[0] == "syrupy"]
 
         def test_snapshot(acp_snapshot):
             pass
         """
     )
-    code = (
-        "import sys\n"
-        "class NoSyrupy:  # as if syrupy were not installed\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] == 'syrupy':\n"
-        "            raise ImportError('No module named ' + repr(name))\n"
-        "sys.meta_path.insert(0, NoSyrupy())\n"
-        "import pytest\n"
-        # --assert=plain: the rewrite hook would import the syrupy plugin module anyway;
-        # LEAN: neither pytest-trio nor hypothesis, whose imports cost seconds.
-        f"args = ['-p', 'no:syrupy', *{LEAN!r}, '-q', '--assert=plain']\n"
-        "sys.exit(pytest.main(args))\n"
-    )
-    result = pytester.run(sys.executable, "-c", code, timeout=60)
+    # (LEAN_HEADER has --assert=plain: an inner rewrite hook would import syrupy's plugin
+    # module anyway.)
+    result = pytester.runpytest_inprocess("-p", "no:syrupy", *LEAN_HEADER, "-q")
     result.stdout.fnmatch_lines(["*acp_snapshot needs syrupy*", "*1 passed, 1 error*"])
+    sources = Path(acp_lite.__file__).parent.rglob("*.py")
+    assert not [p for p in sources if re.search(r"^\s*(from|import) syrupy", p.read_text(), re.M)]
 
 
 def test_policy_names_are_the_library_vocabulary(pytester: pytest.Pytester) -> None:
@@ -313,9 +328,9 @@ def test_policy_names_are_the_library_vocabulary(pytester: pytest.Pytester) -> N
             assert acp_elicitation_policy is permissions.accept_defaults
         """
     )
-    pytester.runpytest_inprocess(*LEAN).assert_outcomes(passed=7)
+    pytester.runpytest_inprocess(*LEAN_HEADER).assert_outcomes(passed=7)
     by_option = pytester.runpytest_inprocess(
-        *LEAN, "-k", "ini", "--acp-permission=reject_always", "--acp-elicitation=cancel"
+        *LEAN_HEADER, "-k", "ini", "--acp-permission=reject_always", "--acp-elicitation=cancel"
     )
     by_option.assert_outcomes(failed=1)
     by_option.stdout.fnmatch_lines(["*assert <function reject_always*"])

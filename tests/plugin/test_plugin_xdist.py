@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import LEAN, PYTHONPATH
+from .conftest import LEAN_XDIST, PYTHONPATH
 
 SUITE = """
 import os
@@ -35,11 +35,11 @@ def test_two_workers(pytester: pytest.Pytester) -> None:
     pytester.makeini(f"[pytest]\n{PYTHONPATH}\nacp_agent = {agent}\nacp_conformance = strict\n")
     pytester.makepyfile(test_suite=SUITE)
     # Written by one process (this one), checked by two workers (with other random ids).
-    first = pytester.runpytest(*LEAN, "--snapshot-update", "-n", "0")
+    first = pytester.runpytest(*LEAN_XDIST, "--assert=plain", "--snapshot-update", "-n", "0")
     first.assert_outcomes(passed=6)
     first.stdout.fnmatch_lines(["*6 snapshots generated*"])
     # Each worker is a new interpreter: --assert=plain spares it rewriting the modules
     # of the installed plugins, which it cannot cache here (PYTHONDONTWRITEBYTECODE).
-    second = pytester.runpytest(*LEAN, "--assert=plain", "-n", "2")
+    second = pytester.runpytest(*LEAN_XDIST, "--assert=plain", "-n", "2")
     second.assert_outcomes(passed=6)
     second.stdout.fnmatch_lines(["*2 workers*", "*6 snapshots passed*"])

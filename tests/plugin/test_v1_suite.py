@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
+from .conftest import LEAN
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The inner runs' agents, in their process (``--acp-agent python:inner_agents:NAME``).
@@ -45,10 +45,10 @@ def test_echo(acp_session: Any, acp_snapshot: Any, acp_client: Any) -> None:
 
 def run_suite(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     pytester.makepyfile(test_suite=SUITE)
-    first = pytester.runpytest("-p", "no:randomly", "--snapshot-update", *args)
+    first = pytester.runpytest(*LEAN, "-p", "no:randomly", "--snapshot-update", *args)
     first.assert_outcomes(passed=1)
     # Unchanged, against the recorded snapshot, in strict conformance.
-    return pytester.runpytest("-p", "no:randomly", "--acp-conformance", "strict", *args)
+    return pytester.runpytest(*LEAN, "-p", "no:randomly", "--acp-conformance", "strict", *args)
 
 
 def test_the_reference_agent_in_v1(pytester: pytest.Pytester) -> None:
@@ -64,24 +64,29 @@ def test_the_reference_agent_in_v1(pytester: pytest.Pytester) -> None:
 
 def test_insisting_on_v2_names_the_mismatch(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest("--acp-agent", REFERENCE_V1, "--acp-protocol", "2")
+    result = pytester.runpytest(*LEAN, "--acp-agent", REFERENCE_V1, "--acp-protocol", "2")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*could not start the agent*protocol version*"])
 
 
 def test_acp_login_logs_in_before_the_test(pytester: pytest.Pytester) -> None:
+    # The agent requires a login: none fails the test's set-up, naming the method to
+    # log in with; the marker's logs in.
     pytester.makepyfile(
-        "def test_new_session(acp_session):\n"
+        "import pytest\n"
+        "def test_without(acp_session):\n"
+        "    pass\n"
+        "@pytest.mark.acp_login('token')\n"
+        "def test_logged_in(acp_session):\n"
         "    assert acp_session.run('hi').stop_reason == 'end_turn'\n"
     )
     agent = "python:inner_agents:auth_required"
-    without = pytester.runpytest("--acp-agent", agent)
-    without.assert_outcomes(errors=1)
-    without.stdout.fnmatch_lines(["*Authentication required*log in with 'token'*"])
-    logged_in = pytester.runpytest("--acp-agent", agent, "--acp-login", "token")
-    logged_in.assert_outcomes(passed=1)
-    wrong = pytester.runpytest("--acp-agent", agent, "--acp-login", "nope")
-    wrong.assert_outcomes(errors=1)
+    result = pytester.runpytest(*LEAN, "--acp-agent", agent)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*Authentication required*log in with 'token'*"])
+    # --acp-login: the option's method is the one tried (the marker's beats it).
+    wrong = pytester.runpytest(*LEAN, "--acp-agent", agent, "--acp-login", "nope")
+    wrong.assert_outcomes(passed=1, errors=1)
     wrong.stdout.fnmatch_lines(["*could not log in to the agent*'nope' (--acp-login)*"])
 
 
