@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 import trio
+from early import in_thread
 from rawpipe import HERE, node_executable
 from v1wire import validate_v1
 
@@ -120,16 +121,8 @@ def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Fun
     uses = [item for item in items if "agent" in item.fixturenames]
     if _early or not any(item.callspec.params.get("agent") == "ts-sdk" for item in uses):
         return False
-    future: Future[Agent] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(_connect("ts-sdk", tmp_path_factory, []))
-        except BaseException as exc:  # ``agent`` raises it
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="ts-sdk v1 connect", daemon=True).start()
-    _early.append(future)
+    # The ``agent`` fixture takes it (and raises what it raised).
+    _early.append(in_thread(lambda: _connect("ts-sdk", tmp_path_factory, []), "ts-sdk v1 connect"))
     return True
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import trio
+from early import in_thread
 from rawpipe import HERE, TS_AGENT, node_executable
 
 from acp_lite import permissions
@@ -79,16 +80,7 @@ def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Fun
     the async test has a connection of its own)."""
     if _early or not any("shared" in item.fixturenames for item in items):
         return False
-    future: Future[tuple[Client, PermissionRouter]] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(_connect())
-        except BaseException as exc:  # ``shared`` raises it
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="ts_agent_client connect", daemon=True).start()
-    _early.append(future)
+    _early.append(in_thread(_connect, "ts_agent_client connect"))  # ``shared`` takes it
     return True
 
 

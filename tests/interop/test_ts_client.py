@@ -28,13 +28,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from early import in_thread
 from rawpipe import HERE, TS_AGENT, TS_CLIENT, node_executable
 
 from acp_lite.testing import InProcessAgent
@@ -220,16 +220,7 @@ def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Fun
     if _early:
         return False
     reports = tmp_path_factory.mktemp("replay-reports")
-    future: Future[dict[str, Any]] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(_run_all(reports))
-        except BaseException as exc:  # the tests report it
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="ts_client batch", daemon=True).start()
-    _early.append(future)
+    _early.append(in_thread(lambda: _run_all(reports), "ts_client batch"))  # the tests report it
     return True
 
 
