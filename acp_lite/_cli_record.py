@@ -89,7 +89,13 @@ class _Lines:
             self.entries.append((direction, time.monotonic() - self.t0, line.rstrip(b"\r\n")))
 
 
-def _pump(source: IO[bytes], target: IO[bytes], lines: _Lines, direction: str) -> None:
+def _pump(
+    source: IO[bytes],
+    target: IO[bytes],
+    lines: _Lines,
+    direction: str,
+    ended: threading.Event | None = None,
+) -> None:
     try:
         for line in iter(source.readline, b""):
             lines.add(direction, line)
@@ -98,6 +104,10 @@ def _pump(source: IO[bytes], target: IO[bytes], lines: _Lines, direction: str) -
     except (BrokenPipeError, OSError, ValueError):
         pass  # the other side is gone: the connection ended
     finally:
+        if ended is not None:
+            # Before the agent's input is closed: its exit, which that close causes,
+            # must not look like the agent ending the connection on its own.
+            ended.set()
         if direction == "send":
             with contextlib.suppress(OSError):
                 target.close()  # end of input for the agent
@@ -117,16 +127,21 @@ def record(target: str, argv: Sequence[str], err: TextIO) -> int:
         raise CliError(message, EXIT_START_FAILED) from None
     assert proc.stdin is not None and proc.stdout is not None
     lines = _Lines()
+    client_ended = threading.Event()
     to_agent = threading.Thread(
-        target=_pump, args=(sys.stdin.buffer, proc.stdin, lines, "send"), daemon=True
+        target=_pump,
+        args=(sys.stdin.buffer, proc.stdin, lines, "send", client_ended),
+        daemon=True,
     )
     previous = {sig: signal.signal(sig, _raise_stopped) for sig in (signal.SIGTERM, signal.SIGHUP)}
     stopped: int | None = None
     try:
         to_agent.start()
         _pump(proc.stdout, sys.stdout.buffer, lines, "recv")  # until the agent's output ends
-        # Still reading the client: the agent ended the connection, not the client.
-        agent_ended = to_agent.is_alive()
+        # The client's input had not ended: the agent ended the connection. (Not
+        # ``to_agent.is_alive()``: that thread may still be finishing after closing
+        # the agent's input, which is what made the agent stop.)
+        agent_ended = not client_ended.is_set()
         try:
             returncode = proc.wait(timeout=EXIT_GRACE)
         except subprocess.TimeoutExpired:

@@ -114,6 +114,33 @@ def test_record_any_client_through_the_recording_agent(tmp_path: Path) -> None:
     assert replay.replayer.verdict() is None
 
 
+def test_the_clients_end_is_noted_before_the_agents_input_closes() -> None:
+    """The recorder tells "the client ended it" from "the agent ended it" by whether
+    the client's input had ended when the agent's output did; closing the agent's
+    input is what makes the agent stop, so the end is noted before that close (a
+    check of the pump thread being alive raced with it on a loaded machine)."""
+    import io
+    import threading
+
+    from acp_lite._cli_record import _Lines, _pump
+
+    ended = threading.Event()
+    seen_at_close: list[bool] = []
+
+    class AgentInput(io.BytesIO):
+        def close(self) -> None:
+            seen_at_close.append(ended.is_set())
+            super().close()
+
+    lines = _Lines()
+    _pump(io.BytesIO(b'{"a": 1}\n{"b": 2}'), AgentInput(), lines, "send", ended)
+    assert seen_at_close == [True]
+    assert [(d, line) for d, _, line in lines.entries] == [
+        ("send", b'{"a": 1}'),
+        ("send", b'{"b": 2}'),
+    ]
+
+
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes" / "__cassettes__"
 
 
