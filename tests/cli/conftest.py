@@ -16,6 +16,7 @@ import io
 import json
 import logging
 import os
+import pty
 import subprocess
 import sys
 import threading
@@ -47,6 +48,27 @@ def cli_env() -> dict[str, str]:
     env.pop("NO_COLOR", None)
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def run_cli_on_tty(args: list[str], typed: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m acp_lite.cli ARGS`` with a terminal as stdin and ``typed`` already
+    waiting in its input buffer (the CLI reads it when it asks); stdout and stderr
+    captured."""
+    master, slave = pty.openpty()
+    try:
+        os.write(master, typed.encode())
+        return subprocess.run(
+            [sys.executable, "-m", "acp_lite.cli", *args],
+            stdin=slave,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=cwd,
+            env=cli_env(),
+        )
+    finally:
+        os.close(slave)
+        os.close(master)
 
 
 def fake_agent(name: str, *args: str) -> str:

@@ -4,8 +4,6 @@ real subprocess where the process is the point (a TTY, SIGINT, a closed stdout).
 from __future__ import annotations
 
 import json
-import os
-import pty
 import shlex
 import signal
 import subprocess
@@ -16,7 +14,7 @@ from typing import Any
 
 from acp_lite.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, REFERENCE_AGENT
 
-from .conftest import RunCli, cli_env
+from .conftest import RunCli, cli_env, run_cli_on_tty
 
 
 def test_echo_by_default(run_cli: RunCli) -> None:
@@ -160,23 +158,8 @@ SCENARIO_ARGS = ("--scenario", "tool_call_permission", "go")
 
 
 def test_permission_asked_interactively_on_a_tty(tmp_path: Path) -> None:
-    master, slave = pty.openpty()
-    try:
-        # An invalid answer is asked again; then option 3. Both wait in the
-        # terminal's input buffer until the CLI reads them.
-        os.write(master, b"x\n3\n")
-        proc = subprocess.run(
-            [sys.executable, "-m", "acp_lite.cli", "prompt", *SCENARIO_ARGS],
-            stdin=slave,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=tmp_path,
-            env=cli_env(),
-        )
-    finally:
-        os.close(slave)
-        os.close(master)
+    # An invalid answer is asked again; then option 3.
+    proc = run_cli_on_tty(["prompt", *SCENARIO_ARGS], "x\n3\n", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "permission requested: Allow writing notes.txt?" in proc.stderr
     assert "  1) Allow once [allow_once]\n" in proc.stderr

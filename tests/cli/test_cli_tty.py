@@ -9,14 +9,13 @@ import pty
 import select
 import shlex
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from acp_lite.cli import EXIT_INTERRUPTED
 
-from .conftest import cli_env
+from .conftest import cli_env, run_cli_on_tty
 
 
 class Terminal:
@@ -110,21 +109,7 @@ def test_elicitation_form_answered_on_a_tty(tmp_path: Path) -> None:
     # a size out of range twice, then 3; keep "y"; Green; both tags; review: edit;
     # a new name, keep the rest but say "n" to tests; review: send.
     typed = "\n\n0\n12\n3\n\n2\n1 2\ne\nproj\n\nn\n\n\ns\n"
-    master, slave = pty.openpty()
-    try:
-        os.write(master, typed.encode())
-        proc = subprocess.run(
-            [sys.executable, "-m", "acp_lite.cli", "prompt", "--json", "--agent", agent, "go"],
-            stdin=slave,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=tmp_path,
-            env=cli_env(),
-        )
-    finally:
-        os.close(slave)
-        os.close(master)
+    proc = run_cli_on_tty(["prompt", "--json", "--agent", agent, "go"], typed, tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     (asked,) = [line["elicitation"] for line in lines if "elicitation" in line]
