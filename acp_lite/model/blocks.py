@@ -19,11 +19,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any, SupportsIndex, overload
 
 from acp_lite.protocol import UNSET, TextContent, converter
-from acp_lite.protocol._runtime import NO_EXTRA
+from acp_lite.protocol._chunk_lines import text_block
 
 __all__ = ["Blocks", "block_texts", "compact", "merge_text"]
 
-_new: Any = object.__new__
 _get = list.__getitem__
 _iter = list.__iter__
 
@@ -31,13 +30,7 @@ _iter = list.__iter__
 def _block(item: Any) -> Any:
     if item.__class__ is not str:
         return item
-    block = _new(TextContent)
-    block.type = "text"
-    block.text = item
-    block.annotations = UNSET
-    block.meta = UNSET
-    block.extra = NO_EXTRA
-    return block
+    return text_block(item)
 
 
 def compact(block: Any) -> Any:

@@ -30,9 +30,35 @@ from acp_lite.protocol import _generated as g
 from acp_lite.protocol._runtime import NO_EXTRA
 from acp_lite.protocol._unset import UNSET
 
-__all__ = ["ChunkLines", "Template"]
+__all__ = ["ChunkLines", "Template", "text_block", "text_chunk"]
 
 _new: Any = object.__new__
+
+
+def text_block(text: str) -> Any:
+    """A plain ``TextContent`` block of ``text``, as the full decoder builds it
+    (``object.__new__`` and slots filled: no ``__init__``, no validation, for the
+    streaming path)."""
+    block = _new(g.TextContent)
+    block.type = "text"
+    block.text = text
+    block.annotations = UNSET
+    block.meta = UNSET
+    block.extra = NO_EXTRA
+    return block
+
+
+def text_chunk(cls: type[Any], tag: str, message_id: str, text: str) -> Any:
+    """A chunk update (``cls``, wire tag ``tag``) of one plain text block, as the
+    full decoder builds it."""
+    update = _new(cls)
+    update.session_update = tag
+    update.message_id = message_id
+    update.content = text_block(text)
+    update.meta = UNSET
+    update.extra = NO_EXTRA
+    return update
+
 
 CHUNK_CLASSES: Final[dict[str, type[Any]]] = {
     "agent_message_chunk": g.AgentMessageChunk,
@@ -67,19 +93,7 @@ class Template(NamedTuple):
     def build(self, text: str) -> Any:
         """The update a line of this stream carrying ``text`` decodes to (as
         :meth:`ChunkLines.decode` builds it)."""
-        block = _new(g.TextContent)
-        block.type = "text"
-        block.text = text
-        block.annotations = UNSET
-        block.meta = UNSET
-        block.extra = NO_EXTRA
-        update = _new(self.cls)
-        update.session_update = self.tag
-        update.message_id = self.message_id
-        update.content = block
-        update.meta = UNSET
-        update.extra = NO_EXTRA
-        return update
+        return text_chunk(self.cls, self.tag, self.message_id, text)
 
 
 def _copy_raw(raw: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +156,7 @@ class ChunkLines:
                     # be reading (or reordering) the old one; a lost race only costs
                     # a template, never a line.
                     self.templates = [t, *(x for x in templates if x is not t)]
-                # Template.build, inlined: one call less per streamed chunk (the hot
+                # text_chunk, inlined: two calls less per streamed chunk (the hot
                 # path); the two must build the same objects.
                 block = _new(g.TextContent)
                 block.type = "text"

@@ -24,7 +24,7 @@ import attrs
 
 from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.protocol import _generated as g
-from acp_lite.protocol._chunk_lines import PROBE, ChunkLines, Template, with_text
+from acp_lite.protocol._chunk_lines import PROBE, ChunkLines, Template, text_chunk, with_text
 from acp_lite.protocol._converter import converter
 from acp_lite.protocol._errors import WireError
 from acp_lite.protocol._runtime import NO_EXTRA
@@ -401,19 +401,7 @@ def _fast_chunk(p: Any) -> Any:
     text = c.get("text")
     if type(text) is not str or c.get("type") != "text":
         return None
-    block = _new(g.TextContent)
-    block.type = "text"
-    block.text = text
-    block.annotations = UNSET
-    block.meta = UNSET
-    block.extra = NO_EXTRA
-    update = _new(kind[0])
-    update.session_update = kind[1]
-    update.message_id = mid
-    update.content = block
-    update.meta = UNSET
-    update.extra = NO_EXTRA
-    return update
+    return text_chunk(kind[0], kind[1], mid, text)
 
 
 def decode_value(d: Any) -> Message:
