@@ -224,9 +224,7 @@ class ClientConnection(AgentRequests, ConnectionReports):
                     else:
                         self._dispatch(msg)
                 except Exception as exc:  # never let one line kill the connection
-                    logger.exception("error while handling a line from the agent")
-                    self.log_event("protocol_error", data=line, error=exc)
-                    self._foreign_line(line)
+                    self._line_failed(line, exc)
         finally:
             self._hot = (hot, hits)
             transcript.record_many("recv", kept, shapes)
@@ -401,9 +399,14 @@ class ClientConnection(AgentRequests, ConnectionReports):
                 else:
                     self._dispatch(msg)
             except Exception as exc:  # never let one line kill the connection
-                logger.exception("error while handling a line from the agent")
-                self.log_event("protocol_error", data=data, error=exc)
-                self._foreign_line(data)
+                self._line_failed(data, exc)
+
+    def _line_failed(self, line: bytes, exc: Exception) -> None:
+        """Handling ``line`` raised ``exc`` (a bug, or input nothing foresaw): log it
+        with its traceback, record it, and go on with the next line."""
+        logger.error("error while handling a line from the agent", exc_info=exc)
+        self.log_event("protocol_error", data=line, error=exc)
+        self._foreign_line(line)
 
     def _on_oversize(self, line: OversizeLine) -> None:
         # Recorded in the transcript as what we saw: the head, marked as truncated.
