@@ -21,6 +21,10 @@ return types (``ParamSpec``), but not ``async``. A call:
    ``new_session = blocking(AsyncClient.new_session, returns=Session)`` (checked at
    run time too).
 
+A twin declared ``blocking(..., direct=True)`` (plain request methods) runs the
+coroutine in the caller's thread instead when the trio thread is parked
+(``facade._call_direct``, :mod:`acp_lite._direct`), and as in 2. otherwise.
+
 ``timeout`` is taken from the call's own ``timeout`` argument when the async method
 has one, so the portal's last-resort deadline follows it.
 """
@@ -28,7 +32,7 @@ has one, so the portal's last-resort deadline follows it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 __all__ = ["Facade", "blocking", "mirrored_async"]
@@ -61,6 +65,17 @@ class Facade:
         ``timeout`` is the call's own timeout (``None``: the default one).
         """
         raise NotImplementedError
+
+    def _call_direct(
+        self,
+        coroutine: Callable[[], Coroutine[Any, Any, T]],
+        afn: Callable[[], Awaitable[T]],
+        *,
+        timeout: float | None = None,
+    ) -> T:
+        """Run ``coroutine()`` in the calling thread if the trio thread is parked
+        (``blocking(..., direct=True)``), else as :meth:`_call` runs ``afn``."""
+        return self._call(afn, timeout=timeout)
 
     def _view(self, value: Any) -> Any:
         """The blocking view of an async result (identity unless overridden)."""
@@ -115,18 +130,25 @@ class _Blocking(Generic[P, T]):
 
 
 @overload
-def blocking(method: _AsyncMethod[P, T]) -> _Blocking[P, T]: ...
+def blocking(method: _AsyncMethod[P, T], *, direct: bool = False) -> _Blocking[P, T]: ...
 
 
 @overload
-def blocking(method: _AsyncMethod[P, object], *, returns: type[R]) -> _Blocking[P, R]: ...
+def blocking(
+    method: _AsyncMethod[P, object], *, returns: type[R], direct: bool = False
+) -> _Blocking[P, R]: ...
 
 
-def blocking(method: _AsyncMethod[P, Any], *, returns: type | None = None) -> _Blocking[P, Any]:
+def blocking(
+    method: _AsyncMethod[P, Any], *, returns: type | None = None, direct: bool = False
+) -> _Blocking[P, Any]:
     """The blocking twin of the ``async def`` method ``method`` (see the module docs).
 
     ``returns``: the type of the blocking result when ``Facade._view`` maps the async
-    result to another type (``AsyncSession`` -> ``Session``).
+    result to another type (``AsyncSession`` -> ``Session``). ``direct``: the method
+    only sends requests and awaits their responses (no other trio call), so the
+    caller's thread may run it itself while the trio thread is parked
+    (:mod:`acp_lite._direct`: one thread crossing instead of three).
     """
     if not inspect.iscoroutinefunction(method):
         raise TypeError(f"blocking() needs an async def method, got {method!r}")
@@ -160,7 +182,15 @@ def blocking(method: _AsyncMethod[P, Any], *, returns: type | None = None) -> _B
             return await getattr(target, name)(*args, **kwargs)
 
         call.__name__ = name  # the portal names it in its last-resort Timeout
-        result = self._view(self._call(call, timeout=call_timeout(self, args, kwargs)))
+        timeout = call_timeout(self, args, kwargs)
+        if direct:
+            result = self._view(
+                self._call_direct(
+                    lambda: getattr(target, name)(*args, **kwargs), call, timeout=timeout
+                )
+            )
+        else:
+            result = self._view(self._call(call, timeout=timeout))
         if returns is not None and not isinstance(result, returns):
             raise TypeError(
                 f"{type(self).__name__}.{name} returned {type(result).__name__}, "
@@ -180,6 +210,7 @@ def blocking(method: _AsyncMethod[P, Any], *, returns: type | None = None) -> _B
         annotations["return"] = returns
     mirrored.__annotations__ = annotations
     mirrored._acp_async_method = method  # type: ignore[attr-defined]
+    mirrored._acp_direct = direct  # type: ignore[attr-defined]
     return _Blocking(mirrored)
 
 

@@ -35,13 +35,14 @@ import logging
 import math
 import queue
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 import outcome
 import trio
 
+from acp_lite._direct import Gate, drive
 from acp_lite.errors import ClientClosed, Timeout
 
 __all__ = ["ClientClosed", "Portal", "unwrap_group"]
@@ -149,6 +150,7 @@ class Portal:
         self._stop: trio.Event | None = None
         self._hosts_nursery: trio.Nursery | None = None
         self._hosts: list[_Host] = []
+        self._gate = Gate()
         self._thread = threading.Thread(target=self._thread_main, name=name, daemon=True)
         with _OPEN_LOCK:
             _OPEN_PORTALS.add(self)
@@ -167,6 +169,7 @@ class Portal:
             self._fatal = unwrap_group(exc)
             log.debug("trio thread ended with %r", self._fatal)
         finally:
+            self._gate.leave()
             self._ready.set()
             self._done.set()
             with _OPEN_LOCK:
@@ -174,6 +177,7 @@ class Portal:
 
     async def _main(self) -> None:
         self._stop = trio.Event()
+        trio.lowlevel.add_instrument(self._gate)  # direct calls: see acp_lite._direct
         # Contexts entered with enter_async_context each live in a "host" task of the
         # outer nursery (trio requires a nursery/cancel scope to be exited by the task
         # that entered it, in nesting order). Calls run in the inner nursery, so
@@ -281,6 +285,27 @@ class Portal:
         call = _Call()
         return self._roundtrip(  # type: ignore[no-any-return]
             call, token, self._start, call, afn, args, timeout, on_timeout
+        )
+
+    def call_direct(
+        self,
+        coroutine: Callable[[], Coroutine[Any, Any, T]],
+        *,
+        fallback: Callable[[], T],
+    ) -> T:
+        """Run ``coroutine()`` in the calling thread while the trio thread is parked
+        (one thread crossing; see :mod:`acp_lite._direct`), else ``fallback()``.
+
+        Only for coroutines whose awaits are all ``Connection.wait_response``.
+        """
+        token = self._check_caller()
+        return drive(
+            self._gate,
+            token,
+            coroutine,
+            ended=self._done,
+            closed=lambda: self._fatal or ClientClosed("the client was closed"),
+            fallback=fallback,
         )
 
     def _start(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
@@ -74,6 +74,15 @@ class Session(Facade):
         self, afn: Callable[..., Awaitable[T]], *args: Any, timeout: float | None = None
     ) -> T:
         return self._client._call(afn, *args, timeout=timeout)
+
+    def _call_direct(
+        self,
+        coroutine: Callable[[], Coroutine[Any, Any, T]],
+        afn: Callable[[], Awaitable[T]],
+        *,
+        timeout: float | None = None,
+    ) -> T:
+        return self._client._call_direct(coroutine, afn, timeout=timeout)
 
     def _view(self, value: Any) -> Any:
         return self._client._view(value)
@@ -180,16 +189,16 @@ class Session(Facade):
 
     # ------------------------------------------------------------------ other methods
 
-    set_config_option = blocking(AsyncSession.set_config_option)
-    cancel_tool_call = blocking(AsyncSession.cancel_tool_call)
-    cancel_terminal = blocking(AsyncSession.cancel_terminal)
-    close = blocking(AsyncSession.close)
-    delete = blocking(AsyncSession.delete)
-    fork = blocking(AsyncSession.fork)
-    archive = blocking(AsyncSession.archive)
-    unarchive = blocking(AsyncSession.unarchive)
-    set_title = blocking(AsyncSession.set_title)
-    status = blocking(AsyncSession.status)
+    set_config_option = blocking(AsyncSession.set_config_option, direct=True)
+    cancel_tool_call = blocking(AsyncSession.cancel_tool_call, direct=True)
+    cancel_terminal = blocking(AsyncSession.cancel_terminal, direct=True)
+    close = blocking(AsyncSession.close, direct=True)
+    delete = blocking(AsyncSession.delete, direct=True)
+    fork = blocking(AsyncSession.fork, direct=True)
+    archive = blocking(AsyncSession.archive, direct=True)
+    unarchive = blocking(AsyncSession.unarchive, direct=True)
+    set_title = blocking(AsyncSession.set_title, direct=True)
+    status = blocking(AsyncSession.status, direct=True)
 
     # ------------------------------------------------------------------ streaming
 

@@ -13,7 +13,8 @@ Every name mirrors :class:`acp_lite.aio.AsyncClient` / :class:`acp_lite.aio.Asyn
 :func:`acp_lite._mirror.blocking` unless its blocking semantics differ (``run``,
 ``iter_updates``, ``on_update``, ``close``). Each client owns one daemon thread
 running trio (:class:`acp_lite._portal.Portal`); each method crosses threads once
-(``~50-100 µs``), never once per notification: updates are applied to the session
+(``~50-100 µs``), never once per notification (plain requests run in the caller's
+thread while the trio thread is parked, :mod:`acp_lite._direct`): updates are applied to the session
 model on the trio thread, and streaming (``iter_updates``, ``on_update``) hands
 them over in batches. A ``Client`` may be used from several threads at once, and
 many clients may coexist.
@@ -35,6 +36,7 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
+    Coroutine,
     Iterable,
     Mapping,
     Sequence,
@@ -271,6 +273,17 @@ class Client(Facade):
         budget = self._limits.default_timeout if timeout is None else timeout
         return self._portal.call(afn, *args, timeout=budget + BACKSTOP)
 
+    def _call_direct(
+        self,
+        coroutine: Callable[[], Coroutine[Any, Any, T]],
+        afn: Callable[[], Awaitable[T]],
+        *,
+        timeout: float | None = None,
+    ) -> T:
+        return self._portal.call_direct(
+            coroutine, fallback=lambda: self._call(afn, timeout=timeout)
+        )
+
     def _view(self, value: Any) -> Any:
         # Results of mirrored methods: sessions come back as their blocking Session.
         return self._session_view(value) if isinstance(value, AsyncSession) else value
@@ -392,19 +405,19 @@ class Client(Facade):
 
     # ------------------------------------------------------------------ methods
 
-    request = blocking(AsyncClient.request)
+    request = blocking(AsyncClient.request, direct=True)
     notify = blocking(AsyncClient.notify)
-    login = blocking(AsyncClient.login)
-    logout = blocking(AsyncClient.logout)
-    new_session = blocking(AsyncClient.new_session, returns=Session)
-    resume_session = blocking(AsyncClient.resume_session, returns=Session)
+    login = blocking(AsyncClient.login, direct=True)
+    logout = blocking(AsyncClient.logout, direct=True)
+    new_session = blocking(AsyncClient.new_session, returns=Session, direct=True)
+    resume_session = blocking(AsyncClient.resume_session, returns=Session, direct=True)
     list_sessions = blocking(AsyncClient.list_sessions)
-    delete_session = blocking(AsyncClient.delete_session)
-    auth_status = blocking(AsyncClient.auth_status)
-    list_providers = blocking(AsyncClient.list_providers)
-    set_provider = blocking(AsyncClient.set_provider)
-    disable_provider = blocking(AsyncClient.disable_provider)
-    mcp_message = blocking(AsyncClient.mcp_message)
+    delete_session = blocking(AsyncClient.delete_session, direct=True)
+    auth_status = blocking(AsyncClient.auth_status, direct=True)
+    list_providers = blocking(AsyncClient.list_providers, direct=True)
+    set_provider = blocking(AsyncClient.set_provider, direct=True)
+    disable_provider = blocking(AsyncClient.disable_provider, direct=True)
+    mcp_message = blocking(AsyncClient.mcp_message, direct=True)
 
     def close(self) -> None:
         """Close the connection and stop the agent (bounded). Idempotent.

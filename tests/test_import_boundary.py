@@ -73,6 +73,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.client": 4,
     "acp_lite._sync_session": 4,
     "acp_lite._portal": 4,
+    "acp_lite._direct": 4,  # blocking request calls run in the caller's thread (one crossing)
     "acp_lite._mirror": 4,
     "acp_lite._memory_sync": 4,
     # 5: tools built on the library, and the package re-exports

@@ -19,6 +19,7 @@ import trio
 
 from acp_lite.aio._agent_requests import AgentRequestDecider
 from acp_lite.aio._client_requests import ClientRequests
+from acp_lite.aio._outside import OUTSIDE, park
 from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.aio._process import AgentProcess
 from acp_lite.core import (
@@ -112,6 +113,7 @@ class Connection:
         # Write-through (see flush): only for a pipe, whose fd trio made non-blocking.
         self._direct = isinstance(send_stream, trio.lowlevel.FdStream)
         self._queued = 0  # chunks handed to the writer task and not yet written
+        self._backlog = b""  # bytes a caller outside trio left for the next flush
         self._nursery: trio.Nursery | None = None
 
     # ------------------------------------------------------------------ reads
@@ -243,6 +245,12 @@ class Connection:
     def flush(self) -> None:
         """Write what the core queued, or hand it to the writer task (never blocks)."""
         data = self.core.data_to_send()
+        if OUTSIDE.get() is not None:
+            self._flush_outside(data)
+            return
+        if self._backlog:  # what a caller outside trio could not write: it goes first
+            data = self._backlog + data
+            self._backlog = b""
         if not data:
             return
         if self._direct and not self._queued and not self._closing:
@@ -258,6 +266,22 @@ class Connection:
         with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
             self._send_tx.send_nowait(data)
             self._queued += 1
+
+    def _flush_outside(self, data: bytes) -> None:
+        # A blocking caller's thread (see acp_lite.aio._outside): the trio thread is
+        # parked, so the writer task is idle exactly when nothing is queued; what
+        # the pipe does not take now is left for the trio thread's next flush.
+        if not data:
+            return
+        if self._direct and not self._queued and not self._closing and not self._backlog:
+            with contextlib.suppress(OSError):  # full pipe, or gone: the trio side says
+                sent = os.write(cast("trio.lowlevel.FdStream", self._send_stream).fileno(), data)
+                data = data[sent:]
+        if data:
+            self._backlog += data
+            outside = OUTSIDE.get()
+            assert outside is not None
+            outside.post(self.flush)
 
     async def _write_loop(self) -> None:
         try:
@@ -327,12 +351,15 @@ class Connection:
         if not entry.done:
             if timeout is None:
                 timeout = self.limits.default_timeout
-            event = entry.waiter
-            if event is None:
-                event = entry.waiter = trio.Event()
             try:
-                with trio.move_on_after(timeout):
-                    await event.wait()
+                if OUTSIDE.get() is not None:  # run by a blocking caller's thread
+                    await park(entry, timeout)
+                else:
+                    event = entry.waiter
+                    if event is None:
+                        event = entry.waiter = trio.Event()
+                    with trio.move_on_after(timeout):
+                        await event.wait()
             finally:
                 if not entry.done:
                     # Timed out or cancelled: withdraw it (spec: $/cancel_request).
