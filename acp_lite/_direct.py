@@ -60,7 +60,7 @@ class Gate(trio.abc.Instrument):
         # A caller's thread id, _TRIO, or None (free). Held by trio from the start:
         # no caller gets in before the run has installed the gate.
         self._holder: int | None = _TRIO
-        self._waiting = 0  # callers waiting for the gate (trio wakes them when it parks)
+        self._waiting = 0  # threads waiting for the gate (told when it is let go)
 
     # --- the trio thread (an instrument: called around each I/O wait) ---------------
 
@@ -81,8 +81,13 @@ class Gate(trio.abc.Instrument):
         """Wait for a caller inside to finish before any trio code runs."""
         cond = self._cond
         with cond:
-            while self._holder is not None:
-                cond.wait()
+            if self._holder is not None:
+                self._waiting += 1
+                try:
+                    while self._holder is not None:
+                        cond.wait()
+                finally:
+                    self._waiting -= 1
             self._holder = _TRIO
 
     # --- callers ---------------------------------------------------------------------
@@ -118,7 +123,8 @@ class Gate(trio.abc.Instrument):
         with self._cond:
             if self._holder == threading.get_ident():
                 self._holder = None
-                self._cond.notify_all()
+                if self._waiting:
+                    self._cond.notify_all()
 
 
 class _Driver:
