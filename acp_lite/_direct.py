@@ -13,21 +13,26 @@ the method's coroutine itself while the trio thread is parked:
   sans-IO core (queue the request) and write the request to the agent's pipe.
 * The coroutine runs until ``Connection.wait_response`` yields a
   :class:`~acp_lite.aio._outside.Parked` (see :mod:`acp_lite.aio._outside`); the
-  caller makes itself the request's waiter, lets go of the gate and waits on its
-  own queue, which the trio thread's reader fills when the response arrives.
-* It takes the gate again and resumes the coroutine, which turns the response
-  into the typed result (or raises), in the caller's thread.
+  caller makes its driver the request's waiter, lets go of the gate and waits on
+  its own queue.
+* When the response arrives, the trio thread's reader calls the waiter, which
+  resumes the coroutine right there (it turns the response into the typed result,
+  or raises) and hands the outcome to the caller's queue: the caller wakes once,
+  while the trio thread finishes its pass, instead of waking and then waiting for
+  the trio thread to park again.
 
 A caller waits for the gate while the trio thread works (it opens between two
-scheduler passes, so a streaming turn does not hold it for long). A
-timeout or Ctrl-C resumes the coroutine early (``Timeout`` raised by the
-connection; ``KeyboardInterrupt`` thrown in), which withdraws the request
-(``$/cancel_request``) exactly as the trio path does.
+scheduler passes, so a streaming turn does not hold it for long). A timeout or
+Ctrl-C takes the gate and resumes the coroutine in the caller's thread instead
+(``Timeout`` raised by the connection; ``KeyboardInterrupt`` thrown in), which
+withdraws the request (``$/cancel_request``) exactly as the trio path does.
+Whoever resumes the coroutine holds the gate, so it never runs in two threads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import queue
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -92,24 +97,18 @@ class Gate(trio.abc.Instrument):
 
     # --- callers ---------------------------------------------------------------------
 
-    def enter_wait(self, timeout: float, ready: Callable[[], bool] | None = None) -> bool:
-        """Take the gate once it is free (and ``ready()``), waiting at most
-        ``timeout`` seconds; whether it was taken.
-
-        Waiting for the response this way (rather than being woken when it is read)
-        wakes the caller once, when the trio thread parks after reading it.
-        """
+    def enter_wait(self, timeout: float) -> bool:
+        """Take the gate once it is free, waiting at most ``timeout`` seconds;
+        whether it was taken."""
         cond = self._cond
         with cond:
-            if self._holder is not None or (ready is not None and not ready()):
+            if self._holder is not None:
                 self._waiting += 1
                 try:
-                    cond.wait_for(
-                        lambda: self._holder is None and (ready is None or ready()), timeout
-                    )
+                    cond.wait_for(lambda: self._holder is None, timeout)
                 finally:
                     self._waiting -= 1
-                if self._holder is not None or (ready is not None and not ready()):
+                if self._holder is not None:
                     return False
             self._holder = threading.get_ident()
             return True
@@ -127,32 +126,93 @@ class Gate(trio.abc.Instrument):
                     self._cond.notify_all()
 
 
-class _Driver:
-    """One direct call: the outside hooks (``post``) and the request's waiter."""
+_Outcome = tuple[bool, Any]  # (ok, value or exception)
 
-    __slots__ = ("closed", "ended", "token")
+_RESUME: Any = object()
+"""What a caller's wait gives when the request is still unanswered at its deadline."""
+
+
+class _Driver:
+    """One direct call: its coroutine, the request it waits for, its outcome.
+
+    It is the ``Outside`` of :mod:`acp_lite.aio._outside` while it runs the
+    coroutine, and the waiter of the request the coroutine parked on.
+    """
+
+    __slots__ = (
+        "claimed",
+        "closed",
+        "coro",
+        "deadline",
+        "ended",
+        "inbox",
+        "outcome",
+        "parked",
+        "token",
+    )
 
     def __init__(
         self,
         token: trio.lowlevel.TrioToken,
+        coro: Coroutine[Any, Any, Any],
         ended: threading.Event,
         closed: Callable[[], BaseException],
     ) -> None:
         self.token = token
+        self.coro = coro
         self.ended = ended
         self.closed = closed
+        self.inbox: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self.outcome: _Outcome | None = None
+        self.parked: Parked | None = None
+        self.deadline = 0.0
+        #: Someone resumes (or resumed) the coroutine from the current park.
+        self.claimed = False
 
     def post(self, fn: Callable[[], object]) -> None:
         # A run that is over: the caller notices when it waits.
         with contextlib.suppress(trio.RunFinishedError):
             self.token.run_sync_soon(fn)
 
-    def set(self) -> None:
-        """The request was answered, or the connection lost (trio thread).
+    def step(self, thrown: BaseException | None = None) -> None:
+        """Run the coroutine to its next park or its end (holding the gate)."""
+        reset = OUTSIDE.set(self)
+        try:
+            try:
+                yielded = self.coro.send(None) if thrown is None else self.coro.throw(thrown)
+            except StopIteration as stop:
+                self.outcome = (True, stop.value)
+                return
+            except BaseException as exc:  # the call's error, delivered to the caller
+                self.outcome = (False, exc)
+                return
+            if not isinstance(yielded, Parked):
+                self.coro.close()
+                name = getattr(self.coro, "__qualname__", self.coro)
+                self.outcome = (
+                    False,
+                    RuntimeError(
+                        f"{name} awaited trio while run outside it; "
+                        "it must not be declared blocking(..., direct=True)"
+                    ),
+                )
+                return
+        finally:
+            OUTSIDE.reset(reset)
+        self.parked = yielded
+        self.deadline = time.monotonic() + yielded.timeout
+        self.claimed = False
+        yielded.entry.waiter = self
 
-        Nothing to do: the caller waits for the gate and the answer together
-        (:meth:`Gate.enter_wait`), and the trio thread parks right after.
-        """
+    def set(self) -> None:
+        """The request was answered, or the connection lost (the trio thread, which
+        holds the gate): resume the coroutine here and hand its outcome over."""
+        if self.claimed:
+            return
+        self.claimed = True
+        self.step()
+        if self.outcome is not None:
+            self.inbox.put(None)
 
 
 def drive(
@@ -179,73 +239,63 @@ def drive(
     try:
         if ended.is_set():
             return fallback()  # the gate is free for good; the portal says why
-        return _run(gate, _Driver(token, ended, closed), coroutine())
+        driver = _Driver(token, coroutine(), ended, closed)
+        driver.step()
     finally:
         gate.exit()
+    ok, value = _finish(gate, driver)
+    if ok:
+        return value  # type: ignore[no-any-return]
+    raise value
 
 
-def _run(gate: Gate, driver: _Driver, coro: Coroutine[Any, Any, T]) -> T:
-    # Called holding the gate; lets go of it only while parked. Whatever escapes
-    # while the coroutine is suspended closes it here, holding the gate, so its
-    # cleanup (withdrawing the request) runs outside trio as it was written to.
-    reset = OUTSIDE.set(driver)
-    suspended = False
+def _finish(gate: Gate, driver: _Driver) -> _Outcome:
+    """Wait for the outcome; at a deadline, Ctrl-C or the end of the run, resume the
+    coroutine here (holding the gate) with what it must see."""
+    while driver.outcome is None:
+        thrown = _wait(driver)
+        if thrown is None:
+            continue  # the trio thread delivered (or parked it again)
+        interrupted = _enter_again(gate)
+        try:
+            if driver.outcome is None and not driver.claimed:
+                driver.claimed = True
+                parked = driver.parked
+                assert parked is not None
+                parked.entry.waiter = None
+                driver.step(None if thrown is _RESUME else thrown)
+        finally:
+            gate.exit()
+        if isinstance(thrown, KeyboardInterrupt):
+            raise thrown  # even if the call completed meanwhile: Ctrl-C wins
+        if interrupted is not None:
+            raise interrupted
+    return driver.outcome
+
+
+def _wait(driver: _Driver) -> BaseException | None:
+    """Wait on the caller's queue: ``None`` once there is an outcome, else what to
+    resume the coroutine with (``_RESUME``: the deadline passed)."""
+    # Polled: Ctrl-C delivered to another thread only reaches this one when it runs
+    # bytecode, and a run that ended without answering must not leave it waiting.
     try:
-        thrown: BaseException | None = None
-        while True:
-            try:
-                parked = coro.send(None) if thrown is None else coro.throw(thrown)
-            except StopIteration as stop:
-                suspended = False
-                return stop.value  # type: ignore[no-any-return]
-            except BaseException:
-                suspended = False
-                raise
-            suspended = True
-            if not isinstance(parked, Parked):
-                raise RuntimeError(
-                    f"{getattr(coro, '__qualname__', coro)} awaited trio while run outside it; "
-                    "it must not be declared blocking(..., direct=True)"
-                )
-            parked.entry.waiter = driver
-            thrown = _park(gate, driver, parked)
-    finally:
-        if suspended:
-            if not gate.holds():
-                _enter_again(gate)
-            coro.close()
-        OUTSIDE.reset(reset)
-
-
-def _park(gate: Gate, driver: _Driver, parked: Parked) -> BaseException | None:
-    """Let go of the gate, wait for the response, take the gate again; what to
-    throw into the coroutine (``None``: resume it)."""
-    entry = parked.entry
-    deadline = time.monotonic() + parked.timeout
-    thrown: BaseException | None = None
-    try:
-        gate.exit()
-        # Polled: Ctrl-C delivered to another thread only reaches this one when it
-        # runs bytecode, and a run that ended must not leave it waiting.
-        while True:
-            remaining = deadline - time.monotonic()
+        while driver.outcome is None:
+            remaining = driver.deadline - time.monotonic()
             if remaining <= 0:
-                break  # the coroutine sees the request unanswered: Timeout
-            if gate.enter_wait(min(remaining, _POLL_INTERVAL), lambda: entry.done):
-                break
-            if driver.ended.is_set() and not entry.done:
-                thrown = driver.closed()
-                break
+                return _RESUME  # type: ignore[no-any-return]
+            try:
+                driver.inbox.get(timeout=min(remaining, _POLL_INTERVAL))
+            except queue.Empty:
+                if driver.ended.is_set() and driver.outcome is None:
+                    return driver.closed()
     except KeyboardInterrupt as exc:
-        thrown = exc  # thrown in: the request is withdrawn, then it propagates
-    interrupted = _enter_again(gate)
-    return thrown or interrupted
+        return exc  # thrown in: the request is withdrawn, then it propagates
+    return None
 
 
 def _enter_again(gate: Gate) -> KeyboardInterrupt | None:
-    # The trio thread parks again right after waking this caller (it only has to
-    # pump what it read), so this wait is short. Polled, and Ctrl-C is held until
-    # the gate is taken: the coroutine must be resumed holding it.
+    # Polled, and Ctrl-C is held until the gate is taken: the coroutine must be
+    # resumed holding it.
     interrupted: KeyboardInterrupt | None = None
     while not gate.holds():
         try:

@@ -296,3 +296,30 @@ def test_a_closed_client_refuses_direct_calls() -> None:
         client.request("_acp_lite/ping")
     with pytest.raises(ClientClosed):
         session.status()
+
+
+def test_a_coroutine_may_wait_for_several_responses_and_errors_cross_over(
+    client: acp_lite.Client,
+) -> None:
+    # The first answer resumes the coroutine on the trio thread, which sends the
+    # second request from there and parks again; its error reaches the caller.
+    aclient = client.async_client
+
+    async def two_then_fail() -> list[object]:
+        first = await aclient.request("_t/echo", 1)
+        second = await aclient.request("_t/echo", 2)
+        await aclient.request("_t/never", timeout=0.05)
+        return [first, second]
+
+    with no_portal_crossing(client) as taken, pytest.raises(Timeout, match="_t/never"):
+        client._portal.call_direct(two_then_fail, fallback=lambda: pytest.fail("fell back"))
+    assert taken == []
+    assert [m["params"] for m in sent(client, "_t/echo")] == [1, 2]
+
+    async def two() -> list[object]:
+        return [await aclient.request("_t/echo", n) for n in (3, 4)]
+
+    assert client._portal.call_direct(two, fallback=lambda: pytest.fail("fell back")) == [
+        {"echo": 3},
+        {"echo": 4},
+    ]
