@@ -398,6 +398,23 @@ class Portal:
         with contextlib.suppress(queue.Empty, KeyboardInterrupt):
             call.inbox.get(timeout=self.cancel_grace)
 
+    def read(self, fn: Callable[[], T]) -> T:
+        """Run ``fn()`` in the calling thread while the trio thread is parked: a
+        consistent read of state the trio thread mutates, with no thread crossing.
+
+        ``fn`` must be quick and must not call trio nor block (it holds up the
+        trio thread while it runs).
+        """
+        self._check_caller()
+        gate = self._gate
+        while not gate.enter_wait(_POLL_INTERVAL):
+            if self._done.is_set():
+                break  # the run is over: nothing mutates that state any more
+        try:
+            return fn()
+        finally:
+            gate.exit()
+
     def run_sync(self, fn: Callable[..., T], *args: Any) -> T:
         """Run the quick, non-blocking ``fn(*args)`` on the trio thread; return its result.
 

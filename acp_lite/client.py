@@ -289,10 +289,10 @@ class Client(Facade):
         return self._session_view(value) if isinstance(value, AsyncSession) else value
 
     def _read(self, fn: Callable[[], Any]) -> Any:
-        # Reads of state the trio thread mutates go through it (one hop) while it
-        # runs; after close nothing mutates it any more.
+        # Reads of state the trio thread mutates run while it is parked (no hop);
+        # after close nothing mutates it any more.
         try:
-            return self._portal.run_sync(fn)
+            return self._portal.read(fn)
         except ClientClosed:
             return fn()
 

@@ -323,3 +323,26 @@ def test_a_coroutine_may_wait_for_several_responses_and_errors_cross_over(
         {"echo": 3},
         {"echo": 4},
     ]
+
+
+def test_reads_of_the_model_run_here_without_crossing() -> None:
+    with connect_in_memory(InProcessAgent("echo"), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        session.run("hello")
+        portal = client._portal
+        posted: list[object] = []
+        post = portal._post
+
+        def counting_post(*args: Any) -> None:
+            posted.append(args[1])
+            post(*args)
+
+        portal._post = counting_post  # type: ignore[method-assign,assignment]
+        try:
+            assert session.text() == "hello"
+            assert client.sessions == {session.id: session}
+            assert client.session(session.id) is session
+        finally:
+            del portal._post
+        assert posted == []
+    assert session.text() == "hello"  # closed: read directly
