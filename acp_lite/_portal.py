@@ -43,7 +43,7 @@ import outcome
 import trio
 
 from acp_lite._direct import Gate, drive
-from acp_lite.errors import ClientClosed, Timeout
+from acp_lite.errors import ClientClosed, Timeout, TransportError
 
 __all__ = ["ClientClosed", "Portal", "unwrap_group"]
 
@@ -299,14 +299,19 @@ class Portal:
         Only for coroutines whose awaits are all ``Connection.wait_response``.
         """
         token = self._check_caller()
-        return drive(
-            self._gate,
-            token,
-            coroutine,
-            ended=self._done,
-            closed=lambda: self._fatal or ClientClosed("the client was closed"),
-            fallback=fallback,
-        )
+        try:
+            return drive(
+                self._gate,
+                token,
+                coroutine,
+                ended=self._done,
+                closed=lambda: self._fatal or ClientClosed("the client was closed"),
+                fallback=fallback,
+            )
+        except TransportError as exc:
+            if self._closing:  # cut short by close(), as the ordinary path reports it
+                raise ClientClosed("the client was closed") from exc
+            raise
 
     def _start(
         self,

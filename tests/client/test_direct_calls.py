@@ -346,3 +346,22 @@ def test_reads_of_the_model_run_here_without_crossing() -> None:
             del portal._post
         assert posted == []
     assert session.text() == "hello"  # closed: read directly
+
+
+def test_close_cuts_a_waiting_call_short_with_client_closed() -> None:
+    client = acp_lite.connect([sys.executable, "-c", AGENT], limits=FAST)
+    outcome: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            client.request("_t/never", timeout=30)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    assert wait_for(lambda: stderr_has(client, "got _t/never"), 10)
+    client.close()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], ClientClosed), outcome
