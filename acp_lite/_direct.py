@@ -66,6 +66,7 @@ class Gate(trio.abc.Instrument):
         # no caller gets in before the run has installed the gate.
         self._holder: int | None = _TRIO
         self._waiting = 0  # threads waiting for the gate (told when it is let go)
+        self._trio_waiting = False  # the trio thread is one of them
 
     # --- the trio thread (an instrument: called around each I/O wait) ---------------
 
@@ -88,11 +89,13 @@ class Gate(trio.abc.Instrument):
         with cond:
             if self._holder is not None:
                 self._waiting += 1
+                self._trio_waiting = True  # it goes first: callers need it to progress
                 try:
                     while self._holder is not None:
                         cond.wait()
                 finally:
                     self._waiting -= 1
+                    self._trio_waiting = False
             self._holder = _TRIO
 
     # --- callers ---------------------------------------------------------------------
@@ -102,16 +105,19 @@ class Gate(trio.abc.Instrument):
         whether it was taken."""
         cond = self._cond
         with cond:
-            if self._holder is not None:
+            if self._holder is not None or self._trio_waiting:
                 self._waiting += 1
                 try:
-                    cond.wait_for(lambda: self._holder is None, timeout)
+                    cond.wait_for(self._free, timeout)
                 finally:
                     self._waiting -= 1
-                if self._holder is not None:
+                if not self._free():
                     return False
             self._holder = threading.get_ident()
             return True
+
+    def _free(self) -> bool:
+        return self._holder is None and not self._trio_waiting
 
     def holds(self) -> bool:
         """Whether this thread holds the gate."""
