@@ -365,3 +365,31 @@ def test_close_cuts_a_waiting_call_short_with_client_closed() -> None:
     thread.join(10)
     assert not thread.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], ClientClosed), outcome
+
+
+def test_direct_calls_while_a_turn_streams_lose_nothing() -> None:
+    # The trio thread is busy applying a flood of updates: callers get the gate
+    # between its passes; every answer and every chunk arrives.
+    n = 20_000
+    with connect_in_memory(InProcessAgent("flood", count=n), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        answers: dict[tuple[int, int], object] = {}
+        errors: list[BaseException] = []
+
+        def ask(t: int) -> None:
+            try:
+                for i in range(100):
+                    answers[t, i] = client.request("_acp_lite/ping", {"t": t, "i": i})
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=ask, args=(t,)) for t in range(3)]
+        for t in threads:
+            t.start()
+        turn = session.run("go")
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert answers == {(t, i): {"echo": {"t": t, "i": i}} for t in range(3) for i in range(100)}
+    chunks = [e for e in turn.updates if e.tag == "agent_message_chunk"]
+    assert len(chunks) == n
