@@ -132,9 +132,9 @@ class Session(Facade):
 
     # ------------------------------------------------------------------ prompts
 
-    submit = blocking(AsyncSession.submit)
-    wait_inserted = blocking(AsyncSession.wait_inserted)
-    prompt = blocking(AsyncSession.prompt)
+    submit = blocking(AsyncSession.submit, direct=True)
+    wait_inserted = blocking(AsyncSession.wait_inserted, direct=True)
+    prompt = blocking(AsyncSession.prompt, direct=True)
 
     def withdraw(self, submission: Submission) -> bool:
         """Send ``$/cancel_request`` for a prompt not answered yet (a held prompt)."""

@@ -244,8 +244,11 @@ def test_the_typed_request_methods_are_direct() -> None:
         for name in ("new_session", "resume_session", "request"):
             if hasattr(cls, name):
                 assert cls.__dict__[name]._acp_direct, name
-    # Waiting on the session model (trio events) stays on the trio thread.
-    for name in ("prompt", "wait_idle", "wait_inserted", "cancel"):
+    # Sending a prompt and waiting for its insertion (a response) are direct...
+    for name in ("submit", "prompt", "wait_inserted"):
+        assert acp_lite.Session.__dict__[name]._acp_direct, name
+    # ...waiting on the session model (trio events) stays on the trio thread.
+    for name in ("wait_idle", "wait_quiet", "cancel"):
         assert not acp_lite.Session.__dict__[name]._acp_direct, name
     assert not acp_lite.Client.__dict__["list_sessions"]._acp_direct  # reads trio's clock
 
@@ -393,3 +396,42 @@ def test_direct_calls_while_a_turn_streams_lose_nothing() -> None:
     assert answers == {(t, i): {"echo": {"t": t, "i": i}} for t in range(3) for i in range(100)}
     chunks = [e for e in turn.updates if e.tag == "agent_message_chunk"]
     assert len(chunks) == n
+
+
+HOLDING = {
+    "while_busy": "hold",
+    "turns": [{"steps": [{"type": "text", "text": "first"}, {"type": "sleep", "seconds": 30}]}],
+}
+
+
+def test_a_held_prompt_is_withdrawn_by_its_timeout_and_by_ctrl_c() -> None:
+    with connect_in_memory(InProcessAgent(script=HOLDING), limits=FAST) as client:
+        session = client.new_session(cwd="/tmp")
+        first = session.prompt("first")  # inserted; its work runs for 30 s
+        with no_portal_crossing(client) as taken:
+            with pytest.raises(Timeout, match="session/prompt"):
+                session.prompt("held", timeout=0.1)
+            prompts = len(sent(client, "session/prompt"))
+
+            def interrupt() -> None:
+                if wait_for(lambda: len(sent(client, "session/prompt")) > prompts, 10):
+                    _thread.interrupt_main()
+
+            thread = threading.Thread(target=interrupt)
+            with pytest.raises(KeyboardInterrupt):
+                try:
+                    thread.start()
+                    session.prompt("held again", timeout=30)
+                finally:
+                    thread.join()
+        assert taken == []
+        held = session.model.submissions[1:]
+        assert len(held) == 2
+        for submission in held:
+            cancel = {"requestId": submission.request_id}
+            assert {"jsonrpc": "2.0", "method": "$/cancel_request", "params": cancel} in sent(
+                client
+            )
+        assert wait_for(lambda: all(s.status == "rejected" for s in held))  # -32800
+        assert not sent(client, "session/cancel")  # the first prompt's work goes on
+        assert session.state == "running" and not first.done
