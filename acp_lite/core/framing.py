@@ -35,14 +35,24 @@ class LineFramer:
         self._skipping = False
         self._skipped = 0
         self._head = b""
-        #: True when the last lines returned are all plain: ``bytes``, not empty, no
-        #: ``\r`` (the connection's hot path then handles them without checks).
+        #: True when the last lines :meth:`feed` returned are all plain: ``bytes``, not
+        #: empty, no ``\r`` (see :meth:`feed_block`).
         self.plain = False
 
     def feed(self, chunk: bytes | bytearray) -> list[bytes | OversizeLine]:
         """Add bytes; return the lines they complete."""
-        out: list[bytes | OversizeLine] = []
+        block = self.feed_block(chunk)
+        if block.__class__ is bytes:
+            self.plain = True
+            return block.split(b"\n")  # type: ignore[return-value]
         self.plain = False
+        return block  # type: ignore[return-value]
+
+    def feed_block(self, chunk: bytes | bytearray) -> bytes | list[bytes | OversizeLine]:
+        """Add bytes; return the lines they complete: as one ``bytes``, the lines joined
+        by ``\\n``, when they are all plain (not empty, no ``\\r``, none oversize: the
+        connection's hot path then handles them without checks), else as a list."""
+        out: list[bytes | OversizeLine] = []
         if self._skipping:
             nl = chunk.find(b"\n")
             if nl < 0:
@@ -66,25 +76,26 @@ class LineFramer:
             data = bytes(chunk[:last])
         self._buf = bytearray(chunk[last + 1 :])
         limit = self._max
+        if len(self._buf) > limit:
+            self._start_skipping()
         if not out and len(data) <= limit:
             # Common case, no per-line Python work: no line can be oversize.
-            out = data.split(b"\n")  # type: ignore[assignment]
             # Searches in C: an empty line (or "\r") needs the per-line path.
-            self.plain = (
-                bool(data)
+            if (
+                data
                 and data[0] != 10  # b"\n"
                 and data[-1] != 10
                 and b"\n\n" not in data
                 and b"\r" not in data
-            )
+            ):
+                return data
+            out = data.split(b"\n")  # type: ignore[assignment]
         else:
             for line in data.split(b"\n"):
                 if len(line) > limit:
                     out.append(OversizeLine(len(line), line[:HEAD_BYTES]))
                 else:
                     out.append(line)
-        if len(self._buf) > limit:
-            self._start_skipping()
         return out
 
     def finish(self) -> list[bytes | OversizeLine]:

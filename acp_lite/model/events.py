@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
+from itertools import repeat
 from typing import Any, cast, overload
 
 from acp_lite.protocol import converter, structure_update
@@ -217,6 +218,33 @@ class EventLog(Sequence[Event]):
             self._sources[index] = source
         if self._max is not None and len(self._updates) >= 2 * self._max:
             self._trim()
+        return index
+
+    def extend_chunks(
+        self, template: Template, texts: list[str], time: float, replayed: bool
+    ) -> int:
+        """Log ``len(texts)`` chunk updates of ``template``'s stream (as :meth:`append`
+        logs each, all stamped ``time``); return the first one's index.
+
+        Trimmed at the very points :meth:`append` would trim (``max_events``)."""
+        index = self._base + len(self._updates)
+        n = len(texts)
+        flag = b"\x01" if replayed else b"\x00"
+        limit = self._max
+        done = 0
+        while done < n:
+            take = n - done
+            if limit is not None:
+                take = min(take, 2 * limit - len(self._updates))
+            part = texts if take == n else texts[done : done + take]
+            # The update column last: readers size the log by it.
+            self._raws.extend(part)
+            self._times.extend(repeat(time, take))
+            self._replayed.extend(flag * take)
+            self._updates.extend(repeat(template, take))
+            done += take
+            if limit is not None and len(self._updates) >= 2 * limit:
+                self._trim()
         return index
 
     def source(self, index: int) -> str:

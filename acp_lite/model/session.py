@@ -166,6 +166,13 @@ class SessionModel(SessionReads):
             UnrecognizedStateUpdate: self._on_unrecognized_state,
             UnrecognizedSessionUpdate: self._on_unrecognized,
         }
+        # feed_chunks: the chunk classes a template stands for (protocol/_chunk_lines.py).
+        self._texts_handlers: dict[type, Callable[[str, list[str], int], None]] = {}
+        chunks = ((AgentMessageChunk, "agent_message"), (AgentThoughtChunk, "agent_thought"))
+        for cls, kind in chunks:
+            on_texts = store.chunk_texts_handler(kind, MessageEntity)
+            if on_texts is not None:
+                self._texts_handlers[cls] = on_texts
 
     # ------------------------------------------------------------------ feeding
 
@@ -224,6 +231,21 @@ class SessionModel(SessionReads):
             handler = self._find_handler(update)
         handler(update, index)
         return index
+
+    def feed_chunks(self, template: Template, texts: list[str], replayed: bool = False) -> bool:
+        """Apply ``len(texts)`` chunk updates of ``template``'s stream, each carrying one
+        plain text block (``texts``), as :meth:`feed` applies each with the template as
+        ``raw``, all stamped with one time. ``False`` (nothing applied): feed them one
+        by one (``Limits.max_message_blocks``, or a stream of another session).
+
+        The connection's hot path for a run of streamed chunk lines."""
+        on_texts = self._texts_handlers.get(template.cls)
+        if on_texts is None or template.session_id != self.session_id or not texts:
+            return False
+        index = self._log.extend_chunks(template, texts, monotonic(), replayed)
+        self._store.replaying = replayed
+        on_texts(template.message_id, texts, index)
+        return True
 
     def _find_handler(self, update: Any) -> Callable[[Any, int], None]:
         for cls, handler in self._handlers.items():

@@ -30,7 +30,7 @@ from acp_lite.protocol import _generated as g
 from acp_lite.protocol._runtime import NO_EXTRA
 from acp_lite.protocol._unset import UNSET
 
-__all__ = ["ChunkLines", "Template", "text_block", "text_chunk"]
+__all__ = ["ChunkLines", "Template", "run_texts", "text_block", "text_chunk"]
 
 _new: Any = object.__new__
 
@@ -69,6 +69,9 @@ CHUNK_CLASSES: Final[dict[str, type[Any]]] = {
 _PLAIN: Final = re.compile(rb'[\x00-\x1f"\\]').search
 """Finds what a plain JSON string body cannot hold (then the escapes are decoded)."""
 
+_PLAIN_TEXT: Final = re.compile(r'[\x00-\x1f"\\]').search
+"""The same, in decoded text."""
+
 PROBE: Final = "acp-lite-probe"
 """The marker text a template is verified with."""
 
@@ -89,6 +92,8 @@ class Template(NamedTuple):
     tag: str
     raw: dict[str, Any]  # the params dict of the learned line (private copy)
     cls: type[Any]  # the update's class
+    sep: bytes  # suffix + b"\n" + prefix: where one line of the stream ends and the next starts
+    sep_text: str | None  # ``sep`` decoded (``None``: not UTF-8, no runs; see run_texts)
 
     def build(self, text: str) -> Any:
         """The update a line of this stream carrying ``text`` decodes to (as
@@ -200,6 +205,11 @@ class ChunkLines:
             return
         at = line.index(token)
         prefix, suffix = line[: at + 1], line[at + len(token) - 1 :]
+        sep = suffix + b"\n" + prefix
+        try:
+            sep_text: str | None = sep.decode()
+        except UnicodeDecodeError:
+            sep_text = None
         t = Template(
             prefix,
             suffix,
@@ -210,6 +220,46 @@ class ChunkLines:
             key[2],
             _copy_raw(raw),
             CHUNK_CLASSES[key[2]],
+            sep,
+            sep_text,
         )
         if verify(prefix + PROBE.encode() + suffix, t):
             self.templates = [t, *self.templates[: _KEEP - 1]]
+
+
+def run_texts(data: bytes, t: Template) -> tuple[list[str], int] | None:
+    """The texts of the lines of ``t``'s stream that ``data`` starts with, each written
+    verbatim, and where the rest of ``data`` starts; ``None``: take the lines one by one.
+
+    ``data`` is lines joined by ``\\n`` (no empty line, no ``\\r``). The run is found
+    in C, without a Python step per line: it is the lines up to the last place where
+    a line of the stream ends and the next one starts (``t.sep``), or all of them
+    when ``data`` ends like a line of the stream. Exact, for the reason
+    :meth:`ChunkLines.decode` is: a line holds no newline, so every ``\\n`` of the
+    run's text is a line break; once the pieces between the separators are known to
+    hold no newline (so each is one line's body), no quote, backslash or other control
+    character (so each line is ``prefix + body + suffix`` with a plain body), each
+    line decodes, the full way, to the template's update with that body as its text.
+    The rest (from the returned offset; ``len(data) + 1`` when nothing is left) are
+    whole lines, the first of them possibly of the stream too.
+    """
+    prefix, suffix, sep_text = t.prefix, t.suffix, t.sep_text
+    if sep_text is None or not data.startswith(prefix):
+        return None
+    if data.endswith(suffix):
+        end, rest = len(data) - len(suffix), len(data) + 1
+    else:
+        end = data.rfind(t.sep)
+        if end < 0:
+            return None
+        rest = end + len(suffix) + 1
+    start = len(prefix)
+    if end < start:  # the first line is shorter than its prefix and suffix together
+        return None
+    try:
+        texts = data[start:end].decode().split(sep_text)
+    except UnicodeDecodeError:
+        return None
+    if _PLAIN_TEXT("".join(texts)) is not None:
+        return None
+    return texts, rest

@@ -1,0 +1,249 @@
+"""A run of a chunk stream's lines, applied in one step, gives what line by line gives.
+
+The connection finds runs of the hot chunk stream's lines in a receive buffer
+(``core/_receive.py``, ``protocol/_chunk_lines.run_texts``) and applies each run
+to its session's model at once (``SessionModel.feed_chunks``). The reference here
+is the same connection with runs turned off: every line is then handled alone.
+Both must end with the same transcript (its stored form too), event log (stored
+form, then what it reads back), entities, violations and client event log, for any
+mix of streams, escapes, near-miss lines, garbage, read sizes and retention bounds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis_budget import examples
+
+import acp_lite.core._receive as receive
+from acp_lite.core import ClientConnection
+from acp_lite.limits import Limits
+from acp_lite.protocol._chunk_lines import Template, run_texts
+from acp_lite.protocol.jsonrpc import CHUNK_LINES, decode_line
+
+from .test_connection import opened, update
+
+
+def _shell(sid: str, mid: str, kind: str) -> tuple[bytes, bytes]:
+    """The bytes before and after the text of a chunk line of this stream."""
+    msg = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": sid,
+            "update": {
+                "sessionUpdate": kind,
+                "messageId": mid,
+                "content": {"type": "text", "text": "\x00"},
+            },
+        },
+    }
+    prefix, suffix = json.dumps(msg, separators=(",", ":")).encode().split(b"\\u0000")
+    return prefix, suffix
+
+
+def _body(text: str, escaped: bool) -> bytes:
+    token = json.dumps(text, ensure_ascii=escaped)  # ensure_ascii: every non-ASCII escaped
+    return token[1:-1].encode("utf-8", "surrogatepass")
+
+
+STREAMS = [
+    ("s1", "m1", "agent_message_chunk"),
+    ("s1", "t1", "agent_thought_chunk"),
+    ("s1", "m2", "agent_message_chunk"),
+    ("s2", "m1", "agent_message_chunk"),
+    ("s9", "m1", "agent_message_chunk"),  # a session not open here
+]
+
+texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=4) | st.sampled_from(
+    ["", "x", '"', "\\", "\n", "\t", "\u00e9", "\U0001f600", "\ud800", "a" * 30]
+)
+
+# The body of a line that looks like a stream's but is not one of its chunks, or
+# not JSON at all: each must take the full path and get its usual result.
+NEAR_MISSES = [b'"', b"\\", b"\xff", b"\t", b'\\"', b"\\q", b'x"}', b"\\u12"]
+
+
+PLAIN = st.text("ab \u00e9\U0001f600", max_size=3)  # raw non-ASCII unless escaped
+
+
+@st.composite
+def traffic(draw: Any) -> list[bytes]:
+    lines: list[bytes] = []
+    for _ in range(draw(st.integers(1, 4))):
+        sid, mid, kind = draw(st.sampled_from(STREAMS))
+        prefix, suffix = _shell(sid, mid, kind)
+        escaped = draw(st.booleans())
+        some = draw(st.lists(PLAIN, min_size=1, max_size=6))
+        for i in range(draw(st.integers(1, 80))):
+            lines.append(prefix + _body(some[i % len(some)], escaped) + suffix)
+        # Then something else now and then: a stream's run ends there.
+        what = draw(st.integers(0, 6))
+        if what == 0:
+            lines.append(prefix + draw(st.sampled_from(NEAR_MISSES)) + suffix)
+        elif what == 1:
+            lines.append(prefix + suffix[1:])  # prefix and suffix overlap
+        elif what == 2:
+            lines.append(update(sid, {"sessionUpdate": "state_update", "state": "running"})[:-1])
+        elif what == 3:
+            lines.append(draw(st.sampled_from([b"not json", b"{", b"", b"\r", b"[]"])))
+        elif what == 4:
+            lines.append(prefix + _body(draw(texts), escaped) + suffix)  # any text at all
+    return lines
+
+
+@contextmanager
+def fresh_templates() -> Iterator[None]:
+    """No chunk template learned yet (they are per process), as before, afterwards."""
+    saved = CHUNK_LINES.templates, CHUNK_LINES._tried
+    CHUNK_LINES.templates, CHUNK_LINES._tried = [], []
+    try:
+        yield
+    finally:
+        CHUNK_LINES.templates, CHUNK_LINES._tried = saved
+
+
+def _feed(limits: Limits, data: bytes, reads: list[int], runs: bool) -> ClientConnection:
+    conn = ClientConnection(limits)
+    opened(conn, "s1")
+    opened(conn, "s2")
+    saved = receive.run_texts
+    if not runs:
+        receive.run_texts = lambda data, t: None
+    try:
+        with fresh_templates():
+            at, k = 0, 0
+            while at < len(data):  # the read sizes, over and over
+                conn.receive_data(data[at : at + reads[k % len(reads)]])
+                at += reads[k % len(reads)]
+                k += 1
+            conn.receive_data(b"")
+    finally:
+        receive.run_texts = saved
+    return conn
+
+
+def _stored(value: Any) -> Any:
+    # A template by what it is (each connection learned its own), the rest as is.
+    return ("template", tuple(value[:7])) if value.__class__ is Template else value
+
+
+def _state(conn: ClientConnection) -> Any:
+    t = conn.transcript
+    lines, shapes = t._cols[0], t._cols[1]
+    out: list[Any] = [
+        [_stored(x) for x in lines],
+        [_stored(x) for x in shapes],
+        t.dropped,
+        [(e.direction, e.line) for e in t.entries()],
+    ]
+    for sid in ("s1", "s2"):
+        model = conn.sessions[sid].model
+        log = model._log
+        out.append(([_stored(x) for x in log._updates], list(log._raws), bytes(log._replayed)))
+        out.append((log.dropped, len(log)))
+        out.append(
+            [(e.index, e.replayed, e.tag, e.raw, e.update, e.source) for e in log[log.dropped :]]
+        )
+        out.append(
+            [
+                (e.kind, e.id, e.first_event_index, e.last_event_index, list(e.content), e.text)
+                for e in model.timeline
+            ]
+        )
+        out.append(model.violations)
+    out.append([(e.kind, e.session_id, e.method) for e in conn.log])
+    out.append(conn.log_counts)
+    return out
+
+
+@settings(max_examples=examples(4))
+@given(
+    lines=traffic(),
+    reads=st.lists(st.integers(1, 5000), min_size=1, max_size=4),
+    limits=st.sampled_from(
+        [
+            Limits(),
+            Limits(max_session_events=3),
+            Limits(max_transcript_entries=5),
+            Limits(max_message_blocks=2),
+            Limits(keep_raw_updates=False),
+        ]
+    ),
+)
+def test_runs_give_what_line_by_line_gives(
+    lines: list[bytes], reads: list[int], limits: Limits
+) -> None:
+    data = b"".join(x + b"\n" for x in lines)
+    assert _state(_feed(limits, data, reads, runs=True)) == _state(
+        _feed(limits, data, reads, runs=False)
+    )
+
+
+def test_a_long_stream_is_applied_in_runs() -> None:
+    """Guard against a test that cannot fail: runs are really taken (most lines of a
+    long stream read in large buffers), and give what the agent sent."""
+    prefix, suffix = _shell("s1", "m1", "agent_message_chunk")
+    sent = [f"w{i} " for i in range(3000)]
+    data = b"".join(prefix + x.encode() + suffix + b"\n" for x in sent)
+    taken: list[int] = []
+
+    def spy(data: bytes, t: Template) -> tuple[list[str], int] | None:
+        run = run_texts(data, t)
+        taken.append(0 if run is None else len(run[0]))
+        return run
+
+    conn = ClientConnection()
+    opened(conn, "s1")
+    saved, receive.run_texts = receive.run_texts, spy
+    try:
+        with fresh_templates():
+            for at in range(0, len(data), 65536):
+                conn.receive_data(data[at : at + 65536])
+    finally:
+        receive.run_texts = saved
+    assert sum(taken) > 2500
+    model = conn.sessions["s1"].model
+    assert model.entity("agent_message", "m1").text == "".join(sent)
+    assert len(model.events) == 3000 and model.events[-1].raw["content"]["text"] == sent[-1]
+    assert [e.line for e in conn.transcript.entries()][-3000:] == [
+        prefix + x.encode() + suffix for x in sent
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lines", "texts", "rest"),
+    [
+        ([b"a", b"b"], ["a", "b"], None),  # every line of the stream
+        ([b"a", b"b", None], ["a"], 1),  # up to the line after the last separator
+        ([b"a\xff", b"b"], None, None),  # not UTF-8: line by line
+        ([b'a"', b"b"], None, None),  # a quote: line by line
+        ([b"a\\n", b"b"], None, None),  # an escape: line by line
+        ([b"a", b"b\tc"], None, None),  # a control character: line by line
+    ],
+)
+def test_run_texts(lines: list[bytes | None], texts: list[str] | None, rest: int | None) -> None:
+    with fresh_templates():
+        prefix, suffix = _shell("s1", "m1", "agent_message_chunk")
+        decode_line(prefix + b"learn" + suffix)
+        (t,) = CHUNK_LINES.templates
+    other = update("s1", {"sessionUpdate": "state_update", "state": "idle"})[:-1]
+    full = [other if x is None else prefix + x + suffix for x in lines]
+    data = b"\n".join(full)
+    got = run_texts(data, t)
+    if texts is None:
+        assert got is None
+        return
+    assert got is not None and got[0] == texts
+    if rest is None:
+        assert got[1] == len(data) + 1
+    else:
+        assert data[got[1] :] == b"\n".join(full[rest:])
+    # A line too short to hold both its prefix and its suffix is never a run.
+    assert run_texts(prefix + suffix[1:], t) is None
