@@ -87,16 +87,17 @@ class LineReceiver:
         ):
             # A run of the hot stream's lines first (the module doc).
             run = run_texts(data, hot)
-            if run is not None and self._receive_run(hot, run[0]):
+            if run is not None and self._receive_run(hot, run[0], run[1]):
                 self._hot = (hot, hits + len(run[0]))
-                if run[1] > len(data):
+                if run[2] > len(data):
                     return
-                data = data[run[1] :]
+                data = data[run[2] :]
         self._receive_plain(data.split(b"\n"))
 
-    def _receive_run(self, t: Template, texts: list[str]) -> bool:
-        """Apply a run of lines of ``t``'s stream, each carrying a verbatim text
-        (``texts``), as :meth:`_receive_plain` would; ``False``: nothing done."""
+    def _receive_run(self, t: Template, texts: list[str], escaped: list[tuple[int, bytes]]) -> bool:
+        """Apply a run of lines of ``t``'s stream carrying ``texts`` (``escaped``: the
+        index and line of those not written verbatim), as :meth:`_receive_plain`
+        would; ``False``: nothing done."""
         state = self.sessions.get(t.session_id)
         if state is None:
             return False
@@ -104,9 +105,18 @@ class LineReceiver:
             if not state.model.feed_chunks(t, texts, state.replaying):
                 return False
         except Exception as exc:  # never let a run kill the connection
-            self._line_failed(t.prefix + texts[0].encode() + t.suffix, exc)
-        # As kept for each line of a stream past _COMPACT_AFTER: its text, its template.
-        self.transcript.record_many("recv", texts, [t] * len(texts))  # type: ignore[arg-type]
+            first = dict(escaped).get(0) or t.prefix + texts[0].encode() + t.suffix
+            self._line_failed(first, exc)
+        # As kept for each line of a stream past _COMPACT_AFTER: its text and its
+        # template, or the line itself when its text has escapes.
+        kept: list[bytes | str] = texts  # type: ignore[assignment]
+        shapes: list[LineShape | None] = [t] * len(texts)
+        if escaped:
+            kept = kept.copy()
+            for i, line in escaped:
+                kept[i] = line
+                shapes[i] = None
+        self.transcript.record_many("recv", kept, shapes)
         if not state.changed:
             state.changed = True
             self._changed.append(state)

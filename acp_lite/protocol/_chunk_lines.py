@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]
+from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
 from acp_lite.protocol import _generated as g
@@ -69,8 +70,8 @@ CHUNK_CLASSES: Final[dict[str, type[Any]]] = {
 _PLAIN: Final = re.compile(rb'[\x00-\x1f"\\]').search
 """Finds what a plain JSON string body cannot hold (then the escapes are decoded)."""
 
-_PLAIN_TEXT: Final = re.compile(r'[\x00-\x1f"\\]').search
-"""The same, in decoded text."""
+_NOT_PLAIN: Final = re.compile(rb'[\x00-\x09\x0b-\x1f"\\]').finditer
+"""The same, but a newline (the bodies of a run, joined by newlines, see run_texts)."""
 
 PROBE: Final = "acp-lite-probe"
 """The marker text a template is verified with."""
@@ -93,7 +94,6 @@ class Template(NamedTuple):
     raw: dict[str, Any]  # the params dict of the learned line (private copy)
     cls: type[Any]  # the update's class
     sep: bytes  # suffix + b"\n" + prefix: where one line of the stream ends and the next starts
-    sep_text: str | None  # ``sep`` decoded (``None``: not UTF-8, no runs; see run_texts)
 
     def build(self, text: str) -> Any:
         """The update a line of this stream carrying ``text`` decodes to (as
@@ -205,11 +205,6 @@ class ChunkLines:
             return
         at = line.index(token)
         prefix, suffix = line[: at + 1], line[at + len(token) - 1 :]
-        sep = suffix + b"\n" + prefix
-        try:
-            sep_text: str | None = sep.decode()
-        except UnicodeDecodeError:
-            sep_text = None
         t = Template(
             prefix,
             suffix,
@@ -220,46 +215,67 @@ class ChunkLines:
             key[2],
             _copy_raw(raw),
             CHUNK_CLASSES[key[2]],
-            sep,
-            sep_text,
+            suffix + b"\n" + prefix,
         )
         if verify(prefix + PROBE.encode() + suffix, t):
             self.templates = [t, *self.templates[: _KEEP - 1]]
 
 
-def run_texts(data: bytes, t: Template) -> tuple[list[str], int] | None:
-    """The texts of the lines of ``t``'s stream that ``data`` starts with, each written
-    verbatim, and where the rest of ``data`` starts; ``None``: take the lines one by one.
+def run_texts(data: bytes, t: Template) -> tuple[list[str], list[tuple[int, bytes]], int] | None:
+    """The texts of the lines of ``t``'s stream that ``data`` starts with, those of
+    them written with escapes (their index and line), and where the rest of ``data``
+    starts; ``None``: take the lines one by one.
 
-    ``data`` is lines joined by ``\\n`` (no empty line, no ``\\r``). The run is found
-    in C, without a Python step per line: it is the lines up to the last place where
-    a line of the stream ends and the next one starts (``t.sep``), or all of them
-    when ``data`` ends like a line of the stream. Exact, for the reason
-    :meth:`ChunkLines.decode` is: a line holds no newline, so every ``\\n`` of the
-    run's text is a line break; once the pieces between the separators are known to
-    hold no newline (so each is one line's body), no quote, backslash or other control
-    character (so each line is ``prefix + body + suffix`` with a plain body), each
-    line decodes, the full way, to the template's update with that body as its text.
-    The rest (from the returned offset; ``len(data) + 1`` when nothing is left) are
-    whole lines, the first of them possibly of the stream too.
+    ``data`` is lines joined by ``\\n`` (no empty line, no ``\\r``). The run is the
+    lines up to the last place where a line of the stream ends and the next one starts
+    (``t.sep``), or all of them when ``data`` ends like a line of the stream. It is
+    checked and cut in C, without a Python step per line: joining the lines' bodies
+    (each line less its template's prefix and suffix) with ``t.sep`` gives back the
+    run less its first prefix and last suffix only when every line is ``prefix +
+    body + suffix``. Each body is then what :meth:`ChunkLines.decode` accepts, for
+    the same reasons: a plain one (no quote, backslash or control character) is the
+    text as is; one with escapes (the only lines with a Python step) must end
+    exactly at the suffix when the stdlib's string scanner decodes it. The rest
+    (from the returned offset; ``len(data) + 1`` when nothing is left) are whole
+    lines, the first of them possibly of the stream too.
     """
-    prefix, suffix, sep_text = t.prefix, t.suffix, t.sep_text
-    if sep_text is None or not data.startswith(prefix):
+    prefix, suffix = t.prefix, t.suffix
+    if not data.startswith(prefix):
         return None
     if data.endswith(suffix):
-        end, rest = len(data) - len(suffix), len(data) + 1
+        run, rest = data, len(data) + 1
     else:
         end = data.rfind(t.sep)
         if end < 0:
             return None
         rest = end + len(suffix) + 1
-    start = len(prefix)
-    if end < start:  # the first line is shorter than its prefix and suffix together
+        run = data[: rest - 1]
+    if len(run) < t.start - t.end:  # its prefix and suffix would overlap
         return None
+    lines = run.split(b"\n")
+    bodies = list(map(itemgetter(slice(t.start, t.end)), lines))
+    if t.sep.join(bodies) != run[t.start : t.end]:
+        return None  # a line of the run is not of the stream
+    # One buffer for all bodies (they hold no newline: the lines were cut at them).
+    joined = b"\n".join(bodies)
     try:
-        texts = data[start:end].decode().split(sep_text)
-    except UnicodeDecodeError:
+        texts = joined.decode().split("\n")
+    except UnicodeDecodeError:  # the full path says
         return None
-    if _PLAIN_TEXT("".join(texts)) is not None:
-        return None
-    return texts, rest
+    escaped: list[tuple[int, bytes]] = []
+    seen = -1
+    for bad in _NOT_PLAIN(joined):
+        i = joined.count(b"\n", 0, bad.start())  # the line it is in
+        if i == seen:
+            continue
+        seen = i
+        s = texts[i] + '"'
+        try:
+            text, stop = scanstring(s, 0, True)
+        except ValueError:  # a bad escape or a control character: the full path says
+            return None
+        if stop != len(s):  # the string ends before the suffix (a stray quote)
+            return None
+        texts[i] = text
+        escaped.append((i, lines[i]))
+    return texts, escaped, rest

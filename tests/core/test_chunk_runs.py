@@ -70,7 +70,7 @@ texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=4) | 
 NEAR_MISSES = [b'"', b"\\", b"\xff", b"\t", b'\\"', b"\\q", b'x"}', b"\\u12"]
 
 
-PLAIN = st.text("ab \u00e9\U0001f600", max_size=3)  # raw non-ASCII unless escaped
+PLAIN = st.text('ab \u00e9\U0001f600\n"', max_size=3)  # escaped: ASCII only
 
 
 @st.composite
@@ -194,7 +194,7 @@ def test_a_long_stream_is_applied_in_runs() -> None:
     data = b"".join(prefix + x.encode() + suffix + b"\n" for x in sent)
     taken: list[int] = []
 
-    def spy(data: bytes, t: Template) -> tuple[list[str], int] | None:
+    def spy(data: bytes, t: Template) -> tuple[list[str], list[tuple[int, bytes]], int] | None:
         run = run_texts(data, t)
         taken.append(0 if run is None else len(run[0]))
         return run
@@ -218,32 +218,36 @@ def test_a_long_stream_is_applied_in_runs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("lines", "texts", "rest"),
+    ("bodies", "texts", "escaped", "rest"),
     [
-        ([b"a", b"b"], ["a", "b"], None),  # every line of the stream
-        ([b"a", b"b", None], ["a"], 1),  # up to the line after the last separator
-        ([b"a\xff", b"b"], None, None),  # not UTF-8: line by line
-        ([b'a"', b"b"], None, None),  # a quote: line by line
-        ([b"a\\n", b"b"], None, None),  # an escape: line by line
-        ([b"a", b"b\tc"], None, None),  # a control character: line by line
+        ([b"a", b"b"], ["a", "b"], [], None),  # every line is of the stream
+        ([b"a", b"b", None], ["a"], [], 1),  # up to the line after the last separator
+        ([b"a\\n", b'\\"b'], ["a\n", '"b'], [0, 1], None),  # escapes, decoded
+        ([b"a\xff", b"b"], None, [], None),  # not UTF-8: line by line
+        ([b'a"', b"b"], None, [], None),  # a stray quote: line by line
+        ([b"a", b"b\tc"], None, [], None),  # a control character: line by line
+        ([b"a", b"\\q"], None, [], None),  # a bad escape: line by line
     ],
 )
-def test_run_texts(lines: list[bytes | None], texts: list[str] | None, rest: int | None) -> None:
+def test_run_texts(
+    bodies: list[bytes | None], texts: list[str] | None, escaped: list[int], rest: int | None
+) -> None:
     with fresh_templates():
         prefix, suffix = _shell("s1", "m1", "agent_message_chunk")
         decode_line(prefix + b"learn" + suffix)
         (t,) = CHUNK_LINES.templates
     other = update("s1", {"sessionUpdate": "state_update", "state": "idle"})[:-1]
-    full = [other if x is None else prefix + x + suffix for x in lines]
-    data = b"\n".join(full)
+    lines = [other if x is None else prefix + x + suffix for x in bodies]
+    data = b"\n".join(lines)
     got = run_texts(data, t)
     if texts is None:
         assert got is None
         return
     assert got is not None and got[0] == texts
+    assert got[1] == [(i, lines[i]) for i in escaped]
     if rest is None:
-        assert got[1] == len(data) + 1
+        assert got[2] == len(data) + 1
     else:
-        assert data[got[1] :] == b"\n".join(full[rest:])
+        assert data[got[2] :] == b"\n".join(lines[rest:])
     # A line too short to hold both its prefix and its suffix is never a run.
     assert run_texts(prefix + suffix[1:], t) is None
