@@ -92,7 +92,11 @@ class LineReceiver:
                 if run[2] > len(data):
                     return
                 data = data[run[2] :]
-        self._receive_plain(data.split(b"\n"))
+        lines = data.split(b"\n")
+        if b"" in lines or b"\r" in lines:  # empty lines, skipped (a CRLF's too)
+            self._receive_lines(lines)  # type: ignore[arg-type]
+        else:
+            self._receive_plain(lines)
 
     def _receive_run(self, t: Template, texts: list[str], escaped: list[tuple[int, bytes]]) -> bool:
         """Apply a run of lines of ``t``'s stream carrying ``texts`` (``escaped``: the

@@ -36,22 +36,24 @@ class LineFramer:
         self._skipped = 0
         self._head = b""
         #: True when the last lines :meth:`feed` returned are all plain: ``bytes``, not
-        #: empty, no ``\r`` (see :meth:`feed_block`).
+        #: empty, not ``\r``.
         self.plain = False
 
     def feed(self, chunk: bytes | bytearray) -> list[bytes | OversizeLine]:
         """Add bytes; return the lines they complete."""
         block = self.feed_block(chunk)
         if block.__class__ is bytes:
-            self.plain = True
-            return block.split(b"\n")  # type: ignore[return-value]
+            lines = block.split(b"\n")
+            self.plain = b"" not in lines and b"\r" not in lines
+            return lines  # type: ignore[return-value]
         self.plain = False
         return block  # type: ignore[return-value]
 
     def feed_block(self, chunk: bytes | bytearray) -> bytes | list[bytes | OversizeLine]:
         """Add bytes; return the lines they complete: as one ``bytes``, the lines joined
-        by ``\\n``, when they are all plain (not empty, no ``\\r``, none oversize: the
-        connection's hot path then handles them without checks), else as a list."""
+        by ``\\n``, when none is oversize (the common case: the connection's hot path
+        then finds runs of lines in it, and splits it only when it must), else as a
+        list, oversize lines as :class:`OversizeLine` (``[]``: no line completed)."""
         out: list[bytes | OversizeLine] = []
         if self._skipping:
             nl = chunk.find(b"\n")
@@ -79,23 +81,12 @@ class LineFramer:
         if len(self._buf) > limit:
             self._start_skipping()
         if not out and len(data) <= limit:
-            # Common case, no per-line Python work: no line can be oversize.
-            # Searches in C: an empty line (or "\r") needs the per-line path.
-            if (
-                data
-                and data[0] != 10  # b"\n"
-                and data[-1] != 10
-                and b"\n\n" not in data
-                and b"\r" not in data
-            ):
-                return data
-            out = data.split(b"\n")  # type: ignore[assignment]
-        else:
-            for line in data.split(b"\n"):
-                if len(line) > limit:
-                    out.append(OversizeLine(len(line), line[:HEAD_BYTES]))
-                else:
-                    out.append(line)
+            return data  # no line can be oversize
+        for line in data.split(b"\n"):
+            if len(line) > limit:
+                out.append(OversizeLine(len(line), line[:HEAD_BYTES]))
+            else:
+                out.append(line)
         return out
 
     def finish(self) -> list[bytes | OversizeLine]:
