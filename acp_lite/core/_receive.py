@@ -93,10 +93,10 @@ class LineReceiver:
                     return
                 data = data[run[2] :]
         lines = data.split(b"\n")
-        if b"" in lines or b"\r" in lines:  # empty lines, skipped (a CRLF's too)
-            self._receive_lines(lines)  # type: ignore[arg-type]
-        else:
-            self._receive_plain(lines)
+        if b"" in lines or b"\r" in lines:
+            # Empty lines (a CRLF's too) are skipped, as _receive_lines skips them.
+            lines = [x for x in lines if x and x != b"\r"]
+        self._receive_plain(lines)
 
     def _receive_run(self, t: Template, texts: list[str], escaped: list[tuple[int, bytes]]) -> bool:
         """Apply a run of lines of ``t``'s stream carrying ``texts`` (``escaped``: the
@@ -127,7 +127,7 @@ class LineReceiver:
         return True
 
     def _receive_plain(self, lines: list[bytes]) -> None:
-        # Only plain, non-empty lines; one transcript call for all of them, made once
+        # Non-empty lines, none oversize; one transcript call for all of them, made once
         # they are handled: a streamed chunk's line whose text is written verbatim is
         # then kept as that text and its stream's template (transcript.py).
         transcript = self.transcript

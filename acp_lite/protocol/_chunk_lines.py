@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from itertools import compress, repeat
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from operator import itemgetter
 from typing import Any, Final, NamedTuple
@@ -70,8 +71,8 @@ CHUNK_CLASSES: Final[dict[str, type[Any]]] = {
 _PLAIN: Final = re.compile(rb'[\x00-\x1f"\\]').search
 """Finds what a plain JSON string body cannot hold (then the escapes are decoded)."""
 
-_NOT_PLAIN: Final = re.compile(rb'[\x00-\x09\x0b-\x1f"\\]').finditer
-"""The same, but a newline (the bodies of a run, joined by newlines, see run_texts)."""
+_PLAIN_TEXT: Final = re.compile(r'[\x00-\x1f"\\]').search
+"""The same, in a decoded text."""
 
 PROBE: Final = "acp-lite-probe"
 """The marker text a template is verified with."""
@@ -226,18 +227,17 @@ def run_texts(data: bytes, t: Template) -> tuple[list[str], list[tuple[int, byte
     them written with escapes (their index and line), and where the rest of ``data``
     starts; ``None``: take the lines one by one.
 
-    ``data`` is lines joined by ``\\n`` (no empty line, no ``\\r``). The run is the
-    lines up to the last place where a line of the stream ends and the next one starts
-    (``t.sep``), or all of them when ``data`` ends like a line of the stream. It is
-    checked and cut in C, without a Python step per line: joining the lines' bodies
-    (each line less its template's prefix and suffix) with ``t.sep`` gives back the
-    run less its first prefix and last suffix only when every line is ``prefix +
-    body + suffix``. Each body is then what :meth:`ChunkLines.decode` accepts, for
-    the same reasons: a plain one (no quote, backslash or control character) is the
-    text as is; one with escapes (the only lines with a Python step) must end
-    exactly at the suffix when the stdlib's string scanner decodes it. The rest
-    (from the returned offset; ``len(data) + 1`` when nothing is left) are whole
-    lines, the first of them possibly of the stream too.
+    ``data`` is whole lines joined by ``\\n``. The run is the lines up to the last
+    place where a line of the stream ends and the next one starts (``t.sep``), or all
+    of them when ``data`` ends like a line of the stream. It is checked and cut in C,
+    without a Python step per line: joining the lines' bodies (each line less its
+    template's prefix and suffix) with ``t.sep`` gives back the run less its first
+    prefix and last suffix only when every line is ``prefix + body + suffix``. Each
+    body must then be what :meth:`ChunkLines.decode` accepts, for the same reasons: a
+    plain one (no quote, backslash or control character) is the text as is; one with
+    escapes must end exactly at the suffix when the stdlib's string scanner decodes
+    it. The rest (from the returned offset; ``len(data) + 1`` when nothing is left)
+    are whole lines, the first of them possibly of the stream too.
     """
     prefix, suffix = t.prefix, t.suffix
     if not data.startswith(prefix):
@@ -257,25 +257,23 @@ def run_texts(data: bytes, t: Template) -> tuple[list[str], list[tuple[int, byte
     if t.sep.join(bodies) != run[t.start : t.end]:
         return None  # a line of the run is not of the stream
     # One buffer for all bodies (they hold no newline: the lines were cut at them).
-    joined = b"\n".join(bodies)
     try:
-        texts = joined.decode().split("\n")
+        texts = b"\n".join(bodies).decode().split("\n")
     except UnicodeDecodeError:  # the full path says
         return None
-    escaped: list[tuple[int, bytes]] = []
-    seen = -1
-    for bad in _NOT_PLAIN(joined):
-        i = joined.count(b"\n", 0, bad.start())  # the line it is in
-        if i == seen:
-            continue
-        seen = i
-        s = texts[i] + '"'
-        try:
-            text, stop = scanstring(s, 0, True)
-        except ValueError:  # a bad escape or a control character: the full path says
-            return None
-        if stop != len(s):  # the string ends before the suffix (a stray quote)
-            return None
+    if _PLAIN_TEXT("".join(texts)) is None:
+        return texts, [], rest  # the common case: every text written as is
+    # Some bodies have escapes (or are not JSON strings): each is scanned as
+    # ChunkLines.decode scans one, all in C (maps, no Python step per line).
+    odd = list(compress(range(len(texts)), map(_PLAIN_TEXT, texts)))
+    tokens = list(map(str.__add__, map(texts.__getitem__, odd), repeat('"')))
+    try:
+        scanned = list(map(scanstring, tokens, repeat(0), repeat(True)))
+    except ValueError:  # a bad escape or a control character: the full path says
+        return None
+    if list(map(itemgetter(1), scanned)) != list(map(len, tokens)):
+        return None  # a string that ends before its suffix (a stray quote)
+    for i, (text, _) in zip(odd, scanned, strict=True):
         texts[i] = text
-        escaped.append((i, lines[i]))
+    escaped = list(zip(odd, map(lines.__getitem__, odd), strict=True))
     return texts, escaped, rest
