@@ -71,11 +71,9 @@ class LineFramer:
                 self._start_skipping()
             return out
         # Only the new chunk is searched: a long line spanning many chunks costs O(n).
-        if self._buf:
-            self._buf += chunk[:last]
-            data = bytes(self._buf)
-        else:
-            data = bytes(chunk[:last])
+        # The partial line kept and this chunk's lines: copied once, into one bytes.
+        head = self._buf
+        data = b"".join((head, memoryview(chunk)[:last])) if head else bytes(chunk[:last])
         self._buf = bytearray(chunk[last + 1 :])
         limit = self._max
         if len(self._buf) > limit:

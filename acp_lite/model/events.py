@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from itertools import repeat
 from typing import Any, cast, overload
 
 from acp_lite.protocol import converter, structure_update
@@ -239,9 +238,9 @@ class EventLog(Sequence[Event]):
             part = texts if take == n else texts[done : done + take]
             # The update column last: readers size the log by it.
             self._raws.extend(part)
-            self._times.extend(repeat(time, take))
+            self._times.extend(array("d", (time,)) * take)  # in C
             self._replayed.extend(flag * take)
-            self._updates.extend(repeat(template, take))
+            self._updates.extend([template] * take)
             done += take
             if limit is not None and len(self._updates) >= 2 * limit:
                 self._trim()
