@@ -76,6 +76,7 @@ class LineReceiver:
             return
         data = block
         hot, hits = self._hot
+        newest = CHUNK_LINES.templates[:1]
         if (
             hits >= _COMPACT_AFTER
             and hot is not None
@@ -83,7 +84,8 @@ class LineReceiver:
             and self.findings is None
             and not self.update_events
             and self._keep_raw
-            and CHUNK_LINES.templates[0] is hot  # kept in use order, as decode does
+            and newest
+            and newest[0] is hot  # in use order, as ChunkLines.decode keeps them
         ):
             # A run of the hot stream's lines first (the module doc).
             run = run_texts(data, hot)

@@ -14,7 +14,10 @@ The log still holds the raw payload of every update, as bytes.
 A streamed chunk decoded by its stream's template (``protocol/_chunk_lines.py``) is
 kept smaller still: the template (shared by the whole stream) and the chunk's text
 (the ``str`` the message's content holds anyway). Its ``raw`` and ``update`` are
-rebuilt from those two exactly as decoding the line gives them.
+rebuilt from those two exactly as decoding the line gives them. A run of such
+chunks that arrived in one receive buffer is logged in one step
+(:meth:`EventLog.extend_chunks`), stamped with one time, as the transcript stamps
+the lines received together.
 """
 
 from __future__ import annotations
