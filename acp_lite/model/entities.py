@@ -166,6 +166,20 @@ class MessageEntity(Entity):
             self.content, limit, self._bound, self._cache, self.merged
         )
 
+    def _append_texts(self, texts: list[str], limit: int) -> None:
+        """Append plain text blocks (held as their texts), ``limit`` bounding the blocks,
+        as appending each and then limiting the blocks does: only the appends that
+        make the blocks outgrow their bound do anything more, so the run is cut there."""
+        content = self.content
+        done, n = 0, len(texts)
+        while done < n:
+            due = limit if self._bound is None else self._bound.at
+            take = min(n - done, max(1, due + 1 - len(content)))
+            list.extend(content, texts[done : done + take])
+            done += take
+            if len(content) > limit:
+                self._limit_blocks(limit)
+
 
 @attrs.define(eq=False)
 class SessionMessageEntity(MessageEntity):

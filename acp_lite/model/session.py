@@ -167,12 +167,10 @@ class SessionModel(SessionReads):
             UnrecognizedSessionUpdate: self._on_unrecognized,
         }
         # feed_chunks: the chunk classes a template stands for (protocol/_chunk_lines.py).
-        self._texts_handlers: dict[type, Callable[[str, list[str], int], None]] = {}
-        chunks = ((AgentMessageChunk, "agent_message"), (AgentThoughtChunk, "agent_thought"))
-        for cls, kind in chunks:
-            on_texts = store.chunk_texts_handler(kind, MessageEntity)
-            if on_texts is not None:
-                self._texts_handlers[cls] = on_texts
+        self._texts_handlers: dict[type, Callable[[str, list[str], int], None]] = {
+            AgentMessageChunk: store.chunk_texts_handler("agent_message", MessageEntity),
+            AgentThoughtChunk: store.chunk_texts_handler("agent_thought", MessageEntity),
+        }
 
     # ------------------------------------------------------------------ feeding
 
@@ -236,7 +234,7 @@ class SessionModel(SessionReads):
         """Apply ``len(texts)`` chunk updates of ``template``'s stream, each carrying one
         plain text block (``texts``), as :meth:`feed` applies each with the template as
         ``raw``, all stamped with one time. ``False`` (nothing applied): feed them one
-        by one (``Limits.max_message_blocks``, or a stream of another session).
+        by one (a stream of another session, or of a chunk class no template has).
 
         The connection's hot path for a run of streamed chunk lines."""
         on_texts = self._texts_handlers.get(template.cls)

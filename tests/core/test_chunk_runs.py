@@ -173,6 +173,7 @@ def _state(conn: ClientConnection) -> Any:
             Limits(max_session_events=3),
             Limits(max_transcript_entries=5),
             Limits(max_message_blocks=2),
+            Limits(max_message_blocks=7, max_session_entities=2),
             Limits(keep_raw_updates=False),
         ]
     ),
