@@ -61,16 +61,17 @@ STREAMS = [
     ("s9", "m1", "agent_message_chunk"),  # a session not open here
 ]
 
-texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=4) | st.sampled_from(
+ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=4) | st.sampled_from(
     ["", "x", '"', "\\", "\n", "\t", "\u00e9", "\U0001f600", "\ud800", "a" * 30]
 )
 
-# The body of a line that looks like a stream's but is not one of its chunks, or
-# not JSON at all: each must take the full path and get its usual result.
+# Bodies that make a line look like a stream's: not UTF-8, not a JSON string, or
+# ending before the suffix (each must get what the full path gives), or an escape.
 NEAR_MISSES = [b'"', b"\\", b"\xff", b"\t", b'\\"', b"\\q", b'x"}', b"\\u12"]
 
-
-PLAIN = st.text('ab \u00e9\U0001f600\n"', max_size=3)  # escaped: ASCII only
+# The texts of a stream's lines: written as they are, or with every non-ASCII
+# character escaped (quotes and newlines are escaped either way).
+SOME_TEXT = st.text('ab \u00e9\U0001f600\n"', max_size=3)
 
 
 @st.composite
@@ -80,7 +81,7 @@ def traffic(draw: Any) -> list[bytes]:
         sid, mid, kind = draw(st.sampled_from(STREAMS))
         prefix, suffix = _shell(sid, mid, kind)
         escaped = draw(st.booleans())
-        some = draw(st.lists(PLAIN, min_size=1, max_size=6))
+        some = draw(st.lists(SOME_TEXT, min_size=1, max_size=6))
         for i in range(draw(st.integers(1, 80))):
             lines.append(prefix + _body(some[i % len(some)], escaped) + suffix)
         # Then something else now and then: a stream's run ends there.
@@ -94,7 +95,7 @@ def traffic(draw: Any) -> list[bytes]:
         elif what == 3:
             lines.append(draw(st.sampled_from([b"not json", b"{", b"", b"\r", b"[]"])))
         elif what == 4:
-            lines.append(prefix + _body(draw(texts), escaped) + suffix)  # any text at all
+            lines.append(prefix + _body(draw(ANY_TEXT), escaped) + suffix)
     return lines
 
 
@@ -113,6 +114,8 @@ def _feed(limits: Limits, data: bytes, reads: list[int], runs: bool) -> ClientCo
     conn = ClientConnection(limits)
     opened(conn, "s1")
     opened(conn, "s2")
+    # s2's updates are a history replay (a resume not answered yet): marked replayed.
+    conn.resume("s2", {"sessionId": "s2", "cwd": "/", "mcpServers": []}, replay=True)
     saved = receive.run_texts
     if not runs:
         receive.run_texts = lambda data, t: None
@@ -153,7 +156,15 @@ def _state(conn: ClientConnection) -> Any:
         )
         out.append(
             [
-                (e.kind, e.id, e.first_event_index, e.last_event_index, list(e.content), e.text)
+                (
+                    e.kind,
+                    e.id,
+                    e.replayed,
+                    e.first_event_index,
+                    e.last_event_index,
+                    e.text,
+                    e.content,
+                )
                 for e in model.timeline
             ]
         )
