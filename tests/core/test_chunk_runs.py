@@ -174,7 +174,7 @@ def _state(conn: ClientConnection) -> Any:
     return out
 
 
-@settings(max_examples=examples(4))
+@settings(max_examples=examples(3))
 @given(
     lines=traffic(),
     reads=st.lists(st.integers(1, 5000), min_size=1, max_size=4),
