@@ -36,7 +36,7 @@ class LineFramer:
         self._skipped = 0
         self._head = b""
         #: True when the last lines :meth:`feed` returned are all plain: ``bytes``, not
-        #: empty, not ``\r``.
+        #: empty, no ``\r``.
         self.plain = False
 
     def feed(self, chunk: bytes | bytearray) -> list[bytes | OversizeLine]:
@@ -44,7 +44,7 @@ class LineFramer:
         block = self.feed_block(chunk)
         if block.__class__ is bytes:
             lines = block.split(b"\n")
-            self.plain = b"" not in lines and b"\r" not in lines
+            self.plain = b"" not in lines and b"\r" not in block
             return lines  # type: ignore[return-value]
         self.plain = False
         return block  # type: ignore[return-value]
