@@ -216,11 +216,11 @@ def test_a_long_stream_is_applied_in_runs() -> None:
     saved, receive.run_texts = receive.run_texts, spy
     try:
         with fresh_templates():
-            for at in range(0, len(data), 65536):
-                conn.receive_data(data[at : at + 65536])
+            for at in range(0, len(data), 8192):
+                conn.receive_data(data[at : at + 8192])
     finally:
         receive.run_texts = saved
-    assert sum(taken) > 2500
+    assert sum(taken) > 2800  # all but the first read's lines (~55)
     model = conn.sessions["s1"].model
     assert model.entity("agent_message", "m1").text == "".join(sent)
     assert len(model.events) == 3000 and model.events[-1].raw["content"]["text"] == sent[-1]
