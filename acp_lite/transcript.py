@@ -212,13 +212,13 @@ class Transcript:
         col_lines, col_shapes, starts, times, dirs = self._cols
         col_lines.extend(lines)
         if shapes is None:
-            col_shapes.extend(repeat(None, n))
+            col_shapes.extend([None] * n)
         else:
             col_shapes.extend(shapes)
         if n and (not times or times[-1] != now):
             starts.append(len(dirs))
             times.append(now)
-        dirs.extend(repeat(direction == "recv", n))
+        dirs.extend((b"\x01" if direction == "recv" else b"\x00") * n)  # in C
         if self._max is not None and len(dirs) >= 2 * self._max + _SLACK:
             self._trim()
 

@@ -16,9 +16,10 @@ import json
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from acp_lite.core._agent_requests import AgentRequests
+from acp_lite.core._receive import LineReceiver
 from acp_lite.core._reports import ConnectionReports
 from acp_lite.core._responses import CREATING, PROTOCOL_VERSION, on_response
 from acp_lite.core.events import (
@@ -29,7 +30,7 @@ from acp_lite.core.events import (
     UpdateApplied,
 )
 from acp_lite.core.findings import FindingsLog
-from acp_lite.core.framing import LineFramer, OversizeLine
+from acp_lite.core.framing import LineFramer
 from acp_lite.core.records import AgentRequest, PendingRequest, RequestId, SessionState
 from acp_lite.core.rpc import (
     InvalidReceived,
@@ -44,7 +45,6 @@ from acp_lite.core.rpc import (
 from acp_lite.errors import (
     AcpError,
     AgentExited,
-    ProtocolError,
 )
 from acp_lite.limits import Limits
 from acp_lite.model import SessionModel
@@ -55,8 +55,8 @@ from acp_lite.protocol import (
     decode_line,
 )
 from acp_lite.protocol._chunk_lines import Template, with_text
-from acp_lite.protocol.jsonrpc import decode_chunk_line, loads_json
-from acp_lite.transcript import LineShape, Transcript
+from acp_lite.protocol.jsonrpc import loads_json
+from acp_lite.transcript import Transcript
 
 if TYPE_CHECKING:
     from acp_lite.core.v1 import V1Translator
@@ -64,12 +64,6 @@ if TYPE_CHECKING:
 __all__ = ["PROTOCOL_VERSION", "ClientConnection"]
 
 logger = logging.getLogger("acp_lite.connection")
-
-_COMPACT_AFTER: Final = 8
-"""Lines of a chunk stream kept as bytes before the rest are kept compactly (its
-template and each text): the template, ~1.2 KB, then references are held for as
-long as those lines are, so a stream of a few chunks keeps its bytes instead."""
-
 
 _UPDATE = "session/update"
 _PROMPT = "session/prompt"
@@ -80,7 +74,7 @@ _FOREIGN_KEPT = 3
 _FOREIGN_BYTES = 200
 
 
-class ClientConnection(AgentRequests, ConnectionReports):
+class ClientConnection(LineReceiver, AgentRequests, ConnectionReports):
     """The protocol state of one client connection to an agent (no IO, no trio).
 
     ``stderr_tail`` (a callable) supplies the agent's last stderr lines for error
@@ -162,72 +156,6 @@ class ClientConnection(AgentRequests, ConnectionReports):
         return 1 if self._v1 is not None else 2
 
     # ------------------------------------------------------------------ IO-facing
-
-    def receive_data(self, data: bytes) -> None:
-        """Feed bytes the agent wrote; ``b""`` means its output ended."""
-        if not data:
-            self._receive_lines(self._framer.finish())
-            return
-        framer = self._framer
-        lines = framer.feed(data)
-        if not lines:
-            return
-        if not framer.plain:
-            self._receive_lines(lines)
-            return
-        # Hot path: only plain, non-empty lines; one transcript call for all of them,
-        # made once they are handled: a streamed chunk's line whose text is written
-        # verbatim is then kept as that text and its stream's template (transcript.py).
-        plain = cast("list[bytes]", lines)
-        transcript = self.transcript
-        decode = decode_line if self._v1 is None else self._v1.decode  # v1 hook
-        # A streamed chunk's line like the previous ones: its session id and typed
-        # update straight away (no envelope objects; protocol/_chunk_lines.py).
-        chunk = decode_chunk_line if self._v1 is None else None
-        route = self._route_update
-        findings = self.findings
-        at = transcript.dropped + len(transcript)  # the first line's index
-        # The framer's fresh list: a verbatim chunk's line is replaced by its text.
-        kept: list[bytes | str] = lines  # type: ignore[assignment]
-        shapes: list[LineShape | None] | None = None
-        k = -1
-        hot, hits = self._hot
-        try:
-            for line in plain:
-                k += 1
-                if findings is not None:
-                    findings.at = at
-                    at += 1
-                try:
-                    if chunk is not None:
-                        hit = chunk(line)
-                        if hit is not None:
-                            t = hit[2]
-                            if t is hot:
-                                hits += 1
-                            else:
-                                hot, hits = t, 1
-                            if hits <= _COMPACT_AFTER:
-                                route(hit[0], hit[1], line, None)
-                                continue
-                            if hit[3]:
-                                if shapes is None:
-                                    shapes = [None] * len(kept)
-                                kept[k] = hit[1].content.text
-                                shapes[k] = t
-                            route(hit[0], hit[1], line, None, t)
-                            continue
-                    msg = decode(line)
-                    if msg.__class__ is Notification and msg.method == _UPDATE:
-                        params = msg.params
-                        route(params.session_id, params.update, line, msg)
-                    else:
-                        self._dispatch(msg)
-                except Exception as exc:  # never let one line kill the connection
-                    self._line_failed(line, exc)
-        finally:
-            self._hot = (hot, hits)
-            transcript.record_many("recv", kept, shapes)
 
     def data_to_send(self) -> bytes:
         """Take the bytes to write to the agent (recorded in the transcript)."""
@@ -381,48 +309,6 @@ class ClientConnection(AgentRequests, ConnectionReports):
         return failed
 
     # ------------------------------------------------------------------ receiving
-
-    def _receive_lines(self, lines: list[bytes | OversizeLine]) -> None:
-        # Lines with an oversize or empty one among them, one by one.
-        for line in lines:
-            if line.__class__ is OversizeLine:
-                self._on_oversize(line)
-                continue
-            data = cast("bytes", line)
-            if not data or data == b"\r":
-                continue
-            self._record_received(data)
-            try:
-                msg = decode_line(data) if self._v1 is None else self._v1.decode(data)  # v1 hook
-                if msg.__class__ is Notification and msg.method == _UPDATE:
-                    self._on_update(msg, data)
-                else:
-                    self._dispatch(msg)
-            except Exception as exc:  # never let one line kill the connection
-                self._line_failed(data, exc)
-
-    def _line_failed(self, line: bytes, exc: Exception) -> None:
-        """Handling ``line`` raised ``exc`` (a bug, or input nothing foresaw): log it
-        with its traceback, record it, and go on with the next line."""
-        logger.error("error while handling a line from the agent", exc_info=exc)
-        self.log_event("protocol_error", data=line, error=exc)
-        self._foreign_line(line)
-
-    def _on_oversize(self, line: OversizeLine) -> None:
-        # Recorded in the transcript as what we saw: the head, marked as truncated.
-        self._record_received(line.head + b"...<truncated>")
-        err = ProtocolError(
-            f"line of {line.size} bytes exceeds Limits.max_line_bytes="
-            f"{self.limits.max_line_bytes}; skipped",
-            stderr_tail=self.stderr_tail(),
-        )
-        self.log_event("oversize_line", data=line, error=err)
-
-    def _record_received(self, line: bytes) -> None:
-        transcript = self.transcript
-        transcript.record("recv", line)
-        if self.findings is not None:
-            self.findings.at = transcript.dropped + len(transcript) - 1
 
     def _on_update(self, msg: Notification, line: bytes | None = None) -> None:
         params = msg.params

@@ -35,14 +35,26 @@ class LineFramer:
         self._skipping = False
         self._skipped = 0
         self._head = b""
-        #: True when the last lines returned are all plain: ``bytes``, not empty, no
-        #: ``\r`` (the connection's hot path then handles them without checks).
+        #: True when the last lines :meth:`feed` returned are all plain: ``bytes``, not
+        #: empty, no ``\r``.
         self.plain = False
 
     def feed(self, chunk: bytes | bytearray) -> list[bytes | OversizeLine]:
         """Add bytes; return the lines they complete."""
-        out: list[bytes | OversizeLine] = []
+        block = self.feed_block(chunk)
+        if block.__class__ is bytes:
+            lines = block.split(b"\n")
+            self.plain = b"" not in lines and b"\r" not in block
+            return lines  # type: ignore[return-value]
         self.plain = False
+        return block  # type: ignore[return-value]
+
+    def feed_block(self, chunk: bytes | bytearray) -> bytes | list[bytes | OversizeLine]:
+        """Add bytes; return the lines they complete: as one ``bytes``, the lines joined
+        by ``\\n``, when none is oversize (the common case: the connection's hot path
+        then finds runs of lines in it, and splits it only when it must), else as a
+        list, oversize lines as :class:`OversizeLine` (``[]``: no line completed)."""
+        out: list[bytes | OversizeLine] = []
         if self._skipping:
             nl = chunk.find(b"\n")
             if nl < 0:
@@ -59,32 +71,20 @@ class LineFramer:
                 self._start_skipping()
             return out
         # Only the new chunk is searched: a long line spanning many chunks costs O(n).
-        if self._buf:
-            self._buf += chunk[:last]
-            data = bytes(self._buf)
-        else:
-            data = bytes(chunk[:last])
+        # The partial line kept and this chunk's lines: copied once, into one bytes.
+        head = self._buf
+        data = b"".join((head, memoryview(chunk)[:last])) if head else bytes(chunk[:last])
         self._buf = bytearray(chunk[last + 1 :])
         limit = self._max
-        if not out and len(data) <= limit:
-            # Common case, no per-line Python work: no line can be oversize.
-            out = data.split(b"\n")  # type: ignore[assignment]
-            # Searches in C: an empty line (or "\r") needs the per-line path.
-            self.plain = (
-                bool(data)
-                and data[0] != 10  # b"\n"
-                and data[-1] != 10
-                and b"\n\n" not in data
-                and b"\r" not in data
-            )
-        else:
-            for line in data.split(b"\n"):
-                if len(line) > limit:
-                    out.append(OversizeLine(len(line), line[:HEAD_BYTES]))
-                else:
-                    out.append(line)
         if len(self._buf) > limit:
             self._start_skipping()
+        if not out and len(data) <= limit:
+            return data  # no line can be oversize
+        for line in data.split(b"\n"):
+            if len(line) > limit:
+                out.append(OversizeLine(len(line), line[:HEAD_BYTES]))
+            else:
+                out.append(line)
         return out
 
     def finish(self) -> list[bytes | OversizeLine]:

@@ -21,7 +21,7 @@ from typing import Any, SupportsIndex, overload
 from acp_lite.protocol import UNSET, TextContent, converter
 from acp_lite.protocol._chunk_lines import text_block
 
-__all__ = ["Blocks", "block_texts", "compact", "merge_text"]
+__all__ = ["Blocks", "block_texts", "compact", "merge_text", "text_parts"]
 
 _get = list.__getitem__
 _iter = list.__iter__
@@ -156,6 +156,15 @@ def block_texts(items: list[Any], start: int = 0) -> list[str]:
         elif b.__class__ is TextContent:
             out.append(b.text)
     return out
+
+
+def text_parts(items: list[Any], start: int = 0) -> list[str]:
+    """Texts whose join is that of :func:`block_texts`: one when every item is plain
+    text (held as its ``str``, the common case, joined in C), else those texts."""
+    try:
+        return ["".join(_get(items, slice(start, None)))]
+    except TypeError:  # some block is not plain text
+        return block_texts(items, start)
 
 
 def merge_text(items: Blocks, start: int) -> None:

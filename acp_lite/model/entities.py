@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from acp_lite.model.blocks import Blocks, block_texts, merge_text
+from acp_lite.model.blocks import Blocks, merge_text, text_parts
 from acp_lite.protocol import UNSET, Content, PlanItems, TextContent
 from acp_lite.protocol import Terminal as TerminalRef
 
@@ -91,7 +91,7 @@ def _limit(
     if len(items) <= (limit if bound is None else bound.at):
         return bound, merged
     if cache.n:
-        cache.read(items, block_texts)
+        cache.read(items, text_parts)
     before = len(items)
     merge_text(items, 0 if bound is None else bound.start)  # type: ignore[arg-type]
     n = len(items)
@@ -153,7 +153,7 @@ class MessageEntity(Entity):
     @property
     def text(self) -> str:
         """The text blocks of ``content`` joined (no separator)."""
-        return self._cache.read(self.content, block_texts)
+        return self._cache.read(self.content, text_parts)
 
     def _replace(self, blocks: list[Any] | None) -> None:
         self.content = Blocks(blocks) if blocks else Blocks()
@@ -165,6 +165,20 @@ class MessageEntity(Entity):
         self._bound, self.merged = _limit(
             self.content, limit, self._bound, self._cache, self.merged
         )
+
+    def _append_texts(self, texts: list[str], limit: int) -> None:
+        """Append plain text blocks (held as their texts), ``limit`` bounding the blocks,
+        as appending each and then limiting the blocks does: only the appends that
+        make the blocks outgrow their bound do anything more, so the run is cut there."""
+        content = self.content
+        done, n = 0, len(texts)
+        while done < n:
+            due = limit if self._bound is None else self._bound.at
+            take = min(n - done, max(1, due + 1 - len(content)))
+            list.extend(content, texts[done : done + take])
+            done += take
+            if len(content) > limit:
+                self._limit_blocks(limit)
 
 
 @attrs.define(eq=False)
@@ -340,7 +354,7 @@ class CompactionEntity(Entity):
     @property
     def text(self) -> str:
         """The text blocks of ``summary`` joined."""
-        return self._cache.read(self.summary, block_texts)
+        return self._cache.read(self.summary, text_parts)
 
     def _replace(self, blocks: list[Any] | None) -> None:
         self.summary = Blocks(blocks) if blocks else Blocks()

@@ -14,7 +14,10 @@ The log still holds the raw payload of every update, as bytes.
 A streamed chunk decoded by its stream's template (``protocol/_chunk_lines.py``) is
 kept smaller still: the template (shared by the whole stream) and the chunk's text
 (the ``str`` the message's content holds anyway). Its ``raw`` and ``update`` are
-rebuilt from those two exactly as decoding the line gives them.
+rebuilt from those two exactly as decoding the line gives them. A run of such
+chunks that arrived in one receive buffer is logged in one step
+(:meth:`EventLog.extend_chunks`), stamped with one time, as the transcript stamps
+the lines received together.
 """
 
 from __future__ import annotations
@@ -217,6 +220,33 @@ class EventLog(Sequence[Event]):
             self._sources[index] = source
         if self._max is not None and len(self._updates) >= 2 * self._max:
             self._trim()
+        return index
+
+    def extend_chunks(
+        self, template: Template, texts: list[str], time: float, replayed: bool
+    ) -> int:
+        """Log ``len(texts)`` chunk updates of ``template``'s stream (as :meth:`append`
+        logs each, all stamped ``time``); return the first one's index.
+
+        Trimmed at the very points :meth:`append` would trim (``max_events``)."""
+        index = self._base + len(self._updates)
+        n = len(texts)
+        flag = b"\x01" if replayed else b"\x00"
+        limit = self._max
+        done = 0
+        while done < n:
+            take = n - done
+            if limit is not None:
+                take = min(take, 2 * limit - len(self._updates))
+            part = texts if take == n else texts[done : done + take]
+            # The update column last: readers size the log by it.
+            self._raws.extend(part)
+            self._times.extend(array("d", (time,)) * take)  # in C
+            self._replayed.extend(flag * take)
+            self._updates.extend([template] * take)
+            done += take
+            if limit is not None and len(self._updates) >= 2 * limit:
+                self._trim()
         return index
 
     def source(self, index: int) -> str:

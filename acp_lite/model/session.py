@@ -166,6 +166,11 @@ class SessionModel(SessionReads):
             UnrecognizedStateUpdate: self._on_unrecognized_state,
             UnrecognizedSessionUpdate: self._on_unrecognized,
         }
+        # feed_chunks: the chunk classes a template stands for (protocol/_chunk_lines.py).
+        self._texts_handlers: dict[type, Callable[[str, list[str], int], None]] = {
+            AgentMessageChunk: store.chunk_texts_handler("agent_message", MessageEntity),
+            AgentThoughtChunk: store.chunk_texts_handler("agent_thought", MessageEntity),
+        }
 
     # ------------------------------------------------------------------ feeding
 
@@ -224,6 +229,21 @@ class SessionModel(SessionReads):
             handler = self._find_handler(update)
         handler(update, index)
         return index
+
+    def feed_chunks(self, template: Template, texts: list[str], replayed: bool = False) -> bool:
+        """Apply ``len(texts)`` chunk updates of ``template``'s stream, each carrying one
+        plain text block (``texts``), as :meth:`feed` applies each with the template as
+        ``raw``, all stamped with one time. ``False`` (nothing applied): feed them one
+        by one (a stream of another session, or of a chunk class no template has).
+
+        The connection's hot path for a run of streamed chunk lines."""
+        on_texts = self._texts_handlers.get(template.cls)
+        if on_texts is None or template.session_id != self.session_id or not texts:
+            return False
+        index = self._log.extend_chunks(template, texts, monotonic(), replayed)
+        self._store.replaying = replayed
+        on_texts(template.message_id, texts, index)
+        return True
 
     def _find_handler(self, update: Any) -> Callable[[Any, int], None]:
         for cls, handler in self._handlers.items():

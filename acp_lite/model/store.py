@@ -156,6 +156,30 @@ class EntityStore:
 
         return on_chunk
 
+    def chunk_texts_handler(
+        self, kind: str, cls: type[MessageEntity]
+    ) -> Callable[[str, list[str], int], None]:
+        """What :meth:`chunk_handler`'s handler does for a run of chunks of one message,
+        each one plain text block, given as their texts (the message id, the texts,
+        the first one's event index)."""
+        entities: dict[str, MessageEntity] = self.kinds[kind]
+        create = self.create
+        extend = list.extend
+        limit = self.max_blocks
+
+        def on_texts(message_id: str, texts: list[str], index: int) -> None:
+            ent = entities.get(message_id)
+            if ent is None:
+                ent = create(kind, message_id, cls, index)
+            ent.last_event_index = index + len(texts) - 1
+            if limit is None:
+                # What Blocks.append holds for each plain text block: its text.
+                extend(ent.content, texts)
+            else:
+                ent._append_texts(texts, limit)
+
+        return on_texts
+
     def _bounded_chunk_handler(
         self, kind: str, cls: type[MessageEntity], limit: int
     ) -> Callable[[Any, int], None]:

@@ -23,14 +23,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from itertools import compress, repeat
 from json.decoder import scanstring  # type: ignore[attr-defined]
+from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
 from acp_lite.protocol import _generated as g
 from acp_lite.protocol._runtime import NO_EXTRA
 from acp_lite.protocol._unset import UNSET
 
-__all__ = ["ChunkLines", "Template", "text_block", "text_chunk"]
+__all__ = ["ChunkLines", "Template", "run_texts", "text_block", "text_chunk"]
 
 _new: Any = object.__new__
 
@@ -69,6 +71,9 @@ CHUNK_CLASSES: Final[dict[str, type[Any]]] = {
 _PLAIN: Final = re.compile(rb'[\x00-\x1f"\\]').search
 """Finds what a plain JSON string body cannot hold (then the escapes are decoded)."""
 
+_PLAIN_TEXT: Final = re.compile(r'[\x00-\x1f"\\]').search
+"""The same, in a decoded text."""
+
 PROBE: Final = "acp-lite-probe"
 """The marker text a template is verified with."""
 
@@ -89,6 +94,7 @@ class Template(NamedTuple):
     tag: str
     raw: dict[str, Any]  # the params dict of the learned line (private copy)
     cls: type[Any]  # the update's class
+    sep: bytes  # suffix + b"\n" + prefix: where one line of the stream ends and the next starts
 
     def build(self, text: str) -> Any:
         """The update a line of this stream carrying ``text`` decodes to (as
@@ -210,6 +216,64 @@ class ChunkLines:
             key[2],
             _copy_raw(raw),
             CHUNK_CLASSES[key[2]],
+            suffix + b"\n" + prefix,
         )
         if verify(prefix + PROBE.encode() + suffix, t):
             self.templates = [t, *self.templates[: _KEEP - 1]]
+
+
+def run_texts(data: bytes, t: Template) -> tuple[list[str], list[tuple[int, bytes]], int] | None:
+    """The texts of the lines of ``t``'s stream that ``data`` starts with, those of
+    them written with escapes (their index and line), and where the rest of ``data``
+    starts; ``None``: take the lines one by one.
+
+    ``data`` is whole lines joined by ``\\n``. The run is the lines up to the last
+    place where a line of the stream ends and the next one starts (``t.sep``), or all
+    of them when ``data`` ends like a line of the stream. It is checked and cut in C,
+    without a Python step per line: joining the lines' bodies (each line less its
+    template's prefix and suffix) with ``t.sep`` gives back the run less its first
+    prefix and last suffix only when every line is ``prefix + body + suffix``. Each
+    body must then be what :meth:`ChunkLines.decode` accepts, for the same reasons: a
+    plain one (no quote, backslash or control character) is the text as is; one with
+    escapes must end exactly at the suffix when the stdlib's string scanner decodes
+    it. The rest (from the returned offset; ``len(data) + 1`` when nothing is left)
+    are whole lines, the first of them possibly of the stream too.
+    """
+    prefix, suffix = t.prefix, t.suffix
+    if not data.startswith(prefix):
+        return None
+    if data.endswith(suffix):
+        run, rest = data, len(data) + 1
+    else:
+        end = data.rfind(t.sep)
+        if end < 0:
+            return None
+        rest = end + len(suffix) + 1
+        run = data[: rest - 1]
+    if len(run) < t.start - t.end:  # its prefix and suffix would overlap
+        return None
+    lines = run.split(b"\n")
+    bodies = list(map(itemgetter(slice(t.start, t.end)), lines))
+    if t.sep.join(bodies) != run[t.start : t.end]:
+        return None  # a line of the run is not of the stream
+    # One buffer for all bodies (they hold no newline: the lines were cut at them).
+    try:
+        texts = b"\n".join(bodies).decode().split("\n")
+    except UnicodeDecodeError:  # the full path says
+        return None
+    if _PLAIN_TEXT("".join(texts)) is None:
+        return texts, [], rest  # the common case: every text written as is
+    # Some bodies have escapes (or are not JSON strings): each is scanned as
+    # ChunkLines.decode scans one, all in C (maps, no Python step per line).
+    odd = list(compress(range(len(texts)), map(_PLAIN_TEXT, texts)))
+    tokens = list(map(str.__add__, map(texts.__getitem__, odd), repeat('"')))
+    try:
+        scanned = list(map(scanstring, tokens, repeat(0), repeat(True)))
+    except ValueError:  # a bad escape or a control character: the full path says
+        return None
+    if list(map(itemgetter(1), scanned)) != list(map(len, tokens)):
+        return None  # a string that ends before its suffix (a stray quote)
+    for i, (text, _) in zip(odd, scanned, strict=True):
+        texts[i] = text
+    escaped = list(zip(odd, map(lines.__getitem__, odd), strict=True))
+    return texts, escaped, rest

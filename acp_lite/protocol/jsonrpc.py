@@ -287,6 +287,10 @@ def decode_line(line: bytes | str) -> Message | list[Message]:
 _CHUNK_LINES: Final = ChunkLines()
 _UPDATE: Final = "session/update"
 
+CHUNK_LINES: Final = _CHUNK_LINES
+"""The chunk templates :func:`decode_line` learned (the connection's hot path finds
+runs of the most recent one's lines, ``protocol/_chunk_lines.py``)."""
+
 decode_chunk_line: Final = _CHUNK_LINES.decode
 """``(session id, update, template, verbatim)`` of a ``session/update`` line that fits
 a chunk template (see :func:`decode_line`), else ``None``: the objects ``decode_line`` puts in

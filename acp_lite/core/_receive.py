@@ -1,0 +1,225 @@
+"""Bytes in: framing, the transcript, decoding and the hot path of streamed chunks.
+
+A mixin of :class:`~acp_lite.core.connection.ClientConnection` (split out for
+size). What the agent wrote is cut into lines (:class:`~acp_lite.core.framing.LineFramer`),
+recorded in the transcript, decoded and routed, in receive order.
+
+The hot path: a run of lines of one chunk stream (``protocol/_chunk_lines.py``),
+the common case of a streamed message, is found in the receive buffer without a
+Python step per line (:func:`~acp_lite.protocol._chunk_lines.run_texts`) and
+applied to its session's model in one step (``SessionModel.feed_chunks``), with
+the same result as handling each line alone: the same model, event log and
+transcript (``tests/core/test_chunk_runs.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from acp_lite.core.framing import LineFramer, OversizeLine
+from acp_lite.errors import ProtocolError
+from acp_lite.protocol import Notification, decode_line
+from acp_lite.protocol._chunk_lines import Template, run_texts
+from acp_lite.protocol.jsonrpc import CHUNK_LINES, decode_chunk_line
+from acp_lite.transcript import LineShape, Transcript
+
+if TYPE_CHECKING:
+    from acp_lite.core.findings import FindingsLog
+    from acp_lite.core.records import SessionState
+    from acp_lite.core.v1 import V1Translator
+    from acp_lite.limits import Limits
+
+__all__ = ["LineReceiver"]
+
+logger = logging.getLogger("acp_lite.connection")
+
+_COMPACT_AFTER: Final = 8
+"""Lines of a chunk stream kept as bytes before the rest are kept compactly (its
+template and each text): the template, ~1.2 KB, then references are held for as
+long as those lines are, so a stream of a few chunks keeps its bytes instead."""
+
+_UPDATE: Final = "session/update"
+
+
+class LineReceiver:
+    """What :meth:`receive_data` does with the agent's bytes (see the module doc)."""
+
+    if TYPE_CHECKING:
+        limits: Limits
+        transcript: Transcript
+        findings: FindingsLog | None
+        sessions: dict[str, SessionState]
+        update_events: bool
+        _v1: V1Translator | None
+        _framer: LineFramer
+        _hot: tuple[Template | None, int]
+        _keep_raw: bool
+        _changed: list[SessionState]
+        _route_update: Callable[..., None]
+        _dispatch: Callable[[Any], None]
+        _on_update: Callable[..., None]
+        _foreign_line: Callable[[bytes], None]
+        log_event: Callable[..., None]
+        stderr_tail: Callable[[], list[str]]
+
+    def receive_data(self, data: bytes) -> None:
+        """Feed bytes the agent wrote; ``b""`` means its output ended."""
+        if not data:
+            self._receive_lines(self._framer.finish())
+            return
+        block = self._framer.feed_block(data)
+        if block.__class__ is not bytes:
+            if block:
+                self._receive_lines(cast("list[bytes | OversizeLine]", block))
+            return
+        data = block
+        hot, hits = self._hot
+        newest = CHUNK_LINES.templates[:1]
+        if (
+            hits >= _COMPACT_AFTER
+            and hot is not None
+            and self._v1 is None
+            and self.findings is None
+            and not self.update_events
+            and self._keep_raw
+            and newest
+            and newest[0] is hot  # in use order, as ChunkLines.decode keeps them
+        ):
+            # A run of the hot stream's lines first (the module doc).
+            run = run_texts(data, hot)
+            if run is not None and self._receive_run(hot, run[0], run[1]):
+                self._hot = (hot, hits + len(run[0]))
+                if run[2] > len(data):
+                    return
+                data = data[run[2] :]
+        lines = data.split(b"\n")
+        if b"" in lines or b"\r" in lines:
+            # Empty lines (a CRLF's too) are skipped, as _receive_lines skips them.
+            lines = [x for x in lines if x and x != b"\r"]
+        self._receive_plain(lines)
+
+    def _receive_run(self, t: Template, texts: list[str], escaped: list[tuple[int, bytes]]) -> bool:
+        """Apply a run of lines of ``t``'s stream carrying ``texts`` (``escaped``: the
+        index and line of those not written verbatim), as :meth:`_receive_plain`
+        would; ``False``: nothing done."""
+        state = self.sessions.get(t.session_id)
+        if state is None:
+            return False
+        try:
+            if not state.model.feed_chunks(t, texts, state.replaying):
+                return False
+        except Exception as exc:  # never let a run kill the connection
+            first = dict(escaped).get(0) or t.prefix + texts[0].encode() + t.suffix
+            self._line_failed(first, exc)
+        # As kept for each line of a stream past _COMPACT_AFTER: its text and its
+        # template, or the line itself when its text has escapes.
+        kept: list[bytes | str] = texts  # type: ignore[assignment]
+        shapes: list[LineShape | None] = [t] * len(texts)
+        if escaped:
+            kept = kept.copy()
+            for i, line in escaped:
+                kept[i] = line
+                shapes[i] = None
+        self.transcript.record_many("recv", kept, shapes)
+        if not state.changed:
+            state.changed = True
+            self._changed.append(state)
+        return True
+
+    def _receive_plain(self, lines: list[bytes]) -> None:
+        # Non-empty lines, none oversize; one transcript call for all of them, made once
+        # they are handled: a streamed chunk's line whose text is written verbatim is
+        # then kept as that text and its stream's template (transcript.py).
+        transcript = self.transcript
+        decode = decode_line if self._v1 is None else self._v1.decode  # v1 hook
+        # A streamed chunk's line like the previous ones: its session id and typed
+        # update straight away (no envelope objects; protocol/_chunk_lines.py).
+        chunk = decode_chunk_line if self._v1 is None else None
+        route = self._route_update
+        findings = self.findings
+        at = transcript.dropped + len(transcript)  # the first line's index
+        # The fresh list: a verbatim chunk's line is replaced by its text.
+        kept: list[bytes | str] = lines  # type: ignore[assignment]
+        shapes: list[LineShape | None] | None = None
+        k = -1
+        hot, hits = self._hot
+        try:
+            for line in lines:
+                k += 1
+                if findings is not None:
+                    findings.at = at
+                    at += 1
+                try:
+                    if chunk is not None:
+                        hit = chunk(line)
+                        if hit is not None:
+                            t = hit[2]
+                            if t is hot:
+                                hits += 1
+                            else:
+                                hot, hits = t, 1
+                            if hits <= _COMPACT_AFTER:
+                                route(hit[0], hit[1], line, None)
+                                continue
+                            if hit[3]:
+                                if shapes is None:
+                                    shapes = [None] * len(kept)
+                                kept[k] = hit[1].content.text
+                                shapes[k] = t
+                            route(hit[0], hit[1], line, None, t)
+                            continue
+                    msg = decode(line)
+                    if msg.__class__ is Notification and msg.method == _UPDATE:
+                        params = msg.params
+                        route(params.session_id, params.update, line, msg)
+                    else:
+                        self._dispatch(msg)
+                except Exception as exc:  # never let one line kill the connection
+                    self._line_failed(line, exc)
+        finally:
+            self._hot = (hot, hits)
+            transcript.record_many("recv", kept, shapes)
+
+    def _receive_lines(self, lines: list[bytes | OversizeLine]) -> None:
+        # Lines with an oversize or empty one among them, one by one.
+        for line in lines:
+            if line.__class__ is OversizeLine:
+                self._on_oversize(line)
+                continue
+            data = cast("bytes", line)
+            if not data or data == b"\r":
+                continue
+            self._record_received(data)
+            try:
+                msg = decode_line(data) if self._v1 is None else self._v1.decode(data)  # v1 hook
+                if msg.__class__ is Notification and msg.method == _UPDATE:
+                    self._on_update(msg, data)
+                else:
+                    self._dispatch(msg)
+            except Exception as exc:  # never let one line kill the connection
+                self._line_failed(data, exc)
+
+    def _line_failed(self, line: bytes, exc: Exception) -> None:
+        """Handling ``line`` raised ``exc`` (a bug, or input nothing foresaw): log it
+        with its traceback, record it, and go on with the next line."""
+        logger.error("error while handling a line from the agent", exc_info=exc)
+        self.log_event("protocol_error", data=line, error=exc)
+        self._foreign_line(line)
+
+    def _on_oversize(self, line: OversizeLine) -> None:
+        # Recorded in the transcript as what we saw: the head, marked as truncated.
+        self._record_received(line.head + b"...<truncated>")
+        err = ProtocolError(
+            f"line of {line.size} bytes exceeds Limits.max_line_bytes="
+            f"{self.limits.max_line_bytes}; skipped",
+            stderr_tail=self.stderr_tail(),
+        )
+        self.log_event("oversize_line", data=line, error=err)
+
+    def _record_received(self, line: bytes) -> None:
+        transcript = self.transcript
+        transcript.record("recv", line)
+        if self.findings is not None:
+            self.findings.at = transcript.dropped + len(transcript) - 1
