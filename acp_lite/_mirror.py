@@ -35,7 +35,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
-__all__ = ["Facade", "blocking", "mirrored_async"]
+__all__ = ["DirectRunner", "Facade", "blocking", "mirrored_async"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -43,6 +43,14 @@ R = TypeVar("R")
 T_co = TypeVar("T_co", covariant=True)
 
 _MISSING: Any = object()
+
+
+class DirectRunner(Protocol):
+    """Runs a request coroutine in the calling thread (``acp_lite._portal.Portal``)."""
+
+    def call_direct(
+        self, coroutine: Callable[[], Coroutine[Any, Any, T]], *, fallback: Callable[[], T]
+    ) -> T: ...
 
 
 class Facade:
@@ -66,6 +74,11 @@ class Facade:
         """
         raise NotImplementedError
 
+    def _direct_runner(self) -> DirectRunner | None:
+        """What runs ``blocking(..., direct=True)`` twins in the calling thread (the
+        portal); ``None``: they cross like the others."""
+        return None
+
     def _call_direct(
         self,
         coroutine: Callable[[], Coroutine[Any, Any, T]],
@@ -73,9 +86,12 @@ class Facade:
         *,
         timeout: float | None = None,
     ) -> T:
-        """Run ``coroutine()`` in the calling thread if the trio thread is parked
-        (``blocking(..., direct=True)``), else as :meth:`_call` runs ``afn``."""
-        return self._call(afn, timeout=timeout)
+        """Run ``coroutine()`` in the calling thread if the trio thread is parked,
+        else as :meth:`_call` runs ``afn``."""
+        runner = self._direct_runner()
+        if runner is None:
+            return self._call(afn, timeout=timeout)
+        return runner.call_direct(coroutine, fallback=lambda: self._call(afn, timeout=timeout))
 
     def _view(self, value: Any) -> Any:
         """The blocking view of an async result (identity unless overridden)."""

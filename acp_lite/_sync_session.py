@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
-from acp_lite._mirror import Facade, blocking
+from acp_lite._mirror import DirectRunner, Facade, blocking
 from acp_lite._portal import ClientClosed
 from acp_lite.aio import AsyncSession
 from acp_lite.errors import Timeout
@@ -75,14 +75,8 @@ class Session(Facade):
     ) -> T:
         return self._client._call(afn, *args, timeout=timeout)
 
-    def _call_direct(
-        self,
-        coroutine: Callable[[], Coroutine[Any, Any, T]],
-        afn: Callable[[], Awaitable[T]],
-        *,
-        timeout: float | None = None,
-    ) -> T:
-        return self._client._call_direct(coroutine, afn, timeout=timeout)
+    def _direct_runner(self) -> DirectRunner:
+        return self._client._direct_runner()
 
     def _view(self, value: Any) -> Any:
         return self._client._view(value)

@@ -36,7 +36,6 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Coroutine,
     Iterable,
     Mapping,
     Sequence,
@@ -273,16 +272,8 @@ class Client(Facade):
         budget = self._limits.default_timeout if timeout is None else timeout
         return self._portal.call(afn, *args, timeout=budget + BACKSTOP)
 
-    def _call_direct(
-        self,
-        coroutine: Callable[[], Coroutine[Any, Any, T]],
-        afn: Callable[[], Awaitable[T]],
-        *,
-        timeout: float | None = None,
-    ) -> T:
-        return self._portal.call_direct(
-            coroutine, fallback=lambda: self._call(afn, timeout=timeout)
-        )
+    def _direct_runner(self) -> Portal:
+        return self._portal
 
     def _view(self, value: Any) -> Any:
         # Results of mirrored methods: sessions come back as their blocking Session.

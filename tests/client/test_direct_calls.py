@@ -74,6 +74,24 @@ def no_portal_crossing(client: acp_lite.Client) -> Iterator[list[str]]:
         del portal.call
 
 
+@contextmanager
+def crossings(client: acp_lite.Client) -> Iterator[list[object]]:
+    """Record every function posted to the client's trio thread during the block."""
+    portal = client._portal
+    posted: list[object] = []
+    post = portal._post
+
+    def counting_post(*args: Any) -> None:
+        posted.append(args[1])
+        post(*args)
+
+    portal._post = counting_post  # type: ignore[method-assign,assignment]
+    try:
+        yield posted
+    finally:
+        del portal._post
+
+
 def stderr_has(client: acp_lite.Client, text: str) -> bool:
     return any(text in line for line in client.stderr_tail())
 
@@ -93,21 +111,9 @@ def client() -> Iterator[acp_lite.Client]:
 def test_a_request_is_written_and_answered_without_a_task_on_the_trio_thread(
     client: acp_lite.Client,
 ) -> None:
-    portal = client._portal
-    posted: list[object] = []
-    post = portal._post
-
-    def counting_post(*args: Any) -> None:
-        posted.append(args[1])
-        post(*args)
-
-    portal._post = counting_post  # type: ignore[method-assign,assignment]
-    try:
-        with no_portal_crossing(client) as taken:
-            for i in range(20):
-                assert client.request("_t/echo", {"i": i}) == {"echo": {"i": i}}
-    finally:
-        del portal._post
+    with crossings(client) as posted, no_portal_crossing(client) as taken:
+        for i in range(20):
+            assert client.request("_t/echo", {"i": i}) == {"echo": {"i": i}}
     assert taken == []
     assert posted == []  # not one crossing into the trio thread: the caller wrote
     # Each request went out once, in order, on the wire.
@@ -332,21 +338,10 @@ def test_reads_of_the_model_run_here_without_crossing() -> None:
     with connect_in_memory(InProcessAgent("echo"), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
         session.run("hello")
-        portal = client._portal
-        posted: list[object] = []
-        post = portal._post
-
-        def counting_post(*args: Any) -> None:
-            posted.append(args[1])
-            post(*args)
-
-        portal._post = counting_post  # type: ignore[method-assign,assignment]
-        try:
+        with crossings(client) as posted:
             assert session.text() == "hello"
             assert client.sessions == {session.id: session}
             assert client.session(session.id) is session
-        finally:
-            del portal._post
         assert posted == []
     assert session.text() == "hello"  # closed: read directly
 
