@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import _thread
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from procs import child_processes
@@ -96,3 +99,42 @@ def no_leaks() -> Iterator[None]:
         return [c for c in child_processes() if c not in children]
 
     assert wait_for(lambda: not new_children(), 5.0), new_children()
+
+
+@contextlib.contextmanager
+def crossings(client: Any) -> Iterator[list[object]]:
+    """Record every function posted to the client's trio thread during the block."""
+    portal = client._portal
+    posted: list[object] = []
+    post = portal._post
+
+    def counting_post(*args: Any) -> None:
+        posted.append(args[1])
+        post(*args)
+
+    portal._post = counting_post
+    try:
+        yield posted
+    finally:
+        del portal._post
+
+
+@contextlib.contextmanager
+def ctrl_c_once(ready: Callable[[], bool]) -> Iterator[list[float]]:
+    """Expect the block to end with the Ctrl-C sent once ``ready()`` (polled, 10 s at
+    most) from another thread; yields the list that gets the Ctrl-C's time."""
+    stamps: list[float] = []
+
+    def interrupt() -> None:
+        if wait_for(ready, 10):
+            stamps.append(time.monotonic())
+            _thread.interrupt_main()
+
+    thread = threading.Thread(target=interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            thread.start()
+            yield stamps
+        finally:
+            thread.join()  # a late Ctrl-C lands here, still inside pytest.raises
+    assert stamps, "never ready to be interrupted"

@@ -22,7 +22,7 @@ import acp_lite.client as blocking
 from acp_lite import _sync_session, connect_in_memory
 from acp_lite.testing import InProcessAgent, agent_command
 
-from .conftest import FAST, portal_threads, process_gone, wait_for
+from .conftest import FAST, crossings, portal_threads, process_gone, wait_for
 
 N = 2000
 
@@ -334,19 +334,8 @@ def test_exit_while_a_close_runs_in_a_daemon_thread_still_stops_the_agent() -> N
 def test_one_thread_hop_per_call_not_per_notification() -> None:
     with connect_in_memory(InProcessAgent("flood", count=N), limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
-        portal = client._portal
-        posts: list[object] = []
-        post = portal._post
-
-        def counting_post(*args: Any) -> None:
-            posts.append(args[1])
-            post(*args)
-
-        portal._post = counting_post  # type: ignore[method-assign,assignment]
-        try:
+        with crossings(client) as posts:
             turn = session.run("go")
-        finally:
-            del portal._post
         assert _chunks(turn) == N
         assert len(posts) == 1  # the run itself: none for the N notifications
 

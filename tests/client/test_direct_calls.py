@@ -11,7 +11,6 @@ finished trio thread falls back or fails cleanly.
 
 from __future__ import annotations
 
-import _thread
 import sys
 import threading
 import time
@@ -29,7 +28,7 @@ from acp_lite._portal import Portal
 from acp_lite.errors import AgentExited, ClientClosed, Timeout
 from acp_lite.testing import InProcessAgent
 
-from .conftest import FAST, wait_for
+from .conftest import FAST, crossings, ctrl_c_once, wait_for
 from .test_methods_sync import _sent, connected, owner
 
 # A stdlib agent: answers initialize and echoes ``_t/echo``; ``_t/never`` is never
@@ -72,24 +71,6 @@ def no_portal_crossing(client: acp_lite.Client) -> Iterator[list[str]]:
         yield taken
     finally:
         del portal.call
-
-
-@contextmanager
-def crossings(client: acp_lite.Client) -> Iterator[list[object]]:
-    """Record every function posted to the client's trio thread during the block."""
-    portal = client._portal
-    posted: list[object] = []
-    post = portal._post
-
-    def counting_post(*args: Any) -> None:
-        posted.append(args[1])
-        post(*args)
-
-    portal._post = counting_post  # type: ignore[method-assign,assignment]
-    try:
-        yield posted
-    finally:
-        del portal._post
 
 
 def stderr_has(client: acp_lite.Client, text: str) -> bool:
@@ -140,22 +121,12 @@ def test_a_timeout_withdraws_the_request_and_the_client_goes_on(
 def test_ctrl_c_withdraws_the_request_and_reraises(client: acp_lite.Client) -> None:
     before = len(sent(client))
     asked = sum("got _t/never" in line for line in client.stderr_tail())
-    stamps: list[float] = []
 
-    def interrupt() -> None:  # once the agent has read this test's request
-        news = lambda: sum("got _t/never" in line for line in client.stderr_tail()) > asked  # noqa: E731
-        if wait_for(news, 10):
-            stamps.append(time.monotonic())
-            _thread.interrupt_main()
+    def read_by_the_agent() -> bool:  # this test's request, not an earlier one
+        return sum("got _t/never" in line for line in client.stderr_tail()) > asked
 
-    thread = threading.Thread(target=interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        try:
-            thread.start()
-            client.request("_t/never", timeout=30)
-        finally:
-            thread.join()
-    assert stamps
+    with ctrl_c_once(read_by_the_agent) as stamps:
+        client.request("_t/never", timeout=30)
     assert time.monotonic() - stamps[0] < 5
     out = sent(client)[before:]
     never = next(m for m in out if m.get("method") == "_t/never")
@@ -407,18 +378,8 @@ def test_a_held_prompt_is_withdrawn_by_its_timeout_and_by_ctrl_c() -> None:
             with pytest.raises(Timeout, match="session/prompt"):
                 session.prompt("held", timeout=0.05)
             prompts = len(sent(client, "session/prompt"))
-
-            def interrupt() -> None:
-                if wait_for(lambda: len(sent(client, "session/prompt")) > prompts, 10):
-                    _thread.interrupt_main()
-
-            thread = threading.Thread(target=interrupt)
-            with pytest.raises(KeyboardInterrupt):
-                try:
-                    thread.start()
-                    session.prompt("held again", timeout=30)
-                finally:
-                    thread.join()
+            with ctrl_c_once(lambda: len(sent(client, "session/prompt")) > prompts):
+                session.prompt("held again", timeout=30)
         assert taken == []
         held = session.model.submissions[1:]
         assert len(held) == 2
