@@ -120,21 +120,27 @@ def crossings(client: Any) -> Iterator[list[object]]:
 
 
 @contextlib.contextmanager
-def ctrl_c_once(ready: Callable[[], bool]) -> Iterator[list[float]]:
-    """Expect the block to end with the Ctrl-C sent once ``ready()`` (polled, 10 s at
-    most) from another thread; yields the list that gets the Ctrl-C's time."""
+def ctrl_c_when(ready: Callable[[], bool]) -> Iterator[list[float]]:
+    """Expect the block to be ended by a Ctrl-C sent once ``ready()`` (polled, 15 s
+    at most) in another thread; yields a list that receives the Ctrl-C's time.
+
+    Fails if the block ends on its own; the Ctrl-C never lands outside the block.
+    """
     stamps: list[float] = []
 
     def interrupt() -> None:
-        if wait_for(ready, 10):
+        if wait_for(ready, 15):
             stamps.append(time.monotonic())
             _thread.interrupt_main()
 
     thread = threading.Thread(target=interrupt)
+    returned = False
     with pytest.raises(KeyboardInterrupt):
         try:
             thread.start()
             yield stamps
+            returned = True
         finally:
             thread.join()  # a late Ctrl-C lands here, still inside pytest.raises
     assert stamps, "never ready to be interrupted"
+    assert not returned, "the call ended before the Ctrl-C"

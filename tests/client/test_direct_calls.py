@@ -28,7 +28,7 @@ from acp_lite._portal import Portal
 from acp_lite.errors import AgentExited, ClientClosed, Timeout
 from acp_lite.testing import InProcessAgent
 
-from .conftest import FAST, crossings, ctrl_c_once, wait_for
+from .conftest import FAST, crossings, ctrl_c_when, wait_for
 from .test_methods_sync import _sent, connected, owner
 
 # A stdlib agent: answers initialize and echoes ``_t/echo``; ``_t/never`` is never
@@ -125,7 +125,7 @@ def test_ctrl_c_withdraws_the_request_and_reraises(client: acp_lite.Client) -> N
     def read_by_the_agent() -> bool:  # this test's request, not an earlier one
         return sum("got _t/never" in line for line in client.stderr_tail()) > asked
 
-    with ctrl_c_once(read_by_the_agent) as stamps:
+    with ctrl_c_when(read_by_the_agent) as stamps:
         client.request("_t/never", timeout=30)
     assert time.monotonic() - stamps[0] < 5
     out = sent(client)[before:]
@@ -378,7 +378,7 @@ def test_a_held_prompt_is_withdrawn_by_its_timeout_and_by_ctrl_c() -> None:
             with pytest.raises(Timeout, match="session/prompt"):
                 session.prompt("held", timeout=0.05)
             prompts = len(sent(client, "session/prompt"))
-            with ctrl_c_once(lambda: len(sent(client, "session/prompt")) > prompts):
+            with ctrl_c_when(lambda: len(sent(client, "session/prompt")) > prompts):
                 session.prompt("held again", timeout=30)
         assert taken == []
         held = session.model.submissions[1:]

@@ -7,8 +7,6 @@ this process: nothing here is about the agent being a process).
 
 from __future__ import annotations
 
-import _thread
-import contextlib
 import inspect
 import threading
 import time
@@ -27,7 +25,7 @@ from acp_lite.errors import Timeout
 from acp_lite.model.submissions import Submission
 from acp_lite.testing import InProcessAgent
 
-from .conftest import FAST, wait_for
+from .conftest import FAST, ctrl_c_when, wait_for
 
 T = TypeVar("T")
 
@@ -133,33 +131,6 @@ def portal() -> Iterator[Portal]:
         yield p
     finally:
         p.close(5.0)
-
-
-@contextlib.contextmanager
-def ctrl_c_when(ready: Callable[[], bool]) -> Iterator[list[float]]:
-    """Expect the block to be ended by a Ctrl-C sent once ``ready()`` (polled, 15 s
-    at most) in another thread; yields a list that receives the Ctrl-C's time.
-
-    Fails if the block ends on its own; the Ctrl-C never lands after the block.
-    """
-    stamps: list[float] = []
-
-    def interrupt() -> None:
-        if wait_for(ready, 15):
-            stamps.append(time.monotonic())
-            _thread.interrupt_main()
-
-    thread = threading.Thread(target=interrupt)
-    thread.start()
-    returned = False
-    with pytest.raises(KeyboardInterrupt):
-        try:
-            yield stamps
-            returned = True
-        finally:
-            thread.join()  # a late Ctrl-C lands here, still inside pytest.raises
-    assert stamps, "never ready to be interrupted"
-    assert not returned, "the call ended before the Ctrl-C"
 
 
 # --------------------------------------------------------------------- the helper
