@@ -89,28 +89,56 @@ class _Lines:
             self.entries.append((direction, time.monotonic() - self.t0, line.rstrip(b"\r\n")))
 
 
-def _pump(
-    source: IO[bytes],
-    target: IO[bytes],
-    lines: _Lines,
-    direction: str,
-    ended: threading.Event | None = None,
-) -> None:
+def _pump(source: IO[bytes], target: IO[bytes], lines: _Lines) -> None:
+    """Pass the agent's lines on to the client, recording each, until either ends."""
     try:
         for line in iter(source.readline, b""):
-            lines.add(direction, line)
+            lines.add("recv", line)
             target.write(line if line.endswith(b"\n") else line + b"\n")
             target.flush()
     except (BrokenPipeError, OSError, ValueError):
         pass  # the other side is gone: the connection ended
+
+
+def _pump_client(source: int, target: IO[bytes], lines: _Lines, ended: threading.Event) -> None:
+    """Pass the client's lines on to the agent, recording each, on file descriptors.
+
+    This thread is a daemon that may still be blocked reading when the process
+    exits. Blocked in ``sys.stdin.buffer.readline()`` it would hold that buffer's
+    lock, and the interpreter's shutdown then aborts ("could not acquire lock for
+    <stdin> at interpreter shutdown"); blocked in ``os.read`` it holds nothing.
+    """
+    pending = bytearray()
+    out = target.fileno()
+    try:
+        while data := os.read(source, 65536):
+            start = len(pending)
+            pending += data
+            end = pending.rfind(b"\n", start)
+            if end < 0:
+                continue
+            chunk = bytes(pending[: end + 1])
+            del pending[: end + 1]
+            for line in chunk.split(b"\n")[:-1]:
+                lines.add("send", line)
+            _write_all(out, chunk)
+        if pending:  # an unterminated last line, passed on terminated
+            lines.add("send", bytes(pending))
+            _write_all(out, bytes(pending) + b"\n")
+    except OSError:
+        pass  # the other side is gone: the connection ended
     finally:
-        if ended is not None:
-            # Before the agent's input is closed: its exit, which that close causes,
-            # must not look like the agent ending the connection on its own.
-            ended.set()
-        if direction == "send":
-            with contextlib.suppress(OSError):
-                target.close()  # end of input for the agent
+        # Before the agent's input is closed: its exit, which that close causes,
+        # must not look like the agent ending the connection on its own.
+        ended.set()
+        with contextlib.suppress(OSError):
+            target.close()  # end of input for the agent
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def record(target: str, argv: Sequence[str], err: TextIO) -> int:
@@ -129,15 +157,13 @@ def record(target: str, argv: Sequence[str], err: TextIO) -> int:
     lines = _Lines()
     client_ended = threading.Event()
     to_agent = threading.Thread(
-        target=_pump,
-        args=(sys.stdin.buffer, proc.stdin, lines, "send", client_ended),
-        daemon=True,
+        target=_pump_client, args=(sys.stdin.fileno(), proc.stdin, lines, client_ended), daemon=True
     )
     previous = {sig: signal.signal(sig, _raise_stopped) for sig in (signal.SIGTERM, signal.SIGHUP)}
     stopped: int | None = None
     try:
         to_agent.start()
-        _pump(proc.stdout, sys.stdout.buffer, lines, "recv")  # until the agent's output ends
+        _pump(proc.stdout, sys.stdout.buffer, lines)  # until the agent's output ends
         # The client's input had not ended: the agent ended the connection. (Not
         # ``to_agent.is_alive()``: that thread may still be finishing after closing
         # the agent's input, which is what made the agent stop.)

@@ -122,18 +122,28 @@ def test_the_clients_end_is_noted_before_the_agents_input_closes() -> None:
     import io
     import threading
 
-    from acp_lite._cli_record import _Lines, _pump
+    from acp_lite._cli_record import _Lines, _pump_client
 
     ended = threading.Event()
     seen_at_close: list[bool] = []
 
-    class AgentInput(io.BytesIO):
+    class AgentInput(io.FileIO):
         def close(self) -> None:
-            seen_at_close.append(ended.is_set())
+            if not self.closed:
+                seen_at_close.append(ended.is_set())
             super().close()
 
+    client_out, client_in = os.pipe()
+    os.write(client_in, b'{"a": 1}\n{"b": 2}')  # the last line unterminated
+    os.close(client_in)
+    agent_out, agent_in = os.pipe()
     lines = _Lines()
-    _pump(io.BytesIO(b'{"a": 1}\n{"b": 2}'), AgentInput(), lines, "send", ended)
+    try:
+        _pump_client(client_out, AgentInput(agent_in, "wb"), lines, ended)
+        assert os.read(agent_out, 100) == b'{"a": 1}\n{"b": 2}\n'
+    finally:
+        os.close(client_out)
+        os.close(agent_out)
     assert seen_at_close == [True]
     assert [(d, line) for d, _, line in lines.entries] == [
         ("send", b'{"a": 1}'),
