@@ -86,7 +86,10 @@ def serve(path: str) -> None:
     import py_sdk_agent_v1  # noqa: F401 - the import every agent then shares
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    try:
+        listener.bind(path)
+    except FileNotFoundError:  # its directory is gone: the test session already ended
+        os._exit(0)
     listener.listen(16)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
