@@ -14,9 +14,11 @@ Such a coroutine must not call trio. The connection's two trio-dependent steps a
   the trio thread with :meth:`Outside.post` (the trio thread's next flush writes
   it before anything newer, so the byte order is kept);
 * ``Connection.wait_response`` yields a :class:`Parked` value instead of waiting
-  on a trio event; the driver waits in its own thread and resumes the coroutine
-  (holding the gate again) once the response arrived, the timeout passed, or it
-  was interrupted (then it throws the exception in).
+  on a trio event, and the driver becomes the request's ``waiter``. When the
+  response arrives, the trio thread's reader calls the waiter, which resumes the
+  coroutine there (with :data:`OUTSIDE` set again, so a further request parks
+  too); after the timeout, or on Ctrl-C, the caller's thread resumes it instead
+  (holding the gate; Ctrl-C is thrown in).
 """
 
 from __future__ import annotations
