@@ -18,10 +18,10 @@ for the reference agent (:mod:`acp_lite.testing`), started once per test.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from acp_lite import errors
+from acp_lite._lazy_names import lazy_names
 from acp_lite.errors import (
     AcpError,
     AgentExited,
@@ -134,16 +134,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"acp_lite.{name}")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'acp_lite' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(globals(), _LAZY, submodules=_SUBMODULES)

@@ -19,30 +19,20 @@ from __future__ import annotations
 
 import json
 import queue
-import statistics
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
+from compare import NOOP, _median_of  # this directory: the scripts share their timing
+
 AGENT = [sys.executable, "-m", "acp_lite.testing.agent", "--scenario", "flood", "--count", "1"]
-NOOP = "_acp_lite/bench_noop"
 ROUNDS, CALLS = 5, 300
 
 
-def _median(fn: Callable[[], object], k: int) -> float:
-    lat = []
-    for _ in range(k):
-        t = time.perf_counter()
-        fn()
-        lat.append(time.perf_counter() - t)
-    return statistics.median(lat)
-
-
 def _best(fn: Callable[[], object]) -> float:
-    return min(_median(fn, CALLS) for _ in range(ROUNDS))
+    return min(_median_of(fn, CALLS) for _ in range(ROUNDS))
 
 
 def main() -> None:

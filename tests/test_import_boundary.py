@@ -52,6 +52,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.errors": 0,
     "acp_lite._lazy_attrs": 0,  # attrs decorators that defer attrs to first use
     "acp_lite._version": 0,  # the version constant
+    "acp_lite._lazy_names": 0,  # PEP 562 lazy package names (acp_lite/__init__.py uses it)
     "acp_lite.auth": 0,  # plain data; errors name the ways to log in
     "acp_lite.limits": 0,
     "acp_lite.transcript": 0,
@@ -563,8 +564,14 @@ def test_client_import_runs_attrs_on_no_wire_class() -> None:
 
 def test_reference_agent_loads_no_client_code() -> None:
     """The reference agent process loads only acp_lite/__init__.py (which imports
-    acp_lite.errors and the version constant) and the deferred-attrs decorators
-    besides acp_lite.testing."""
+    acp_lite.errors, the version constant and its lazy-names helper) and the
+    deferred-attrs decorators besides acp_lite.testing."""
     loaded = _loaded_after()["agent"]
     outside = sorted({m for v in loaded.values() for m in v if not _in(m, "acp_lite.testing")})
-    assert outside == ["acp_lite", "acp_lite._lazy_attrs", "acp_lite._version", "acp_lite.errors"]
+    assert outside == [
+        "acp_lite",
+        "acp_lite._lazy_attrs",
+        "acp_lite._lazy_names",
+        "acp_lite._version",
+        "acp_lite.errors",
+    ]

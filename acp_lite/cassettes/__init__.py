@@ -17,8 +17,9 @@ matchers without loading the format, redaction and replay modules.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from acp_lite._lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from acp_lite.cassettes._convert import from_transcript
@@ -83,14 +84,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'acp_lite.cassettes' has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"acp_lite.cassettes.{module}"), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted(set(globals()) | set(__all__))
+    __getattr__, __dir__ = lazy_names(globals(), _LAZY)

@@ -7,8 +7,9 @@ types it needs, load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from acp_lite._lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from acp_lite.model.entities import (
@@ -114,16 +115,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:  # as when this package imported them eagerly
-        return importlib.import_module(f"acp_lite.model.{name}")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'acp_lite.model' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"acp_lite.model.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(globals(), _LAZY, submodules=_SUBMODULES)

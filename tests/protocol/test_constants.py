@@ -71,8 +71,8 @@ def test_constants_load_without_the_wire_types() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    loaded = ["acp_lite", "acp_lite._version", "acp_lite.errors", "acp_lite.protocol",
-              "acp_lite.protocol.constants"]  # fmt: skip
+    loaded = ["acp_lite", "acp_lite._lazy_names", "acp_lite._version", "acp_lite.errors",
+              "acp_lite.protocol", "acp_lite.protocol.constants"]  # fmt: skip
     assert out.stdout.strip() == str(loaded)
 
 
