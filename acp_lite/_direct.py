@@ -1,4 +1,4 @@
-"""Blocking request calls run in the caller's own thread: one crossing per call.
+"""Blocking request calls run in the caller's own thread: no crossing per call.
 
 A blocking call normally posts its coroutine to the trio thread and waits for the
 outcome: the caller wakes the trio thread, which writes the request, is woken
@@ -15,11 +15,20 @@ the method's coroutine itself while the trio thread is parked:
   :class:`~acp_lite.aio._outside.Parked` (see :mod:`acp_lite.aio._outside`); the
   caller makes its driver the request's waiter, lets go of the gate and waits on
   its own queue.
-* When the response arrives, the trio thread's reader calls the waiter, which
-  resumes the coroutine right there (it turns the response into the typed result,
-  or raises) and hands the outcome to the caller's queue: the caller wakes once,
-  while the trio thread finishes its pass, instead of waking and then waiting for
-  the trio thread to park again.
+* For an agent run as a process, the caller *borrows* the agent's stdout pipe
+  before it writes (:mod:`acp_lite.aio._pipe`): it waits on the pipe itself,
+  takes the gate when the pipe is readable, feeds what it read to the connection
+  (``Connection.receive_outside``), which resumes the coroutine with its
+  response, and gives the pipe back in the same hold of the gate. One thread
+  wakes per call, as on the async path; what else it read (updates, agent
+  requests, trio tasks to wake) is left to the trio thread, in order. One caller
+  borrows at a time; in the main thread only while Ctrl-C can be held off during
+  a read (:class:`_HeldSigint`).
+* Otherwise (another caller has the pipe, in-memory streams, not Linux), the trio
+  thread's reader calls the waiter when the response arrives, which resumes the
+  coroutine right there (it turns the response into the typed result, or raises)
+  and hands the outcome to the caller's queue: the caller wakes once, while the
+  trio thread finishes its pass.
 
 A caller waits for the gate while the trio thread works (it opens between two
 scheduler passes, so a streaming turn does not hold it for long). A timeout or
@@ -32,22 +41,33 @@ Whoever resumes the coroutine holds the gate, so it never runs in two threads.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
+import select
+import signal
 import threading
 import time
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
 from acp_lite.aio._outside import OUTSIDE, Parked
 
-__all__ = ["Gate", "drive"]
+if TYPE_CHECKING:
+    from acp_lite.aio._connection import Connection
+    from acp_lite.aio._pipe import AgentPipe
+
+__all__ = ["Gate", "drive", "release_sigint"]
 
 T = TypeVar("T")
 
 _POLL_INTERVAL = 0.1
 """Seconds between wake-ups of a waiting caller (Ctrl-C, a trio run that ended)."""
+
+_BORROW = True
+"""Whether direct calls borrow the agent's pipe (off: the trio thread reads every
+response; tests compare the two)."""
 
 _TRIO = -1
 """The gate's holder while the trio thread runs (thread ids are never negative)."""
@@ -146,8 +166,10 @@ class _Driver:
     """
 
     __slots__ = (
+        "borrowed",
         "claimed",
         "closed",
+        "connection",
         "coro",
         "deadline",
         "ended",
@@ -155,6 +177,7 @@ class _Driver:
         "outcome",
         "parked",
         "token",
+        "wake_fd",
     )
 
     def __init__(
@@ -174,6 +197,11 @@ class _Driver:
         self.deadline = 0.0
         #: Someone resumes (or resumed) the coroutine from the current park.
         self.claimed = False
+        #: The connection's pipe while this caller has it (acp_lite.aio._pipe).
+        self.borrowed: AgentPipe | None = None
+        self.connection: Connection | None = None
+        #: An eventfd the outcome is signalled on while borrowing (-1: the inbox).
+        self.wake_fd = -1
 
     def post(self, fn: Callable[[], object]) -> None:
         # A run that is over: the caller notices when it waits.
@@ -218,7 +246,39 @@ class _Driver:
         self.claimed = True
         self.step()
         if self.outcome is not None:
-            self.inbox.put(None)
+            if self.wake_fd >= 0:
+                os.eventfd_write(self.wake_fd, 1)
+            else:
+                self.inbox.put(None)
+
+    def sending(self, connection: Connection) -> None:
+        """The coroutine is about to write to ``connection``'s agent (holding the
+        gate): borrow its pipe first, so that no answer can wake the trio thread."""
+        if self.borrowed is None:
+            self.borrow(connection)
+
+    def borrow(self, connection: Connection) -> None:
+        """Borrow ``connection``'s pipe, if it has one no one else has (holding the
+        gate): this thread then reads its own response."""
+        pipe = connection.pipe
+        if not _BORROW or pipe is None or pipe.lent or pipe.closed:
+            return
+        if threading.current_thread() is threading.main_thread() and not _SIGINT.ready():
+            return  # Ctrl-C could not be held off while this thread reads
+        if self.wake_fd < 0:
+            try:
+                self.wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+            except OSError:  # out of descriptors: wait for the trio thread instead
+                return
+        if pipe.lend():
+            self.borrowed = pipe
+            self.connection = connection
+
+    def give_back(self) -> None:
+        """Return the pipe to the trio thread (holding the gate)."""
+        if self.borrowed is not None:
+            self.borrowed.give_back()
+            self.borrowed = None
 
 
 def drive(
@@ -246,20 +306,48 @@ def drive(
         if ended.is_set():
             return fallback()  # the gate is free for good; the portal says why
         driver = _Driver(token, coroutine(), ended, closed)
-        driver.step()
+        parked = False
+        try:
+            driver.step()  # borrows the pipe before it writes (_Driver.sending)
+            if driver.outcome is None and driver.borrowed is None:
+                assert driver.parked is not None
+                driver.borrow(driver.parked.connection)  # it parked without writing
+            parked = driver.outcome is None
+        finally:
+            if not parked:  # done already (or interrupted): the pipe goes back now
+                driver.give_back()
     finally:
         gate.exit()
-    ok, value = _finish(gate, driver)
+    try:
+        ok, value = _finish(gate, driver)
+    finally:
+        _return_pipe(gate, driver)
     if ok:
         return value  # type: ignore[no-any-return]
     raise value
+
+
+def _return_pipe(gate: Gate, driver: _Driver) -> None:
+    # The pipe goes back to the trio thread when the call ends whichever way (it is
+    # already back when this thread read the response, in the same hold of the gate).
+    if driver.borrowed is not None:
+        interrupted = _enter_again(gate)
+        try:
+            driver.give_back()
+        finally:
+            gate.exit()
+        if interrupted is not None:
+            raise interrupted
+    if driver.wake_fd >= 0:
+        os.close(driver.wake_fd)
+        driver.wake_fd = -1
 
 
 def _finish(gate: Gate, driver: _Driver) -> _Outcome:
     """Wait for the outcome; at a deadline, Ctrl-C or the end of the run, resume the
     coroutine here (holding the gate) with what it must see."""
     while driver.outcome is None:
-        thrown = _wait(driver)
+        thrown = _wait(gate, driver)
         if thrown is None:
             continue  # the trio thread delivered (or parked it again)
         interrupted = _enter_again(gate)
@@ -279,9 +367,11 @@ def _finish(gate: Gate, driver: _Driver) -> _Outcome:
     return driver.outcome
 
 
-def _wait(driver: _Driver) -> BaseException | None:
+def _wait(gate: Gate, driver: _Driver) -> BaseException | None:
     """Wait on the caller's queue: ``None`` once there is an outcome, else what to
     resume the coroutine with (``_RESUME``: the deadline passed)."""
+    if driver.wake_fd >= 0:
+        return _wait_borrowing(gate, driver)
     # Polled: Ctrl-C delivered to another thread only reaches this one when it runs
     # bytecode, and a run that ended without answering must not leave it waiting.
     try:
@@ -309,3 +399,123 @@ def _enter_again(gate: Gate) -> KeyboardInterrupt | None:
         except KeyboardInterrupt as exc:
             interrupted = exc
     return interrupted
+
+
+def _wait_borrowing(gate: Gate, driver: _Driver) -> BaseException | None:
+    """:func:`_wait` for a caller that borrowed the pipe: it waits on the pipe and
+    on its eventfd (the outcome, when another thread resumed the coroutine)."""
+    poller = select.poll()
+    poller.register(driver.wake_fd, select.POLLIN)
+    pipe_fd = -1
+    if driver.borrowed is not None:
+        pipe_fd = driver.borrowed.fileno()
+        poller.register(pipe_fd, select.POLLIN)
+    try:
+        while driver.outcome is None:
+            remaining = driver.deadline - time.monotonic()
+            if remaining <= 0:
+                return _RESUME  # type: ignore[no-any-return]
+            ready = poller.poll(max(1, int(min(remaining, _POLL_INTERVAL) * 1000) + 1))
+            if not ready:
+                if driver.ended.is_set() and driver.outcome is None:
+                    return driver.closed()
+                continue
+            for fd, _ in ready:
+                if fd == driver.wake_fd:
+                    with contextlib.suppress(BlockingIOError):
+                        os.eventfd_read(fd)
+                elif fd == pipe_fd and driver.borrowed is not None:
+                    _read_borrowed(gate, driver)
+                    if driver.borrowed is None:
+                        poller.unregister(pipe_fd)
+                        pipe_fd = -1
+    except KeyboardInterrupt as exc:
+        return exc  # thrown in: the request is withdrawn, then it propagates
+    return None
+
+
+def _read_borrowed(gate: Gate, driver: _Driver) -> None:
+    """Read what the borrowed pipe holds and feed it to the connection (holding the
+    gate, with Ctrl-C held off: bytes read are never dropped halfway)."""
+    while not gate.enter_wait(_POLL_INTERVAL):
+        if driver.ended.is_set():
+            return
+    try:
+        with _SIGINT.holding_off():
+            pipe, conn = driver.borrowed, driver.connection
+            assert pipe is not None and conn is not None
+            data = None if driver.outcome is not None else pipe.read_lent()
+            if data:
+                conn.receive_outside(data, driver)
+            if data == b"" or pipe.closed or driver.outcome is not None:
+                # Answered (the pipe goes back in this same hold of the gate), or
+                # the pipe ended (the trio reader reads the end and reports it), or
+                # the trio thread closed it (its descriptor is no longer polled).
+                driver.give_back()
+    finally:
+        gate.exit()
+
+
+class _HeldSigint:
+    """A SIGINT handler that holds Ctrl-C off while the main thread feeds the core.
+
+    A borrower reading in the main thread runs the sans-IO core there, and a
+    ``KeyboardInterrupt`` raised halfway through would drop bytes already read.
+    Swapping handlers around each read costs more than the read, so while a client
+    is open this handler stays installed in place of Python's default one; outside
+    :meth:`holding` it behaves as the default (raises ``KeyboardInterrupt``). It
+    is only installed over the default handler: with another one in place, the
+    main thread does not borrow the pipe (it waits for the trio thread).
+    """
+
+    def __init__(self) -> None:
+        self.holding = False
+        self.caught: Any = None  # the frame of a SIGINT held off
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.holding:
+            self.caught = frame or True
+            return
+        signal.default_int_handler(signum, frame)
+
+    def ready(self) -> bool:
+        """(Main thread) Whether Ctrl-C can be held off, installing the handler now
+        over Python's default one."""
+        current = signal.getsignal(signal.SIGINT)
+        if current is self:
+            return True
+        if current is not signal.default_int_handler:
+            return False
+        signal.signal(signal.SIGINT, self)
+        return True
+
+    @contextlib.contextmanager
+    def holding_off(self) -> Iterator[None]:
+        """Hold a SIGINT that lands inside, then raise it (main thread only)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+            caught, self.caught = self.caught, None
+            if caught is not None:
+                signal.default_int_handler(signal.SIGINT, None)
+
+    def release(self) -> None:
+        """Put Python's default handler back (main thread; the last client closed)."""
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is self
+        ):
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_SIGINT = _HeldSigint()
+
+
+def release_sigint() -> None:
+    """The last client closed: give SIGINT back to Python's default handler."""
+    _SIGINT.release()

@@ -19,13 +19,15 @@ import trio
 
 from acp_lite.aio._agent_requests import AgentRequestDecider
 from acp_lite.aio._client_requests import ClientRequests
-from acp_lite.aio._outside import OUTSIDE, park
+from acp_lite.aio._outside import OUTSIDE, Outside, park
 from acp_lite.aio._peer import AgentOutput, ReportsExit
+from acp_lite.aio._pipe import AgentPipe
 from acp_lite.aio._process import AgentProcess
 from acp_lite.core import (
     AgentRequestReceived,
     AgentRequestWithdrawn,
     ClientConnection,
+    CoreEvent,
     ExtensionNotificationReceived,
     PendingRequest,
     ResponseArrived,
@@ -114,6 +116,11 @@ class Connection:
         self._direct = isinstance(send_stream, trio.lowlevel.FdStream)
         self._queued = 0  # chunks handed to the writer task and not yet written
         self._backlog = b""  # bytes a caller outside trio left for the next flush
+        #: The agent's pipe when a blocking caller may borrow it (acp_lite.aio._pipe).
+        self.pipe = receive_stream if isinstance(receive_stream, AgentPipe) else None
+        # What a borrower read and left for the trio thread to act on (in order).
+        self._deferred: list[CoreEvent] = []
+        self._deferred_sessions: list[SessionState] = []
         self._nursery: trio.Nursery | None = None
 
     # ------------------------------------------------------------------ reads
@@ -267,20 +274,22 @@ class Connection:
             self._send_tx.send_nowait(data)
             self._queued += 1
 
-    def _flush_outside(self, data: bytes) -> None:
+    def _flush_outside(self, data: bytes, outside: Outside | None = None) -> None:
         # A blocking caller's thread (see acp_lite.aio._outside): the trio thread is
         # parked, so the writer task is idle exactly when nothing is queued; what
         # the pipe does not take now is left for the trio thread's next flush.
         if not data:
             return
+        if outside is None:
+            outside = OUTSIDE.get()
+            assert outside is not None
+        outside.sending(self)
         if self._direct and not self._queued and not self._closing and not self._backlog:
             with contextlib.suppress(OSError):  # full pipe, or gone: the trio side says
                 sent = os.write(cast("trio.lowlevel.FdStream", self._send_stream).fileno(), data)
                 data = data[sent:]
         if data:
             self._backlog += data
-            outside = OUTSIDE.get()
-            assert outside is not None
             outside.post(self.flush)
 
     async def _write_loop(self) -> None:
@@ -353,7 +362,7 @@ class Connection:
                 timeout = self.limits.default_timeout
             try:
                 if OUTSIDE.get() is not None:  # run by a blocking caller's thread
-                    await park(entry, timeout)
+                    await park(entry, timeout, self)
                 else:
                     event = entry.waiter
                     if event is None:
@@ -416,8 +425,50 @@ class Connection:
                     await self.process.stderr_done.wait()
             self._fail(self._exited_error())
 
+    def receive_outside(self, data: bytes, outside: Outside) -> None:
+        """Bytes a blocking caller read from the borrowed pipe (holding the gate).
+
+        It resumes the blocking calls whose responses lead what it read (their
+        waiters run outside trio); everything from the first other event on, and
+        the wake-up of trio tasks waiting on a session, is left to the trio thread
+        (``outside.post``), in order, as its own reader would have done.
+        """
+        self.core.receive_data(data)
+        events = self.core.next_events()
+        n = 0
+        if not self._deferred:  # else what is left to trio comes first
+            for ev in events:
+                if not isinstance(ev, ResponseArrived) or isinstance(ev.request.waiter, trio.Event):
+                    break
+                n += 1
+        sessions = [
+            state
+            for state in self.core.changed_sessions()
+            if state.handle is not None and state.handle._changed is not None
+        ]
+        if n < len(events) or sessions:
+            self._deferred.extend(events[n:])
+            self._deferred_sessions.extend(sessions)
+            outside.post(self._pump_deferred)
+        for ev in events[:n]:
+            assert isinstance(ev, ResponseArrived)
+            if self.client_requests is not None:
+                self.client_requests.answered(ev.request)
+            self._wake(ev.request)
+        self._flush_outside(self.core.data_to_send(), outside)
+
+    def _pump_deferred(self) -> None:
+        self._pump_events()
+        self.flush()
+
     def _pump_events(self) -> None:
-        for ev in self.core.next_events():
+        events = self.core.next_events()
+        if self._deferred:
+            # What a borrower of the pipe read and left to this thread comes before
+            # anything this thread read itself (the core's order).
+            events[:0] = self._deferred
+            self._deferred = []
+        for ev in events:
             if isinstance(ev, ResponseArrived):
                 if self.client_requests is not None:
                     self.client_requests.answered(ev.request)
@@ -438,7 +489,11 @@ class Connection:
                     method=ev.method,
                     params=ev.params,
                 )
-        for state in self.core.changed_sessions():
+        changed = self.core.changed_sessions()
+        if self._deferred_sessions:
+            changed = self._deferred_sessions + changed
+            self._deferred_sessions = []
+        for state in changed:
             handle = state.handle
             if handle is not None:
                 handle._notify()

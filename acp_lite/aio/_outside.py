@@ -10,9 +10,11 @@ thread crossing per call instead of three.
 Such a coroutine must not call trio. The connection's two trio-dependent steps ask
 :data:`OUTSIDE` first:
 
-* ``Connection.flush`` writes what the pipe takes at once and hands the rest to
-  the trio thread with :meth:`Outside.post` (the trio thread's next flush writes
-  it before anything newer, so the byte order is kept);
+* ``Connection.flush`` tells the driver it is about to write
+  (:meth:`Outside.sending`: it borrows the agent's pipe then, see
+  :mod:`acp_lite.aio._pipe`), writes what the pipe takes at once and hands the
+  rest to the trio thread with :meth:`Outside.post` (the trio thread's next flush
+  writes it before anything newer, so the byte order is kept);
 * ``Connection.wait_response`` yields a :class:`Parked` value instead of waiting
   on a trio event, and the driver becomes the request's ``waiter``. When the
   response arrives, the trio thread's reader calls the waiter, which resumes the
@@ -29,6 +31,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from acp_lite.aio._connection import Connection
     from acp_lite.core import PendingRequest
 
 __all__ = ["OUTSIDE", "Outside", "Parked", "park"]
@@ -39,6 +42,9 @@ class Outside(Protocol):
 
     def post(self, fn: Callable[[], object]) -> None:
         """Run ``fn()`` soon on the trio thread (never raises)."""
+
+    def sending(self, connection: Connection) -> None:
+        """The coroutine is about to write to ``connection``'s agent."""
 
 
 OUTSIDE: ContextVar[Outside | None] = ContextVar("acp_lite_outside", default=None)
@@ -53,14 +59,18 @@ class Parked:
     resumes the coroutine when ``entry.done`` or after ``timeout`` seconds.
     """
 
-    __slots__ = ("entry", "timeout")
+    __slots__ = ("connection", "entry", "timeout")
 
-    def __init__(self, entry: PendingRequest, timeout: float) -> None:
+    def __init__(self, entry: PendingRequest, timeout: float, connection: Connection) -> None:
         self.entry = entry
         self.timeout = timeout
+        #: The connection that sent it (the driver may borrow its pipe meanwhile).
+        self.connection = connection
 
 
 @types.coroutine
-def park(entry: PendingRequest, timeout: float) -> Generator[Parked, None, None]:
+def park(
+    entry: PendingRequest, timeout: float, connection: Connection
+) -> Generator[Parked, None, None]:
     """Await this (outside trio only) to hand the wait for ``entry`` to the driver."""
-    yield Parked(entry, timeout)
+    yield Parked(entry, timeout, connection)

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import trio
 
+from acp_lite.aio._pipe import lendable
 from acp_lite.errors import AgentStartFailed
 from acp_lite.limits import Limits
 
@@ -49,7 +50,8 @@ class AgentProcess:
         self._terminated = False  # the ladder sent SIGTERM
         assert process.stdin is not None and process.stdout is not None
         self.stdin: trio.abc.SendStream = process.stdin
-        self.stdout: trio.abc.ReceiveStream = process.stdout
+        # Lendable to a blocking caller waiting for its response (acp_lite.aio._pipe).
+        self.stdout: trio.abc.ReceiveStream = lendable(process.stdout)
 
     @classmethod
     async def start(
@@ -237,7 +239,7 @@ class AgentProcess:
                 await self._stop_leftovers()
             # Our read ends are closed even if a grandchild still holds the pipes,
             # so no reader of ours can hang on them.
-            for stream in (self.process.stdout, self.process.stderr):
+            for stream in (self.stdout, self.process.stderr):
                 if stream is not None:
                     await stream.aclose()
         return self.process.returncode
