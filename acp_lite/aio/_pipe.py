@@ -59,6 +59,7 @@ class AgentPipe(trio.abc.ReceiveStream):
         self.closed = False
         #: Whether a borrower has it (the trio thread is then never woken by it).
         self.lent = False
+        self._owe_checkpoint = False
 
     def fileno(self) -> int:
         """The pipe's descriptor (a borrower polls it)."""
@@ -67,25 +68,33 @@ class AgentPipe(trio.abc.ReceiveStream):
     # --- the trio side ------------------------------------------------------------
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        if self.closed:
-            raise trio.ClosedResourceError("the agent's pipe was closed")
+        # The schedule point comes *before* the read, never between a read and its
+        # return: the gate opens at every scheduler pass, and a borrower that got in
+        # there would feed the bytes after these ones to the core before these.
+        if self._owe_checkpoint:
+            self._owe_checkpoint = False
+            await trio.lowlevel.checkpoint()
+        else:
+            await trio.lowlevel.checkpoint_if_cancelled()
         waited = False
         while True:
-            try:
-                data = os.read(self._fd, max_bytes or 65536)
-            except BlockingIOError:
-                # Raises ClosedResourceError if aclose() runs meanwhile.
-                await trio.lowlevel.wait_readable(self._ready.fileno())
-                waited = True
-                if self.closed:
-                    raise trio.ClosedResourceError("the agent's pipe was closed") from None
-            except OSError as exc:
-                raise trio.BrokenResourceError(f"reading the agent's pipe: {exc}") from exc
-            else:
-                break
-        if not waited:
-            await trio.lowlevel.checkpoint()  # a checkpoint, as every trio receive is
-        return data
+            if self.closed:
+                raise trio.ClosedResourceError("the agent's pipe was closed")
+            if not self.lent:  # a borrower took it at that schedule point: wait
+                try:
+                    data = os.read(self._fd, max_bytes or 65536)
+                except BlockingIOError:
+                    pass
+                except OSError as exc:
+                    raise trio.BrokenResourceError(f"reading the agent's pipe: {exc}") from exc
+                else:
+                    # Data at once, no wait: the next call yields first, so that a
+                    # flood does not keep other tasks from running.
+                    self._owe_checkpoint = not waited
+                    return data
+            # Raises ClosedResourceError if aclose() runs meanwhile.
+            await trio.lowlevel.wait_readable(self._ready.fileno())
+            waited = True
 
     async def aclose(self) -> None:
         if not self.closed:
