@@ -429,7 +429,8 @@ class Connection:
         """Bytes a blocking caller read from the borrowed pipe (holding the gate).
 
         It resumes the blocking calls whose responses lead what it read (their
-        waiters run outside trio); everything from the first other event on, and
+        waiters run outside trio; a session they open gets its ``AsyncSession``
+        here too); everything from the first other event on, and
         the wake-up of trio tasks waiting on a session, is left to the trio thread
         (``outside.post``), in order, as its own reader would have done.
         """
@@ -438,6 +439,9 @@ class Connection:
         n = 0
         if not self._deferred:  # else what is left to trio comes first
             for ev in events:
+                if isinstance(ev, SessionOpened):  # its AsyncSession needs no trio
+                    n += 1
+                    continue
                 if not isinstance(ev, ResponseArrived) or isinstance(ev.request.waiter, trio.Event):
                     break
                 n += 1
@@ -451,6 +455,9 @@ class Connection:
             self._deferred_sessions.extend(sessions)
             outside.post(self._pump_deferred)
         for ev in events[:n]:
+            if isinstance(ev, SessionOpened):
+                self.session_for(ev.session)
+                continue
             assert isinstance(ev, ResponseArrived)
             if self.client_requests is not None:
                 self.client_requests.answered(ev.request)

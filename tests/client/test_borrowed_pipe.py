@@ -25,13 +25,12 @@ import pytest
 
 import acp_lite
 from acp_lite import _direct
-from acp_lite._direct import _HeldSigint
 from acp_lite.aio._connection import Connection
 from acp_lite.aio._pipe import AgentPipe
 from acp_lite.errors import AgentExited, ClientClosed, Timeout
 from acp_lite.hookspec import hookimpl
 
-from .conftest import FAST, ctrl_c_when, wait_for
+from .conftest import FAST, wait_for
 
 # A stdlib agent. Every line it writes carries a number (``seq``) in write order:
 # a response's result has it, an update's chunk text is it. Each line it reads is
@@ -437,6 +436,24 @@ def test_a_large_response_read_in_several_borrowed_reads_is_intact(spy: Spy) -> 
         assert not pipe_of(client).lent
 
 
+def test_a_session_opened_by_a_borrowed_call_is_handled_in_the_callers_thread(
+    spy: Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    posted: list[object] = []
+    pump = Connection._pump_deferred
+
+    def spy_pump(self: Connection) -> None:
+        posted.append(self)
+        pump(self)
+
+    monkeypatch.setattr(Connection, "_pump_deferred", spy_pump)
+    with connect(spy) as client:
+        session = in_thread(lambda: client.new_session(cwd="/tmp"))
+        assert session.id == "s1" and "s1" in client.sessions
+        assert b'"sessionId": "s1"' in spy.borrowed()  # the borrower read the answer
+        assert posted == []  # and nothing was left to the trio thread
+
+
 def _eventfds() -> set[int]:
     fds = set()
     for name in os.listdir("/proc/self/fd"):
@@ -511,65 +528,6 @@ def test_close_from_another_thread_cuts_a_borrowed_call_short(
         client.close()
     assert not closer.is_alive()
     assert spy.lends == [threading.get_ident()]  # the main thread borrowed
-
-
-def test_held_sigint_raises_right_after_the_block() -> None:
-    held = _HeldSigint()
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        assert held.ready() and signal.getsignal(signal.SIGINT) is held
-        reached = []
-        with pytest.raises(KeyboardInterrupt), held.holding_off():
-            signal.raise_signal(signal.SIGINT)
-            reached.append("after the signal")  # held: the block goes on
-        assert reached == ["after the signal"]
-        with pytest.raises(KeyboardInterrupt):  # outside the block: raised at once
-            signal.raise_signal(signal.SIGINT)
-        with held.holding_off():
-            pass  # nothing held: nothing raised
-        held.release()
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def test_ctrl_c_interrupts_a_borrowed_main_thread_call_and_the_handler_goes_back(
-    spy: Spy, default_sigint: None
-) -> None:
-    with connect(spy) as client:
-        assert client.request("_t/echo", 0)["echo"] == 0
-        assert signal.getsignal(signal.SIGINT) is _direct._SIGINT  # installed to borrow
-        before = len([e for e in client.transcript if e.direction == "send"])
-        with ctrl_c_when(lambda: stderr_count(client, "got _t/never") > 0):
-            client.request("_t/never", timeout=30)
-        assert not pipe_of(client).lent
-        out = [e.json() for e in client.transcript if e.direction == "send"][before:]
-        never = next(m for m in out if m.get("method") == "_t/never")
-        assert {"requestId": never["id"]} in [
-            m.get("params") for m in out if m.get("method") == "$/cancel_request"
-        ]
-        assert client.request("_t/echo", 1)["echo"] == 1
-        me = threading.get_ident()
-        assert spy.lends == [me] * 3
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-
-
-def test_a_custom_sigint_handler_keeps_the_main_thread_from_borrowing(spy: Spy) -> None:
-    def custom(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, custom)
-    try:
-        with connect(spy) as client:
-            assert client.request("_t/echo", 1)["echo"] == 1
-            assert spy.lends == [] and spy.fed == []
-            assert b'"echo": 1' in spy.trio_read()
-            assert signal.getsignal(signal.SIGINT) is custom
-            assert in_thread(lambda: client.request("_t/echo", 2))["echo"] == 2
-            assert len(spy.lends) == 1  # another thread still borrows
-        assert signal.getsignal(signal.SIGINT) is custom
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _stream_while_calling(spy: Spy, threads: int, calls: int) -> None:

@@ -1,0 +1,83 @@
+"""The SIGINT handler that lets the main thread borrow the agent's pipe.
+
+A borrower in the main thread feeds the bytes it read to the core there, so a
+Ctrl-C must not land halfway (``acp_lite._direct._HeldSigint``): the handler is
+installed over Python's default one while a client is open, holds Ctrl-C off
+during a read, and goes back when the last client closes; with another handler
+installed the main thread does not borrow.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+import pytest
+
+from acp_lite import _direct
+from acp_lite._direct import _HeldSigint
+
+from .conftest import ctrl_c_when
+from .test_borrowed_pipe import Spy, connect, default_sigint, in_thread, pipe_of, spy, stderr_count
+
+__all__ = ["default_sigint", "spy"]  # fixtures used here
+
+
+def test_held_sigint_raises_right_after_the_block() -> None:
+    held = _HeldSigint()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert held.ready() and signal.getsignal(signal.SIGINT) is held
+        reached = []
+        with pytest.raises(KeyboardInterrupt), held.holding_off():
+            signal.raise_signal(signal.SIGINT)
+            reached.append("after the signal")  # held: the block goes on
+        assert reached == ["after the signal"]
+        with pytest.raises(KeyboardInterrupt):  # outside the block: raised at once
+            signal.raise_signal(signal.SIGINT)
+        with held.holding_off():
+            pass  # nothing held: nothing raised
+        held.release()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_interrupts_a_borrowed_main_thread_call_and_the_handler_goes_back(
+    spy: Spy, default_sigint: None
+) -> None:
+    with connect(spy) as client:
+        assert client.request("_t/echo", 0)["echo"] == 0
+        assert signal.getsignal(signal.SIGINT) is _direct._SIGINT  # installed to borrow
+        before = len([e for e in client.transcript if e.direction == "send"])
+        with ctrl_c_when(lambda: stderr_count(client, "got _t/never") > 0):
+            client.request("_t/never", timeout=30)
+        assert not pipe_of(client).lent
+        out = [e.json() for e in client.transcript if e.direction == "send"][before:]
+        never = next(m for m in out if m.get("method") == "_t/never")
+        assert {"requestId": never["id"]} in [
+            m.get("params") for m in out if m.get("method") == "$/cancel_request"
+        ]
+        assert client.request("_t/echo", 1)["echo"] == 1
+        me = threading.get_ident()
+        assert spy.lends == [me] * 3
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_custom_sigint_handler_keeps_the_main_thread_from_borrowing(spy: Spy) -> None:
+    def custom(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, custom)
+    try:
+        with connect(spy) as client:
+            assert client.request("_t/echo", 1)["echo"] == 1
+            assert spy.lends == [] and spy.fed == []
+            assert b'"echo": 1' in spy.trio_read()
+            assert signal.getsignal(signal.SIGINT) is custom
+            assert in_thread(lambda: client.request("_t/echo", 2))["echo"] == 2
+            assert len(spy.lends) == 1  # another thread still borrows
+        assert signal.getsignal(signal.SIGINT) is custom
+    finally:
+        signal.signal(signal.SIGINT, previous)
