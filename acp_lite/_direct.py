@@ -299,10 +299,12 @@ def drive(
     # Waiting for the gate beats the ordinary path even while the trio thread is
     # busy: that path needs the trio thread too, and the gate opens at its next
     # scheduler pass (between two batches of work), not only when it is idle.
-    while not gate.enter_wait(_POLL_INTERVAL):
-        if ended.is_set():
-            return fallback()
+    # gate.exit() is a no-op unless this thread holds the gate, so it is in a
+    # `finally` that also covers taking it (Ctrl-C may land right after).
     try:
+        while not gate.enter_wait(_POLL_INTERVAL):
+            if ended.is_set():
+                return fallback()
         if ended.is_set():
             return fallback()  # the gate is free for good; the portal says why
         driver = _Driver(token, coroutine(), ended, closed)
@@ -316,6 +318,8 @@ def drive(
         finally:
             if not parked:  # done already (or interrupted): the pipe goes back now
                 driver.give_back()
+                if driver.outcome is None:  # interrupted: _finish will not run
+                    _close_wake_fd(driver)
     finally:
         gate.exit()
     try:
@@ -330,14 +334,19 @@ def drive(
 def _return_pipe(gate: Gate, driver: _Driver) -> None:
     # The pipe goes back to the trio thread when the call ends whichever way (it is
     # already back when this thread read the response, in the same hold of the gate).
+    interrupted = None
     if driver.borrowed is not None:
-        interrupted = _enter_again(gate)
         try:
+            interrupted = _enter_again(gate)
             driver.give_back()
         finally:
             gate.exit()
-        if interrupted is not None:
-            raise interrupted
+    _close_wake_fd(driver)
+    if interrupted is not None:
+        raise interrupted
+
+
+def _close_wake_fd(driver: _Driver) -> None:
     if driver.wake_fd >= 0:
         os.close(driver.wake_fd)
         driver.wake_fd = -1
@@ -350,8 +359,9 @@ def _finish(gate: Gate, driver: _Driver) -> _Outcome:
         thrown = _wait(gate, driver)
         if thrown is None:
             continue  # the trio thread delivered (or parked it again)
-        interrupted = _enter_again(gate)
+        interrupted = None
         try:
+            interrupted = _enter_again(gate)
             if driver.outcome is None and not driver.claimed:
                 driver.claimed = True
                 parked = driver.parked
@@ -437,10 +447,10 @@ def _wait_borrowing(gate: Gate, driver: _Driver) -> BaseException | None:
 def _read_borrowed(gate: Gate, driver: _Driver) -> None:
     """Read what the borrowed pipe holds and feed it to the connection (holding the
     gate, with Ctrl-C held off: bytes read are never dropped halfway)."""
-    while not gate.enter_wait(_POLL_INTERVAL):
-        if driver.ended.is_set():
-            return
     try:
+        while not gate.enter_wait(_POLL_INTERVAL):
+            if driver.ended.is_set():
+                return
         with _SIGINT.holding_off():
             pipe, conn = driver.borrowed, driver.connection
             assert pipe is not None and conn is not None
