@@ -56,6 +56,28 @@ def wait_for(predicate: object, timeout: float = 5.0) -> bool:
     return bool(predicate())
 
 
+def run_threads(
+    worker: Callable[[int], object], n: int, timeout: float = 30.0
+) -> list[BaseException]:
+    """Run ``worker(0)`` ... ``worker(n - 1)`` in ``n`` threads at once; what they
+    raised (a thread still running after ``timeout`` fails the test)."""
+    errors: list[BaseException] = []
+
+    def run(k: int) -> None:
+        try:
+            worker(k)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a worker thread hangs"
+    return errors
+
+
 def _has_children() -> bool:
     """Whether this process has a child (live or zombie), from each thread's
     ``/proc/self/task/<tid>/children``: a few small files, where

@@ -30,7 +30,7 @@ from acp_lite.aio._pipe import AgentPipe
 from acp_lite.errors import AgentExited, ClientClosed, Timeout
 from acp_lite.hookspec import hookimpl
 
-from .conftest import FAST, wait_for
+from .conftest import FAST, run_threads, wait_for
 
 # A stdlib agent. Every line it writes carries a number (``seq``) in write order:
 # a response's result has it, an update's chunk text is it. Each line it reads is
@@ -403,21 +403,12 @@ def test_concurrent_direct_calls_borrow_one_at_a_time(spy: Spy) -> None:
     with connect(spy) as client:
         pipe = pipe_of(client)
         results: dict[tuple[int, int], Any] = {}
-        errors: list[BaseException] = []
 
         def worker(n: int) -> None:
-            try:
-                for i in range(100):
-                    results[n, i] = client.request("_t/echo", [n, i])["echo"]
-            except BaseException as exc:
-                errors.append(exc)
+            for i in range(100):
+                results[n, i] = client.request("_t/echo", [n, i])["echo"]
 
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
-        assert errors == [] and not any(t.is_alive() for t in threads)
+        assert run_threads(worker, 4) == []
         assert results == {(n, i): [n, i] for n in range(4) for i in range(100)}
         assert len(spy.lends) > 1 and spy.overlaps == 0
         assert all(lent for _, lent, _ in spy.fed)  # only a borrower feeds the core

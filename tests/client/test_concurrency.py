@@ -22,7 +22,7 @@ import acp_lite.client as blocking
 from acp_lite import _sync_session, connect_in_memory
 from acp_lite.testing import InProcessAgent, agent_command
 
-from .conftest import FAST, crossings, portal_threads, process_gone, wait_for
+from .conftest import FAST, crossings, portal_threads, process_gone, run_threads, wait_for
 
 N = 2000
 
@@ -42,22 +42,14 @@ def _chunks(turn: Any) -> int:
 
 def test_eight_clients_at_once_lose_no_update() -> None:
     results: dict[int, tuple[int, int, int]] = {}
-    errors: list[BaseException] = []
 
     def worker(k: int) -> None:
-        try:
-            with connect_in_memory(InProcessAgent("flood", count=N), limits=FAST) as client:
-                session = client.new_session(cwd="/tmp")
-                turn = session.run("go")
-                results[k] = (_chunks(turn), len(session.updates), len(turn.text))
-        except BaseException as exc:
-            errors.append(exc)
+        with connect_in_memory(InProcessAgent("flood", count=N), limits=FAST) as client:
+            session = client.new_session(cwd="/tmp")
+            turn = session.run("go")
+            results[k] = (_chunks(turn), len(session.updates), len(turn.text))
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    errors = run_threads(worker, 8, timeout=60)
     assert not errors, errors
     assert len(results) == 8
     counts = set(results.values())

@@ -28,7 +28,7 @@ from acp_lite._portal import Portal
 from acp_lite.errors import AgentExited, ClientClosed, Timeout
 from acp_lite.testing import InProcessAgent
 
-from .conftest import FAST, crossings, ctrl_c_when, wait_for
+from .conftest import FAST, crossings, ctrl_c_when, run_threads, wait_for
 from .test_methods_sync import _sent, connected, owner
 
 # A stdlib agent: answers initialize and echoes ``_t/echo``; ``_t/never`` is never
@@ -143,22 +143,13 @@ def test_lines_larger_than_the_pipe_keep_their_order_across_threads(
     # rest to the trio thread, while other threads write their own requests.
     big = "x" * 300_000
     results: dict[int, object] = {}
-    errors: list[BaseException] = []
 
     def worker(n: int) -> None:
-        try:
-            for i in range(15):
-                payload = {"n": n, "i": i, "pad": big if i % 5 == n % 5 else ""}
-                results[n * 100 + i] = client.request("_t/echo", payload)
-        except BaseException as exc:
-            errors.append(exc)
+        for i in range(15):
+            payload = {"n": n, "i": i, "pad": big if i % 5 == n % 5 else ""}
+            results[n * 100 + i] = client.request("_t/echo", payload)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert run_threads(worker, 4) == []
     assert len(results) == 60
     for key, result in results.items():
         n, i = divmod(key, 100)
