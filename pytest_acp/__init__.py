@@ -14,16 +14,26 @@ it offers, for use without pytest:
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_acp.conformance import RULES, Rule, Violation, check_transcript
 from pytest_acp.normalize import IdMap, extract_updates
 from pytest_acp.normalize import normalize as normalize
 
 if TYPE_CHECKING:
     from pytest_acp._fake_agent import FakeAgent, FakeAgentError
     from pytest_acp._settings import AgentCommand
+    from pytest_acp.conformance import RULES, Rule, Violation, check_transcript
+
+_CONFORMANCE = frozenset({"RULES", "Rule", "Violation", "check_transcript"})
 
 
 def __getattr__(name: str) -> Any:
+    # The conformance checks load on use (with the session model under them): the
+    # plugin, and so this package, is imported by every pytest run, ACP or not.
+    if name in _CONFORMANCE:
+        from pytest_acp import conformance
+
+        value = getattr(conformance, name)
+        globals()[name] = value
+        return value
     # Loaded on use: it needs pytest, and `python -m pytest_acp check` must run
     # on an install without it.
     if name == "AgentCommand":

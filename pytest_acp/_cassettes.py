@@ -21,6 +21,7 @@ recorded line.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -30,19 +31,20 @@ import types
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import outcome
 import pytest
-import trio
 
-from acp_lite.cassettes import DEFAULT_MATCH_ON, MATCHERS, Cassette, CassetteError, Record
-from acp_lite.cassettes._convert import recording_of
-from acp_lite.cassettes._format import Recording
-from acp_lite.cassettes.agent import ReplayAgent
 from pytest_acp._diagnostics import fail_test
 from pytest_acp._settings import AgentCommand
+
+# The cassette engine (and trio, under the replay agent) loads when a test uses a
+# cassette: the plugin is imported by every pytest run, ACP or not.
+if TYPE_CHECKING:
+    from acp_lite.cassettes import Cassette, Record
+    from acp_lite.cassettes._format import Recording
+    from acp_lite.cassettes.agent import ReplayAgent
 
 __all__ = [
     "CALL_FAILED",
@@ -153,6 +155,8 @@ class TestCassette:
             self.mode in ("once", "new_episodes") and self.loaded is not None
         )
         if replay and n < len(recorded):
+            from acp_lite.cassettes.agent import ReplayAgent
+
             agent = ReplayAgent(
                 recorded[n],
                 match_on=self.match_on,
@@ -198,6 +202,8 @@ class TestCassette:
                 self._save()
 
     def _save(self) -> None:
+        from acp_lite.cassettes import Cassette
+
         recordings: list[Recording] = []
         if self.mode == "new_episodes":
             recordings.extend(self._recorded())
@@ -235,6 +241,9 @@ def _factory(agent: ReplayAgent, path: Path, n: int) -> Callable[[], ReplayAgent
 
 
 def _record(client: Any, command: AgentCommand, config: pytest.Config) -> Recording:
+    from acp_lite.cassettes import Record
+    from acp_lite.cassettes._convert import recording_of
+
     entries = list(client.transcript.entries())
     t0 = entries[0].time if entries else 0.0
     records = [Record.from_json(e.to_record(t0)) for e in entries]
@@ -288,6 +297,8 @@ def cassette_of(item: pytest.Item) -> TestCassette | None:
     if marker is None:
         item.stash[_STASH] = None
         return None
+    from acp_lite.cassettes import DEFAULT_MATCH_ON, MATCHERS, Cassette, CassetteError
+
     name = marker.args[0] if marker.args else marker.kwargs.get("name")
     if name is not None and not isinstance(name, str):
         raise pytest.UsageError(f"@pytest.mark.acp_cassette(name) takes a string ({item.nodeid})")
@@ -320,10 +331,15 @@ def cassette_of(item: pytest.Item) -> TestCassette | None:
 
 
 #: Where the client's own frames end: a mismatch points at the user's call.
-_LIBRARY_DIRS = tuple(
-    str(Path(str(module.__file__)).parent) + os.sep
-    for module in (sys.modules["acp_lite"], sys.modules["pytest_acp"], trio, outcome)
-)
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    import outcome
+    import trio
+
+    return tuple(
+        str(Path(str(module.__file__)).parent) + os.sep
+        for module in (sys.modules["acp_lite"], sys.modules["pytest_acp"], trio, outcome)
+    )
 
 
 def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
@@ -332,7 +348,7 @@ def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | Non
     last = None
     entry = tb
     while entry is not None:
-        if not entry.tb_frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+        if not entry.tb_frame.f_code.co_filename.startswith(_library_dirs()):
             last = entry
         entry = entry.tb_next
     if last is not None:
@@ -397,7 +413,8 @@ def warn_if_unused(item: pytest.Item) -> None:
 
 def is_replay(client: object) -> bool:
     """Whether ``client`` talks to a cassette's replay (not to a real agent)."""
-    return isinstance(getattr(client, "_acp_agent", None), ReplayAgent)
+    agent = sys.modules.get("acp_lite.cassettes.agent")  # no replay before it loads
+    return agent is not None and isinstance(getattr(client, "_acp_agent", None), agent.ReplayAgent)
 
 
 def stashed(item: pytest.Item) -> TestCassette | None:

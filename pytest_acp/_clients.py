@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from pytest_acp._diagnostics import fail_test
-from pytest_acp._incremental import IncrementalCheck
 from pytest_acp._settings import AgentCommand
+
+if TYPE_CHECKING:  # loaded with the first client (the conformance checks)
+    from pytest_acp._incremental import IncrementalCheck
 
 __all__ = [
     "HANDSHAKE_TIMEOUT",
@@ -205,6 +207,8 @@ class Pool:
             found = None
         if found is None:
             client = connect(command, timeout, policies, handshake)
+            from pytest_acp._incremental import IncrementalCheck
+
             found = self.clients[key] = (client, policies, IncrementalCheck())
         return found
 

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
 
 from acp_lite.transcript import dumps_record
 from pytest_acp._diagnostics import save_transcript, transcript_file
-from pytest_acp._incremental import IncrementalCheck, live_violations, shifted
 from pytest_acp._safejson import NOT_JSON, loads
-from pytest_acp.conformance import Violation
+
+# The conformance checks (and the session model under them) load when a test's
+# traffic is checked: the plugin is imported by every pytest run, ACP or not.
+if TYPE_CHECKING:
+    from pytest_acp._incremental import IncrementalCheck
+    from pytest_acp.conformance import Violation
 
 __all__ = [
     "TRACKED",
@@ -43,7 +47,7 @@ class Tracked:
 
 
 TRACKED = pytest.StashKey[list[Tracked]]()
-VIOLATIONS = pytest.StashKey[list[Violation]]()
+VIOLATIONS = pytest.StashKey["list[Violation]"]()
 
 
 def _absolute_len(client: Any) -> int:
@@ -65,6 +69,8 @@ def tracked_violations(
     in its retained transcript: the connection rules over the wire lines (each line
     read once per connection), the session model's rules from the client's live
     models. ``ended``/``agent_exited``: see ``ConnectionChecker.finish``."""
+    from pytest_acp._incremental import IncrementalCheck, live_violations, shifted
+
     check = tracked.check if tracked.check is not None else IncrementalCheck()
     dropped = check.feed_from(tracked.client.transcript)
     connection = check.violations(start=tracked.start, ended=ended, agent_exited=agent_exited)

@@ -21,7 +21,7 @@ import contextlib
 import warnings
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -53,9 +53,11 @@ from pytest_acp._tracking import (
     tracked_violations,
     traffic_of,
 )
-from pytest_acp.conformance import Violation, format_violations
 from pytest_acp.hooks import AcpHookSpecs
 from pytest_acp.normalize import Normalizer, normalize
+
+if TYPE_CHECKING:  # the conformance checks load with the first checked test
+    from pytest_acp.conformance import Violation
 
 __all__ = ["AcpConformanceError", "AcpConformanceWarning", "AgentCommand", "TestTranscript"]
 
@@ -500,6 +502,8 @@ def _violations(item: pytest.Item, error: BaseException | None) -> list[Violatio
 
 
 def _summary(violations: list[Violation]) -> str:
+    from pytest_acp.conformance import format_violations
+
     rules = sorted({v.rule for v in violations})
     return (
         f"ACP conformance: {len(violations)} violation(s) of {', '.join(rules)}\n"
@@ -578,6 +582,8 @@ def pytest_runtest_makereport(
             report.sections.append((f"ACP agent stderr{label}", render_stderr(tail)))
         found = item.stash.get(VIOLATIONS, [])
         if found and call.when == "call":
+            from pytest_acp.conformance import format_violations
+
             report.sections.append(("ACP conformance", format_violations(found)))
     if call.when == "teardown":
         save_transcripts(item, tracked)
