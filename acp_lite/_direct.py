@@ -480,11 +480,11 @@ class _HeldSigint:
 
     def __init__(self) -> None:
         self.holding = False
-        self.caught: Any = None  # the frame of a SIGINT held off
+        self.caught = False  # a SIGINT was held off
 
     def __call__(self, signum: int, frame: Any) -> None:
         if self.holding:
-            self.caught = frame or True
+            self.caught = True
             return
         signal.default_int_handler(signum, frame)
 
@@ -510,8 +510,8 @@ class _HeldSigint:
             yield
         finally:
             self.holding = False
-            caught, self.caught = self.caught, None
-            if caught is not None:
+            caught, self.caught = self.caught, False
+            if caught:
                 signal.default_int_handler(signal.SIGINT, None)
 
     def release(self) -> None:

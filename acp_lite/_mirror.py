@@ -164,7 +164,7 @@ def blocking(
     result to another type (``AsyncSession`` -> ``Session``). ``direct``: the method
     only sends requests and awaits their responses (no other trio call), so the
     caller's thread may run it itself while the trio thread is parked
-    (:mod:`acp_lite._direct`: one thread crossing instead of three).
+    (:mod:`acp_lite._direct`: no thread crossing, or one, instead of three).
     """
     if not inspect.iscoroutinefunction(method):
         raise TypeError(f"blocking() needs an async def method, got {method!r}")

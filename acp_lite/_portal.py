@@ -294,7 +294,7 @@ class Portal:
         fallback: Callable[[], T],
     ) -> T:
         """Run ``coroutine()`` in the calling thread while the trio thread is parked
-        (one thread crossing; see :mod:`acp_lite._direct`), else ``fallback()``.
+        (no thread crossing, or one; see :mod:`acp_lite._direct`), else ``fallback()``.
 
         Only for coroutines whose awaits are all ``Connection.wait_response``.
         """
@@ -412,10 +412,12 @@ class Portal:
         """
         self._check_caller()
         gate = self._gate
-        while not gate.enter_wait(_POLL_INTERVAL):
-            if self._done.is_set():
-                break  # the run is over: nothing mutates that state any more
+        # exit() is a no-op unless this thread holds the gate: the `finally` covers
+        # taking it too (a Ctrl-C right after must not leave the trio thread parked).
         try:
+            while not gate.enter_wait(_POLL_INTERVAL):
+                if self._done.is_set():
+                    break  # the run is over: nothing mutates that state any more
             return fn()
         finally:
             gate.exit()

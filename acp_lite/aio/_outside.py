@@ -4,8 +4,9 @@ The blocking facade runs the coroutine of a plain request method (for example
 ``AsyncClient.request``) in the *caller's* thread while the trio thread is parked
 in its I/O wait (``acp_lite._direct``: a gate the trio thread holds whenever it
 runs, so no trio code runs meanwhile). The caller then writes the request to the
-agent's pipe itself and waits for the trio thread to read the response: one
-thread crossing per call instead of three.
+agent's pipe itself and reads the response itself from the borrowed pipe
+(:mod:`acp_lite.aio._pipe`), or else waits for the trio thread to read it: no
+thread crossing per call, or one, instead of three.
 
 Such a coroutine must not call trio. The connection's two trio-dependent steps ask
 :data:`OUTSIDE` first:
@@ -17,7 +18,8 @@ Such a coroutine must not call trio. The connection's two trio-dependent steps a
   writes it before anything newer, so the byte order is kept);
 * ``Connection.wait_response`` yields a :class:`Parked` value instead of waiting
   on a trio event, and the driver becomes the request's ``waiter``. When the
-  response arrives, the trio thread's reader calls the waiter, which resumes the
+  response arrives, the reader (the borrower, or the trio thread's) calls the
+  waiter, which resumes the
   coroutine there (with :data:`OUTSIDE` set again, so a further request parks
   too); after the timeout, or on Ctrl-C, the caller's thread resumes it instead
   (holding the gate; Ctrl-C is thrown in).
