@@ -448,7 +448,7 @@ class Connection:
         sessions = [
             state
             for state in self.core.changed_sessions()
-            if state.handle is not None and state.handle._changed is not None
+            if state.handle is not None and state.handle._awaited
         ]
         if n < len(events) or sessions:
             self._deferred.extend(events[n:])

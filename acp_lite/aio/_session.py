@@ -101,6 +101,11 @@ class AsyncSession(SessionMethods):
 
     # ------------------------------------------------------------------ waking
 
+    @property
+    def _awaited(self) -> bool:
+        """Whether a trio task waits for this session to change (``_changed_wait``)."""
+        return self._changed is not None
+
     def _notify(self) -> None:
         event = self._changed
         if event is not None:
