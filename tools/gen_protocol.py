@@ -21,8 +21,8 @@ What the generator emits (docs/architecture.md, "Wire layer"):
 * straight-line structure / unstructure functions per class (no per-field converter
   dispatch: the notification path is hot), registered on the cattrs converter.
 
-The schema analysis lives here; the type model and the source emitter live in
-``tools/gen_protocol_emit.py``.
+The schema analysis lives here; the type model in ``tools/gen_protocol_types.py``, the
+source emitter in ``tools/gen_protocol_emit.py``.
 """
 
 from __future__ import annotations
@@ -81,17 +81,9 @@ PATCH_FIELD_RE = re.compile(
     r"|omission leaves|Omission leaves".replace(" ", r"\s+")
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # gen_protocol_emit, when imported
-from gen_protocol_emit import (  # noqa: E402
-    PRIMS,
-    ClassDef,
-    Emitter,
-    Field,
-    T,
-    UnionDef,
-    camel_tag,
-    snake,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its modules, when imported
+from gen_protocol_emit import Emitter  # noqa: E402
+from gen_protocol_types import PRIMS, ClassDef, Field, T, UnionDef, camel_tag, snake  # noqa: E402
 
 
 class Generator:
