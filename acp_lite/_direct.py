@@ -23,7 +23,7 @@ the method's coroutine itself while the trio thread is parked:
   wakes per call, as on the async path; what else it read (updates, agent
   requests, trio tasks to wake) is left to the trio thread, in order. One caller
   borrows at a time; in the main thread only while Ctrl-C can be held off during
-  a read (:class:`_HeldSigint`).
+  a read (:class:`_HeldSigint`, in place for the call).
 * Otherwise (another caller has the pipe, in-memory streams, not Linux), the trio
   thread's reader calls the waiter when the response arrives, which resumes the
   coroutine right there (it turns the response into the typed result, or raises)
@@ -41,6 +41,7 @@ Whoever resumes the coroutine holds the gate, so it never runs in two threads.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import queue
 import select
@@ -54,11 +55,26 @@ import trio
 
 from acp_lite.aio._outside import OUTSIDE, Parked
 
+
+def _raw_signal_functions() -> tuple[Callable[[int], object], Callable[[int, Any], object]]:
+    # signal.getsignal / signal.signal convert handlers to and from an enum, which
+    # for a function handler raises and catches a ValueError inside: ~6 µs each on
+    # a small VM, more than the rest of a call's hand-over. The C functions under
+    # them (CPython's _signal) take and return the handlers as they are.
+    try:
+        raw = importlib.import_module("_signal")
+    except ImportError:  # pragma: no cover (not CPython)
+        return signal.getsignal, signal.signal
+    return raw.getsignal, raw.signal
+
+
+_getsignal, _setsignal = _raw_signal_functions()
+
 if TYPE_CHECKING:
     from acp_lite.aio._connection import Connection
     from acp_lite.aio._pipe import AgentPipe
 
-__all__ = ["Gate", "drive", "release_sigint"]
+__all__ = ["Gate", "drive"]
 
 T = TypeVar("T")
 
@@ -173,6 +189,7 @@ class _Driver:
         "coro",
         "deadline",
         "ended",
+        "holds_sigint",
         "inbox",
         "outcome",
         "parked",
@@ -202,6 +219,8 @@ class _Driver:
         self.connection: Connection | None = None
         #: An eventfd the outcome is signalled on while borrowing (-1: the inbox).
         self.wake_fd = -1
+        #: This call put _HeldSigint in place (the main thread), to be undone at its end.
+        self.holds_sigint = False
 
     def post(self, fn: Callable[[], object]) -> None:
         # A run that is over: the caller notices when it waits.
@@ -263,8 +282,10 @@ class _Driver:
         pipe = connection.pipe
         if not _BORROW or pipe is None or pipe.lent or pipe.closed:
             return
-        if threading.current_thread() is threading.main_thread() and not _SIGINT.ready():
-            return  # Ctrl-C could not be held off while this thread reads
+        if threading.current_thread() is threading.main_thread():
+            if not self.holds_sigint and not _SIGINT.install():
+                return  # Ctrl-C could not be held off while this thread reads
+            self.holds_sigint = True
         if self.wake_fd < 0:
             try:
                 self.wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
@@ -320,12 +341,18 @@ def drive(
                 driver.give_back()
                 if driver.outcome is None:  # interrupted: _finish will not run
                     _close_wake_fd(driver)
+                    if driver.holds_sigint:
+                        _SIGINT.uninstall()
     finally:
         gate.exit()
     try:
         ok, value = _finish(gate, driver)
     finally:
-        _return_pipe(gate, driver)
+        try:
+            _return_pipe(gate, driver)
+        finally:
+            if driver.holds_sigint:
+                _SIGINT.uninstall()
     if ok:
         return value  # type: ignore[no-any-return]
     raise value
@@ -471,11 +498,13 @@ class _HeldSigint:
 
     A borrower reading in the main thread runs the sans-IO core there, and a
     ``KeyboardInterrupt`` raised halfway through would drop bytes already read.
-    Swapping handlers around each read costs more than the read, so while a client
-    is open this handler stays installed in place of Python's default one; outside
-    :meth:`holding` it behaves as the default (raises ``KeyboardInterrupt``). It
-    is only installed over the default handler: with another one in place, the
-    main thread does not borrow the pipe (it waits for the trio thread).
+    For the whole of a blocking call that borrows the pipe in the main thread, this
+    handler stands in for Python's default one; outside :meth:`holding_off` it
+    behaves as the default (raises ``KeyboardInterrupt``). It is only installed
+    over the default handler (with another one in place, the main thread does not
+    borrow: it waits for the trio thread), and the default is back when the call
+    returns: a ``trio.run`` in the main thread later installs trio's own handler
+    only over the default one, and without it a Ctrl-C breaks trio's run.
     """
 
     def __init__(self) -> None:
@@ -488,16 +517,19 @@ class _HeldSigint:
             return
         signal.default_int_handler(signum, frame)
 
-    def ready(self) -> bool:
-        """(Main thread) Whether Ctrl-C can be held off, installing the handler now
-        over Python's default one."""
-        current = signal.getsignal(signal.SIGINT)
-        if current is self:
-            return True
-        if current is not signal.default_int_handler:
+    def install(self) -> bool:
+        """(Main thread) Put this handler in place of Python's default one, for a
+        call; ``False`` (nothing done) if another handler is in place."""
+        if _getsignal(signal.SIGINT) is not signal.default_int_handler:
             return False
-        signal.signal(signal.SIGINT, self)
+        _setsignal(signal.SIGINT, self)
         return True
+
+    def uninstall(self) -> None:
+        """(Main thread) Put Python's default handler back (the call ended), unless
+        someone replaced this one meanwhile."""
+        if _getsignal(signal.SIGINT) is self:
+            _setsignal(signal.SIGINT, signal.default_int_handler)
 
     @contextlib.contextmanager
     def holding_off(self) -> Iterator[None]:
@@ -514,18 +546,5 @@ class _HeldSigint:
             if caught:
                 signal.default_int_handler(signal.SIGINT, None)
 
-    def release(self) -> None:
-        """Put Python's default handler back (main thread; the last client closed)."""
-        if (
-            threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGINT) is self
-        ):
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
 
 _SIGINT = _HeldSigint()
-
-
-def release_sigint() -> None:
-    """The last client closed: give SIGINT back to Python's default handler."""
-    _SIGINT.release()

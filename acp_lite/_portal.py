@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 import outcome
 import trio
 
-from acp_lite._direct import Gate, drive, release_sigint
+from acp_lite._direct import Gate, drive
 from acp_lite.errors import ClientClosed, Timeout, TransportError
 
 __all__ = ["ClientClosed", "Portal", "unwrap_group"]
@@ -500,10 +500,6 @@ class Portal:
         self._thread.join(timeout)
         if self._thread.is_alive():
             log.warning("the trio thread %r did not stop within %gs", self._thread.name, timeout)
-        with _OPEN_LOCK:
-            last = not _OPEN_PORTALS
-        if last:
-            release_sigint()  # installed by direct calls (acp_lite._direct)
 
     def wait_done(self, timeout: float) -> bool:
         """Wait at most ``timeout`` seconds for the trio run to end (works after an

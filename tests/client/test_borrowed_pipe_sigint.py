@@ -1,9 +1,10 @@
 """The SIGINT handler that lets the main thread borrow the agent's pipe.
 
 A borrower in the main thread feeds the bytes it read to the core there, so a
-Ctrl-C must not land halfway (``acp_lite._direct._HeldSigint``): the handler is
-installed over Python's default one while a client is open, holds Ctrl-C off
-during a read, and goes back when the last client closes; with another handler
+Ctrl-C must not land halfway (``acp_lite._direct._HeldSigint``): the handler
+stands in for Python's default one during a blocking call that borrows, holds
+Ctrl-C off during a read, and the default is back when the call returns (so a
+``trio.run`` later in the main thread installs trio's own); with another handler
 installed the main thread does not borrow.
 """
 
@@ -14,6 +15,7 @@ import threading
 from typing import Any
 
 import pytest
+import trio
 
 from acp_lite import _direct
 from acp_lite._direct import _HeldSigint
@@ -28,7 +30,7 @@ def test_held_sigint_raises_right_after_the_block() -> None:
     held = _HeldSigint()
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        assert held.ready() and signal.getsignal(signal.SIGINT) is held
+        assert held.install() and signal.getsignal(signal.SIGINT) is held
         reached = []
         with pytest.raises(KeyboardInterrupt), held.holding_off():
             signal.raise_signal(signal.SIGINT)
@@ -38,8 +40,18 @@ def test_held_sigint_raises_right_after_the_block() -> None:
             signal.raise_signal(signal.SIGINT)
         with held.holding_off():
             pass  # nothing held: nothing raised
-        held.release()
+        held.uninstall()
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+        def custom(signum: int, frame: Any) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, custom)
+        assert not held.install() and signal.getsignal(signal.SIGINT) is custom
+        signal.signal(signal.SIGINT, held)
+        signal.signal(signal.SIGINT, custom)  # replaced by someone meanwhile: kept
+        held.uninstall()
+        assert signal.getsignal(signal.SIGINT) is custom
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -47,12 +59,20 @@ def test_held_sigint_raises_right_after_the_block() -> None:
 def test_ctrl_c_interrupts_a_borrowed_main_thread_call_and_the_handler_goes_back(
     spy: Spy, default_sigint: None
 ) -> None:
+    handlers: list[Any] = []
+
+    def asked() -> bool:
+        handlers.append(signal.getsignal(signal.SIGINT))  # during the call
+        return stderr_count(client, "got _t/never") > 0
+
     with connect(spy) as client:
         assert client.request("_t/echo", 0)["echo"] == 0
-        assert signal.getsignal(signal.SIGINT) is _direct._SIGINT  # installed to borrow
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # back
         before = len([e for e in client.transcript if e.direction == "send"])
-        with ctrl_c_when(lambda: stderr_count(client, "got _t/never") > 0):
+        with ctrl_c_when(asked):
             client.request("_t/never", timeout=30)
+        assert handlers and handlers[-1] is _direct._SIGINT  # in place to borrow
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
         assert not pipe_of(client).lent
         out = [e.json() for e in client.transcript if e.direction == "send"][before:]
         never = next(m for m in out if m.get("method") == "_t/never")
@@ -81,3 +101,26 @@ def test_a_custom_sigint_handler_keeps_the_main_thread_from_borrowing(spy: Spy) 
         assert signal.getsignal(signal.SIGINT) is custom
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_trio_run_in_the_main_thread_after_a_blocking_call_keeps_its_ctrl_c(
+    spy: Spy, default_sigint: None
+) -> None:
+    # trio installs its own SIGINT handler only over Python's default one; with
+    # another in place a Ctrl-C raises in the middle of trio's run loop.
+    seen: list[Any] = []
+
+    async def main() -> None:
+        seen.append(signal.getsignal(signal.SIGINT))
+        signal.raise_signal(signal.SIGINT)
+        await trio.sleep(30)  # trio delivers the Ctrl-C here, to the main task
+
+    with connect(spy) as client:
+        assert client.request("_t/echo", 1)["echo"] == 1
+        assert len(spy.lends) == 1  # the main thread borrowed
+        with pytest.raises(KeyboardInterrupt):
+            trio.run(main)
+        assert seen and seen[0] not in (signal.default_int_handler, _direct._SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert client.request("_t/echo", 2)["echo"] == 2
+        assert len(spy.lends) == 2
