@@ -10,7 +10,7 @@ import pytest
 
 from acp_lite.core import AgentRequestReceived, ClientConnection
 from acp_lite.errors import PromptRejected, ProtocolError
-from tests.core.test_v1 import (
+from tests.core.v1_wire import (
     MODES,
     V2_INIT_PARAMS,
     chunk,
