@@ -1,8 +1,10 @@
 """Suite-wide set-up: the Hypothesis profiles (see ``tests/hypothesis_budget.py``),
-and a bytecode cache even where ``PYTHONDONTWRITEBYTECODE`` is set."""
+a bytecode cache even where ``PYTHONDONTWRITEBYTECODE`` is set, and the cyclic
+GC of the pytest process tuned for a long run."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -22,3 +24,17 @@ if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
     os.environ["PYTHONPYCACHEPREFIX"] = _PREFIX
     sys.pycache_prefix = _PREFIX
     sys.dont_write_bytecode = False
+
+
+# The cyclic GC of the pytest process: with the default thresholds it ran ~3,500
+# times in a serial run, 7.5 s of the ~90 (5.4 s in full collections, each
+# walking every module, test item and Hypothesis strategy). What exists once the
+# tests are collected lives to the end, so it is frozen out of the collections,
+# and the youngest generation collects every 10,000 allocations instead of 700:
+# ~300 collections, 3 s (no test depends on when the GC runs).
+gc.set_threshold(10_000, 10, 10)
+
+
+def pytest_collection_finish(session: object) -> None:
+    gc.collect()
+    gc.freeze()
