@@ -19,6 +19,7 @@ import trio
 
 from acp_lite.aio._agent_requests import AgentRequestDecider
 from acp_lite.aio._client_requests import ClientRequests
+from acp_lite.aio._deadlines import Deadlines, TaskWaiter
 from acp_lite.aio._outside import OUTSIDE, Outside, park
 from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.aio._pipe import AgentPipe
@@ -122,6 +123,8 @@ class Connection:
         self._deferred: list[CoreEvent] = []
         self._deferred_sessions: list[SessionState] = []
         self._nursery: trio.Nursery | None = None
+        #: The timeouts of the trio tasks' response waits (one watcher task).
+        self.deadlines = Deadlines()
 
     # ------------------------------------------------------------------ reads
 
@@ -173,6 +176,7 @@ class Connection:
         self._nursery = nursery
         nursery.start_soon(self._read_loop)
         nursery.start_soon(self._write_loop)
+        nursery.start_soon(self.deadlines.run)
         if self.process is not None:
             nursery.start_soon(self.process.read_stderr)
             nursery.start_soon(self._watch_process)
@@ -364,11 +368,7 @@ class Connection:
                 if OUTSIDE.get() is not None:  # run by a blocking caller's thread
                     await park(entry, timeout, self)
                 else:
-                    event = entry.waiter
-                    if event is None:
-                        event = entry.waiter = trio.Event()
-                    with trio.move_on_after(timeout):
-                        await event.wait()
+                    await self._wait_in_trio(entry, timeout)
             finally:
                 if not entry.done:
                     # Timed out or cancelled: withdraw it (spec: $/cancel_request).
@@ -387,6 +387,19 @@ class Connection:
         if entry.error is not None:
             raise entry.error
         return entry.result
+
+    async def _wait_in_trio(self, entry: PendingRequest, timeout: float) -> None:
+        # One task keeps every request's timeout (aio/_deadlines.py): a cancel scope
+        # per request costs more than the rest of the wait.
+        deadline = trio.current_time() + timeout
+        if self.deadlines.running:
+            waiter = entry.waiter = TaskWaiter(trio.lowlevel.current_task(), deadline)
+            if not await self.deadlines.wait(waiter) or entry.done:
+                return
+        # Before the watcher runs, or it stopped: a cancel scope of its own.
+        event = entry.waiter = trio.Event()
+        with trio.move_on_at(deadline):
+            await event.wait()
 
     def notify(self, method: str, params: Any) -> None:
         """Send a notification."""
@@ -442,7 +455,9 @@ class Connection:
                 if isinstance(ev, SessionOpened):  # its AsyncSession needs no trio
                     n += 1
                     continue
-                if not isinstance(ev, ResponseArrived) or isinstance(ev.request.waiter, trio.Event):
+                if not isinstance(ev, ResponseArrived):
+                    break
+                if isinstance(ev.request.waiter, TaskWaiter | trio.Event):  # a trio task's
                     break
                 n += 1
         sessions = [
