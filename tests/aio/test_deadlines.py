@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -26,79 +28,71 @@ async def _wait(deadlines: Deadlines, timeout: float, out: dict[str, Any], name:
     out[name + " ended"] = (answered, trio.current_time())
 
 
-async def test_each_wait_times_out_at_its_own_deadline(autojump_clock: Any) -> None:
-    deadlines, out = Deadlines(), {}
+@contextlib.asynccontextmanager
+async def watched() -> AsyncIterator[tuple[Deadlines, dict[str, Any], trio.Nursery]]:
+    """A running watcher, a dict for what the waits saw, and a nursery for them."""
+    deadlines: Deadlines = Deadlines()
     with trio.fail_after(1000):  # a broken watcher fails the test, not hangs it
         async with trio.open_nursery() as nursery:
             nursery.start_soon(deadlines.run)
             await trio.testing.wait_all_tasks_blocked()
-            assert deadlines.running
-            start = trio.current_time()
-            nursery.start_soon(_wait, deadlines, 60, out, "long")
-            await trio.sleep(1)
-            nursery.start_soon(_wait, deadlines, 5, out, "short")  # later, but earlier
-            await trio.sleep(100)
+            yield deadlines, {}, nursery
             nursery.cancel_scope.cancel()
+
+
+async def test_each_wait_times_out_at_its_own_deadline(autojump_clock: Any) -> None:
+    async with watched() as (deadlines, out, nursery):
+        assert deadlines.running
+        start = trio.current_time()
+        nursery.start_soon(_wait, deadlines, 60, out, "long")
+        await trio.sleep(1)
+        nursery.start_soon(_wait, deadlines, 5, out, "short")  # later, but earlier
+        await trio.sleep(100)
     assert out["short ended"] == (False, start + 6)
     assert out["long ended"] == (False, start + 60)
 
 
 async def test_an_answered_wait_does_not_time_out_nor_delay_the_next(autojump_clock: Any) -> None:
-    deadlines, out = Deadlines(), {}
-    with trio.fail_after(1000):  # a broken watcher fails the test, not hangs it
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(deadlines.run)
-            await trio.testing.wait_all_tasks_blocked()
-            start = trio.current_time()
-            nursery.start_soon(_wait, deadlines, 60, out, "a")
-            await trio.sleep(1)
-            out["a"].set()  # answered at 1 s: the watcher still has its 60 s deadline
-            out["a"].set()  # a second answer is nothing
-            await trio.sleep(1)
-            nursery.start_soon(_wait, deadlines, 100, out, "b")
-            await trio.sleep(200)
-            nursery.cancel_scope.cancel()
+    async with watched() as (deadlines, out, nursery):
+        start = trio.current_time()
+        nursery.start_soon(_wait, deadlines, 60, out, "a")
+        await trio.sleep(1)
+        out["a"].set()  # answered at 1 s: the watcher still has its 60 s deadline
+        out["a"].set()  # a second answer is nothing
+        await trio.sleep(1)
+        nursery.start_soon(_wait, deadlines, 100, out, "b")
+        await trio.sleep(200)
     assert out["a ended"] == (True, start + 1)
     assert out["b ended"] == (False, start + 102)
 
 
 async def test_a_cancelled_wait_raises_and_is_not_woken_again(autojump_clock: Any) -> None:
-    deadlines, out = Deadlines(), {}
-    with trio.fail_after(1000):  # a broken watcher fails the test, not hangs it
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(deadlines.run)
-            await trio.testing.wait_all_tasks_blocked()
-            with trio.move_on_after(3) as scope:
-                await _wait(deadlines, 10, out, "w")
-            assert scope.cancelled_caught and "w ended" not in out
-            waiter = out["w"]
-            assert waiter.woken and not waiter.timed_out
-            waiter.set()  # the response after the cancellation: no reschedule
-            await trio.sleep(20)  # nor at its deadline
-            assert not waiter.timed_out
-            nursery.cancel_scope.cancel()
+    async with watched() as (deadlines, out, _):
+        with trio.move_on_after(3) as scope:
+            await _wait(deadlines, 10, out, "w")
+        assert scope.cancelled_caught and "w ended" not in out
+        waiter = out["w"]
+        assert waiter.woken and not waiter.timed_out
+        waiter.set()  # the response after the cancellation: no reschedule
+        await trio.sleep(20)  # nor at its deadline
+        assert not waiter.timed_out
 
 
 async def test_answered_waits_are_dropped_in_bulk(autojump_clock: Any) -> None:
-    deadlines, out = Deadlines(), {}
     sizes = []
-    with trio.fail_after(1000):  # a broken watcher fails the test, not hangs it
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(deadlines.run)
-            await trio.testing.wait_all_tasks_blocked()
-            for i in range(2000):
-                nursery.start_soon(_wait, deadlines, 60, out, f"w{i}")
-                await trio.sleep(0.001)
-                out[f"w{i}"].set()
-                await trio.sleep(0)
-                sizes.append(len(deadlines._heap))
-            nursery.cancel_scope.cancel()
+    async with watched() as (deadlines, out, nursery):
+        for i in range(2000):
+            nursery.start_soon(_wait, deadlines, 60, out, f"w{i}")
+            await trio.sleep(0.001)
+            out[f"w{i}"].set()
+            await trio.sleep(0)
+            sizes.append(len(deadlines._heap))
     assert all(out[f"w{i} ended"][0] for i in range(2000))
     assert max(sizes) <= 70  # not one entry per request of the last minute
 
 
 async def test_a_stopped_watcher_lets_its_waits_go_on_their_own(autojump_clock: Any) -> None:
-    deadlines, out = Deadlines(), {}
+    deadlines, out = Deadlines(), dict[str, Any]()
     with trio.fail_after(1000):  # a broken watcher fails the test, not hangs it
         async with trio.open_nursery() as nursery:
             watcher = trio.CancelScope()
