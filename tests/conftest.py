@@ -5,8 +5,11 @@ GC of the pytest process tuned for a long run."""
 from __future__ import annotations
 
 import gc
+import getpass
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import hypothesis_budget
@@ -24,6 +27,12 @@ if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
     os.environ["PYTHONPYCACHEPREFIX"] = _PREFIX
     sys.pycache_prefix = _PREFIX
     sys.dont_write_bytecode = False
+    if not {"PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST"} & set(os.environ):
+        # (The outermost run only.) The bytecode of earlier runs' temporary test
+        # files (pytester's, under pytest-of-<user>): their directories are new
+        # each run, so it is never read again and would only pile up.
+        _temp = Path(tempfile.gettempdir()).resolve() / f"pytest-of-{getpass.getuser()}"
+        shutil.rmtree(Path(_PREFIX + str(_temp)), ignore_errors=True)
 
 
 # The cyclic GC of the pytest process: with the default thresholds it ran ~3,500
