@@ -8,6 +8,7 @@ import gc
 import getpass
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +16,13 @@ from pathlib import Path
 import hypothesis_budget
 
 hypothesis_budget.load_profile_from_env()
+
+# The Ctrl-C tests need Python's own SIGINT handler (``_thread.interrupt_main`` and
+# real signals raise KeyboardInterrupt through it). A run started with SIGINT
+# ignored (a background job of a non-interactive shell, nohup) inherits SIG_IGN,
+# which Python then leaves in place, and 15 of them would fail for want of it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The suite starts many interpreters (agents, CLI runs, pytester subprocesses,
 # xdist workers); without bytecode each one compiles acp_lite again (the
