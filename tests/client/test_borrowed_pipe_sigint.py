@@ -26,6 +26,11 @@ from .test_borrowed_pipe import Spy, connect, default_sigint, in_thread, pipe_of
 __all__ = ["default_sigint", "spy"]  # fixtures used here
 
 
+def _custom(signum: int, frame: Any) -> None:
+    """A SIGINT handler of the program's own (not Python's default)."""
+    raise KeyboardInterrupt
+
+
 def test_held_sigint_raises_right_after_the_block() -> None:
     held = _HeldSigint()
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -42,16 +47,12 @@ def test_held_sigint_raises_right_after_the_block() -> None:
             pass  # nothing held: nothing raised
         held.uninstall()
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-
-        def custom(signum: int, frame: Any) -> None:
-            raise KeyboardInterrupt
-
-        signal.signal(signal.SIGINT, custom)
-        assert not held.install() and signal.getsignal(signal.SIGINT) is custom
+        signal.signal(signal.SIGINT, _custom)
+        assert not held.install() and signal.getsignal(signal.SIGINT) is _custom
         signal.signal(signal.SIGINT, held)
-        signal.signal(signal.SIGINT, custom)  # replaced by someone meanwhile: kept
+        signal.signal(signal.SIGINT, _custom)  # replaced by someone meanwhile: kept
         held.uninstall()
-        assert signal.getsignal(signal.SIGINT) is custom
+        assert signal.getsignal(signal.SIGINT) is _custom
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -86,19 +87,16 @@ def test_ctrl_c_interrupts_a_borrowed_main_thread_call_and_the_handler_goes_back
 
 
 def test_a_custom_sigint_handler_keeps_the_main_thread_from_borrowing(spy: Spy) -> None:
-    def custom(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, custom)
+    previous = signal.signal(signal.SIGINT, _custom)
     try:
         with connect(spy) as client:
             assert client.request("_t/echo", 1)["echo"] == 1
             assert spy.lends == [] and spy.fed == []
             assert b'"echo": 1' in spy.trio_read()
-            assert signal.getsignal(signal.SIGINT) is custom
+            assert signal.getsignal(signal.SIGINT) is _custom
             assert in_thread(lambda: client.request("_t/echo", 2))["echo"] == 2
             assert len(spy.lends) == 1  # another thread still borrows
-        assert signal.getsignal(signal.SIGINT) is custom
+        assert signal.getsignal(signal.SIGINT) is _custom
     finally:
         signal.signal(signal.SIGINT, previous)
 
