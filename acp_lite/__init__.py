@@ -38,8 +38,7 @@ from acp_lite.errors import (
 
 if TYPE_CHECKING:
     from acp_lite import aio, files, permissions, protocol
-    from acp_lite._memory_sync import connect_in_memory
-    from acp_lite.aio._terminals import (
+    from acp_lite.aio import (
         LocalTerminals,
         TerminalCommand,
         TerminalExitStatus,
@@ -47,22 +46,22 @@ if TYPE_CHECKING:
         TerminalOutput,
     )
     from acp_lite.auth import AuthMethod
-    from acp_lite.client import Client, Session, connect, connect_streams
     from acp_lite.files import FileHandler, HandlerError, LocalFiles, PathNotAllowed, Workspace
     from acp_lite.hookspec import hookimpl
     from acp_lite.limits import Limits
     from acp_lite.model import RULES, Event, SessionModel, Submission, Violation
+    from acp_lite.sync import Client, Session, connect, connect_in_memory, connect_streams
     from acp_lite.transcript import Transcript, TranscriptEntry
     from acp_lite.turn import Turn
 
 from acp_lite._version import __version__ as __version__
 
 _LAZY: dict[str, str] = {
-    "connect": "acp_lite.client",
-    "connect_streams": "acp_lite.client",
-    "connect_in_memory": "acp_lite._memory_sync",
-    "Client": "acp_lite.client",
-    "Session": "acp_lite.client",
+    "connect": "acp_lite.sync",
+    "connect_streams": "acp_lite.sync",
+    "connect_in_memory": "acp_lite.sync",
+    "Client": "acp_lite.sync",
+    "Session": "acp_lite.sync",
     "Turn": "acp_lite.turn",
     "Limits": "acp_lite.limits",
     "Transcript": "acp_lite.transcript",
@@ -79,11 +78,11 @@ _LAZY: dict[str, str] = {
     "HandlerError": "acp_lite.files",
     "PathNotAllowed": "acp_lite.files",
     "Workspace": "acp_lite.files",
-    "LocalTerminals": "acp_lite.aio._terminals",
-    "TerminalHandler": "acp_lite.aio._terminals",
-    "TerminalCommand": "acp_lite.aio._terminals",
-    "TerminalOutput": "acp_lite.aio._terminals",
-    "TerminalExitStatus": "acp_lite.aio._terminals",
+    "LocalTerminals": "acp_lite.aio",
+    "TerminalHandler": "acp_lite.aio",
+    "TerminalCommand": "acp_lite.aio",
+    "TerminalOutput": "acp_lite.aio",
+    "TerminalExitStatus": "acp_lite.aio",
 }
 _SUBMODULES = {"aio", "auth", "files", "permissions", "protocol", "model", "hookspec", "testing"}
 

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 import trio
 
-from acp_lite._memory_sync import connect_in_memory
 from acp_lite.aio import AsyncClient
 from acp_lite.aio import connect_in_memory as aio_connect_in_memory
 from acp_lite.aio._memory import PipeAgent
 from acp_lite.client import Client
+from acp_lite.sync import connect_in_memory
 from pytest_acp._settings import describe_factory
 
 __all__ = [

@@ -61,6 +61,7 @@ LAYERS: dict[str, int] = {
     "acp_lite._lazy_names": 0,  # PEP 562 lazy package names (acp_lite/__init__.py uses it)
     "acp_lite.auth": 0,  # plain data; errors name the ways to log in
     "acp_lite.limits": 0,
+    "acp_lite.options": 0,  # what every way of connecting takes alike (argv, limits)
     "acp_lite.transcript": 0,
     "acp_lite.turn": 0,  # plain data; AsyncSession.run builds it, errors annotate with it
     "acp_lite.permissions": 0,
@@ -77,24 +78,12 @@ LAYERS: dict[str, int] = {
     "acp_lite.aio._turn_view": 3,  # builds Turn: the turn's events, requests, tool calls
     "acp_lite.cassettes.agent": 3,  # the replay engine over trio streams (in memory, stdio)
     # 4: the blocking facade
-    "acp_lite.client": 4,
-    "acp_lite._sync_session": 4,
-    "acp_lite._portal": 4,
-    "acp_lite._direct": 4,  # blocking request calls run in the caller's thread (one crossing)
-    "acp_lite._mirror": 4,
-    "acp_lite._memory_sync": 4,
+    "acp_lite.sync": 4,  # Client, Session, the portal, direct calls, mirrors, in-memory
+    "acp_lite.client": 4,  # the public names of acp_lite.sync, at their old path
     # 5: tools built on the library, and the package re-exports
     "acp_lite": 5,  # acp_lite/__init__.py only (submodules all have their own entry)
     "acp_lite.__main__": 5,
-    "acp_lite.cli": 5,
-    "acp_lite._cli_render": 5,
-    "acp_lite._cli_login": 5,
-    "acp_lite._cli_info": 5,
-    "acp_lite._cli_base": 5,
-    "acp_lite._cli_errors": 5,
-    "acp_lite._cli_form": 5,  # prompt: the agent's elicitation forms on a terminal, or a policy
-    "acp_lite._cli_cassette": 5,
-    "acp_lite._cli_record": 5,
+    "acp_lite.cli": 5,  # the acp-lite command: one module per command, shared helpers in base
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,
 }
@@ -125,10 +114,6 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 #: (in functions and under TYPE_CHECKING too). A new circle, or one that grew or
 #: shrank, fails test_no_new_import_circle: break it by moving the shared piece down.
 KNOWN_CIRCLES: dict[frozenset[str], str] = {
-    frozenset(
-        {"acp_lite._cli_form", "acp_lite._cli_info", "acp_lite._cli_login", "acp_lite.cli"}
-    ): "the CLI's shared helpers move into a module of their own (acp_lite/cli/)",
-    frozenset({"acp_lite._sync_session", "acp_lite.client"}): "the blocking facade's package",
     frozenset(
         {
             "acp_lite.aio._client_requests",
@@ -182,34 +167,20 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
 #: Shrinks to empty; a new one fails test_no_new_private_import.
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("acp_lite", "acp_lite.aio._terminals"),
-        ("acp_lite", "acp_lite.aio._terminals.LocalTerminals"),
-        ("acp_lite", "acp_lite.aio._terminals.TerminalCommand"),
-        ("acp_lite", "acp_lite.aio._terminals.TerminalExitStatus"),
-        ("acp_lite", "acp_lite.aio._terminals.TerminalHandler"),
-        ("acp_lite", "acp_lite.aio._terminals.TerminalOutput"),
-        ("acp_lite._cli_cassette", "acp_lite.cassettes._match.check_match_on"),
-        ("acp_lite._cli_form", "acp_lite.cli._Ui"),
-        ("acp_lite._cli_info", "acp_lite.cli._agent_argv"),
-        ("acp_lite._cli_info", "acp_lite.cli._timeout_kwargs"),
-        ("acp_lite._cli_login", "acp_lite.cli._agent_argv"),
-        ("acp_lite._cli_login", "acp_lite.cli._timeout_kwargs"),
-        ("acp_lite._cli_record", "acp_lite.cassettes._convert.recording_of"),
-        ("acp_lite._direct", "acp_lite.aio._connection.Connection"),
-        ("acp_lite._direct", "acp_lite.aio._outside.OUTSIDE"),
-        ("acp_lite._direct", "acp_lite.aio._outside.Parked"),
-        ("acp_lite._direct", "acp_lite.aio._pipe.AgentPipe"),
-        ("acp_lite._memory_sync", "acp_lite.aio._memory.AgentFunction"),
-        ("acp_lite._memory_sync", "acp_lite.aio._memory.ConnectOptions"),
-        ("acp_lite._memory_sync", "acp_lite.aio._memory.PipeAgent"),
-        ("acp_lite._memory_sync", "acp_lite.aio._memory.memory_stream_pair"),
-        ("acp_lite._memory_sync", "acp_lite.aio._memory.run_agent"),
-        ("acp_lite._memory_sync", "acp_lite.aio._peer.AgentOutput"),
-        ("acp_lite._memory_sync", "acp_lite.aio._peer.ReportsExit"),
+        ("acp_lite.cli.replay", "acp_lite.cassettes._match.check_match_on"),
+        ("acp_lite.cli.record", "acp_lite.cassettes._convert.recording_of"),
+        ("acp_lite.sync._direct", "acp_lite.aio._connection.Connection"),
+        ("acp_lite.sync._direct", "acp_lite.aio._outside.OUTSIDE"),
+        ("acp_lite.sync._direct", "acp_lite.aio._outside.Parked"),
+        ("acp_lite.sync._direct", "acp_lite.aio._pipe.AgentPipe"),
+        ("acp_lite.sync._memory", "acp_lite.aio._memory.AgentFunction"),
+        ("acp_lite.sync._memory", "acp_lite.aio._memory.ConnectOptions"),
+        ("acp_lite.sync._memory", "acp_lite.aio._memory.PipeAgent"),
+        ("acp_lite.sync._memory", "acp_lite.aio._memory.memory_stream_pair"),
+        ("acp_lite.sync._memory", "acp_lite.aio._memory.run_agent"),
+        ("acp_lite.sync._memory", "acp_lite.aio._peer.AgentOutput"),
+        ("acp_lite.sync._memory", "acp_lite.aio._peer.ReportsExit"),
         ("acp_lite.aio._methods", "acp_lite.protocol._runtime.WireObject"),
-        ("acp_lite.client", "acp_lite.aio._client.command_argv"),
-        ("acp_lite.client", "acp_lite.aio._client.effective_limits"),
-        ("acp_lite.client", "acp_lite.aio._terminals.TerminalHandler"),
         ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.Template"),
         ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.run_texts"),
         ("acp_lite.core.connection", "acp_lite.protocol._chunk_lines.Template"),
@@ -222,7 +193,6 @@ KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("pytest_acp._cassettes", "acp_lite.cassettes._convert.recording_of"),
         ("pytest_acp._cassettes", "acp_lite.cassettes._format.Recording"),
         ("pytest_acp._fake_agent", "acp_lite.aio._memory.PipeAgent"),
-        ("pytest_acp._inprocess", "acp_lite._memory_sync.connect_in_memory"),
         ("pytest_acp._inprocess", "acp_lite.aio._memory.PipeAgent"),
     }
 )

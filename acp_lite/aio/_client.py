@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
-import attrs
 import trio
 
 from acp_lite.aio._client_methods import ClientMethods
@@ -22,6 +21,7 @@ from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
 from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
+from acp_lite.options import command_argv, effective_limits
 from acp_lite.protocol import InitializeResponse, converter
 from acp_lite.transcript import Transcript
 
@@ -269,29 +269,6 @@ class AsyncClient(ClientMethods):
     async def close(self) -> None:
         """Same as :meth:`aclose` (the name the blocking ``Client`` uses)."""
         await self._conn.aclose()
-
-
-def command_argv(command: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """The argv list of ``command``; a single string is refused (it is not split:
-    no shell runs the agent), with a hint to pass a list or ``shlex.split`` it."""
-    if isinstance(command, str | bytes | os.PathLike):
-        raise TypeError(
-            f"the agent command must be a list of arguments, not {type(command).__name__} "
-            f"{command!r}: pass e.g. shlex.split({command!r})"
-        )
-    argv = [os.fspath(a) for a in command]
-    if not argv:
-        raise ValueError("the agent command is empty")
-    return argv
-
-
-def effective_limits(limits: Limits | None, timeout: float | None) -> Limits:
-    """``limits`` with ``timeout`` (when given) as the default and handshake timeout:
-    the one setting every wait of the connection honours."""
-    limits = limits or Limits()
-    if timeout is not None:
-        limits = attrs.evolve(limits, default_timeout=timeout, connect_timeout=timeout)
-    return limits
 
 
 def _unwrap_group(exc: BaseExceptionGroup[Any]) -> BaseException:

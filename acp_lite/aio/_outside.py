@@ -2,7 +2,7 @@
 
 The blocking facade runs the coroutine of a plain request method (for example
 ``AsyncClient.request``) in the *caller's* thread while the trio thread is parked
-in its I/O wait (``acp_lite._direct``: a gate the trio thread holds whenever it
+in its I/O wait (``acp_lite.sync._direct``: a gate the trio thread holds whenever it
 runs, so no trio code runs meanwhile). The caller then writes the request to the
 agent's pipe itself and reads the response itself from the borrowed pipe
 (:mod:`acp_lite.aio._pipe`), or else waits for the trio thread to read it: no

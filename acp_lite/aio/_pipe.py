@@ -1,6 +1,6 @@
 """The agent's stdout pipe, read by the trio thread or lent to one blocking caller.
 
-A blocking call run in the caller's thread (``acp_lite._direct``) would otherwise
+A blocking call run in the caller's thread (``acp_lite.sync._direct``) would otherwise
 sleep until the trio thread has read the response and woken it: two thread
 wake-ups in a row, each tens of microseconds on a virtual machine. Instead the
 caller *borrows* the pipe: it waits on the pipe itself and reads the response, so

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-import acp_lite.client as client_module
+import acp_lite.sync as client_module
 from acp_lite import connect_in_memory
 from acp_lite.cli import REFERENCE_AGENT
 from acp_lite.testing import InProcessAgent

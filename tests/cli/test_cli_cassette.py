@@ -122,7 +122,7 @@ def test_the_clients_end_is_noted_before_the_agents_input_closes() -> None:
     import io
     import threading
 
-    from acp_lite._cli_record import _Lines, _pump_client
+    from acp_lite.cli.record import _Lines, _pump_client
 
     ended = threading.Event()
     seen_at_close: list[bool] = []

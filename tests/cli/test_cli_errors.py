@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from procs import child_processes
 
-import acp_lite.client as client_module
+import acp_lite.sync as client_module
 from acp_lite.cli import (
     EXIT_AGENT_EXITED,
     EXIT_CODES,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_lite._sync_session import Session
 from acp_lite.cli import EXIT_OK
+from acp_lite.sync._client import Session
 
 from .conftest import RunCli
 

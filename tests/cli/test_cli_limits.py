@@ -4,7 +4,9 @@ limit that fired and its value."""
 
 from __future__ import annotations
 
-from acp_lite.cli import DEFAULT_TURN_TIMEOUT, EXIT_TIMEOUT, _explain, _limit_of
+from acp_lite.cli import DEFAULT_TURN_TIMEOUT, EXIT_TIMEOUT
+from acp_lite.cli.errors import explain as _explain
+from acp_lite.cli.errors import limit_of as _limit_of
 from acp_lite.errors import Timeout
 from acp_lite.limits import Limits
 

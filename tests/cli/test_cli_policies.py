@@ -7,9 +7,9 @@ import json
 import shlex
 import sys
 
-from acp_lite import cli, permissions
-from acp_lite._cli_form import ELICITATION_CHOICES
-from acp_lite.cli import EXIT_OK, EXIT_STOPPED, EXIT_USAGE
+from acp_lite import permissions
+from acp_lite.cli import EXIT_OK, EXIT_STOPPED, EXIT_USAGE, prompt
+from acp_lite.cli.form import ELICITATION_CHOICES
 
 from .conftest import RunCli
 
@@ -17,8 +17,8 @@ TOOL = ("--scenario", "tool_call_permission", "go")
 
 
 def test_the_names_are_the_library_names() -> None:
-    assert tuple(permissions.PERMISSION_POLICIES) == cli._PERMISSION_NAMES
-    assert tuple(permissions.PERMISSION_ALIASES) == cli._PERMISSION_ALIASES
+    assert tuple(permissions.PERMISSION_POLICIES) == prompt.PERMISSION_NAMES
+    assert tuple(permissions.PERMISSION_ALIASES) == prompt.PERMISSION_ALIASES
     assert ("ask", *permissions.ELICITATION_POLICIES) == ELICITATION_CHOICES
 
 
@@ -90,7 +90,7 @@ def test_ask_needs_a_terminal(run_cli: RunCli) -> None:
 
 
 def test_form_fields_parse_or_say_why() -> None:
-    from acp_lite._cli_form import parse_field
+    from acp_lite.cli.form import parse_field
 
     tags = {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 1}
     cases = [

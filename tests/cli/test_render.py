@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from acp_lite._cli_render import Renderer, content_text, same_destination
+from acp_lite.cli.render import Renderer, content_text, same_destination
 
 
 def _render(*updates: dict[str, object], shared: bool = True) -> tuple[str, str]:
@@ -159,7 +159,7 @@ def test_streamed_text_renders_in_linear_time() -> None:
     import io
     import time
 
-    from acp_lite._cli_render import Renderer
+    from acp_lite.cli.render import Renderer
 
     def cost(n: int) -> float:
         r = Renderer(io.StringIO(), io.StringIO(), color=False, shared=False)

@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 
 import acp_lite
-from acp_lite import _direct
 from acp_lite.aio._connection import Connection
 from acp_lite.aio._pipe import AgentPipe
 from acp_lite.errors import AgentExited, ClientClosed, Timeout
 from acp_lite.hookspec import hookimpl
+from acp_lite.sync import _direct
 
 from .conftest import FAST, run_threads, wait_for
 

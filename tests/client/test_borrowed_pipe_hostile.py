@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 import acp_lite
-from acp_lite import _direct
 from acp_lite.aio._connection import Connection
+from acp_lite.sync import _direct
 
 from .conftest import FAST, wait_for
 from .test_borrowed_pipe import default_sigint

@@ -1,7 +1,7 @@
 """The SIGINT handler that lets the main thread borrow the agent's pipe.
 
 A borrower in the main thread feeds the bytes it read to the core there, so a
-Ctrl-C must not land halfway (``acp_lite._direct._HeldSigint``): the handler
+Ctrl-C must not land halfway (``acp_lite.sync._direct._HeldSigint``): the handler
 stands in for Python's default one during a blocking call that borrows, holds
 Ctrl-C off during a read, and the default is back when the call returns (so a
 ``trio.run`` later in the main thread installs trio's own); with another handler
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import trio
 
-from acp_lite import _direct
-from acp_lite._direct import _HeldSigint
+from acp_lite.sync import _direct
+from acp_lite.sync._direct import _HeldSigint
 
 from .conftest import ctrl_c_when
 from .test_borrowed_pipe import Spy, connect, default_sigint, in_thread, pipe_of, spy, stderr_count

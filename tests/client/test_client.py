@@ -16,11 +16,11 @@ import trio
 
 import acp_lite.client as blocking
 from acp_lite import connect_in_memory
-from acp_lite._mirror import mirrored_async
-from acp_lite._portal import ClientClosed
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.errors import AgentExited, AgentStartFailed, Timeout, UnsupportedProtocolVersion
 from acp_lite.hookspec import hookimpl
+from acp_lite.sync._mirror import mirrored_async
+from acp_lite.sync._portal import ClientClosed
 from acp_lite.testing import InProcessAgent, agent_command
 from acp_lite.turn import Turn
 

@@ -19,7 +19,8 @@ import pytest
 from procs import child_processes
 
 import acp_lite.client as blocking
-from acp_lite import _sync_session, connect_in_memory
+from acp_lite import connect_in_memory
+from acp_lite.sync import _client as _sync_session
 from acp_lite.testing import InProcessAgent, agent_command
 
 from .conftest import FAST, crossings, portal_threads, process_gone, run_threads, wait_for

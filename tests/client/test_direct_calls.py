@@ -1,4 +1,4 @@
-"""Blocking request calls run in the caller's thread (``acp_lite._direct``).
+"""Blocking request calls run in the caller's thread (``acp_lite.sync._direct``).
 
 A ``blocking(..., direct=True)`` twin runs its coroutine in the calling thread while
 the trio thread is parked: it writes the request to the agent's pipe itself and
@@ -24,8 +24,8 @@ from aio.test_methods import CASES, Case
 
 import acp_lite
 from acp_lite import connect_in_memory
-from acp_lite._portal import Portal
 from acp_lite.errors import AgentExited, ClientClosed, Timeout
+from acp_lite.sync._portal import Portal
 from acp_lite.testing import InProcessAgent
 
 from .conftest import FAST, crossings, ctrl_c_when, run_threads, wait_for

@@ -1,4 +1,4 @@
-"""``acp_lite._mirror.blocking``: one-line blocking twins of async methods.
+"""``acp_lite.sync._mirror.blocking``: one-line blocking twins of async methods.
 
 Most tests use a made-up async class on a bare :class:`Portal` (no agent); the last
 ones check the real ``Client`` / ``Session`` twins against the reference agent (in
@@ -18,11 +18,11 @@ import trio
 
 import acp_lite.client as blocking_client
 from acp_lite import connect_in_memory
-from acp_lite._mirror import Facade, blocking, mirrored_async
-from acp_lite._portal import Portal
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.errors import Timeout
 from acp_lite.model.submissions import Submission
+from acp_lite.sync._mirror import Facade, blocking, mirrored_async
+from acp_lite.sync._portal import Portal
 from acp_lite.testing import InProcessAgent
 
 from .conftest import FAST, ctrl_c_when, wait_for

@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 import pytest
 import trio
 
-from acp_lite._portal import ClientClosed, Portal, unwrap_group
 from acp_lite.errors import AgentExited, Timeout
+from acp_lite.sync._portal import ClientClosed, Portal, unwrap_group
 
 
 @pytest.fixture
@@ -295,7 +295,7 @@ def test_atexit_closes_a_forgotten_portal() -> None:
         import sys, threading
         from contextlib import asynccontextmanager
         import trio
-        from acp_lite._portal import Portal
+        from acp_lite.sync._portal import Portal
 
         @asynccontextmanager
         async def resource():

@@ -23,6 +23,7 @@ import pytest
 # client again costs about a second of CPU per run.
 for _module in (
     "acp_lite.client",
+    "acp_lite.sync",
     "acp_lite.testing.inprocess",
     "pytest_acp._inprocess",
     "pytest_acp.snapshot",

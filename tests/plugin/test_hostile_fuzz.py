@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis_budget import examples
 
 from acp_lite import cli
-from acp_lite._cli_render import Renderer
+from acp_lite.cli.render import Renderer
 from acp_lite.transcript import Transcript
 from pytest_acp import normalize
 from pytest_acp._incremental import IncrementalCheck

@@ -13,7 +13,7 @@ from pathlib import Path
 HEAVY = (
     "trio",
     "acp_lite.aio",
-    "acp_lite.client",
+    "acp_lite.sync",
     "acp_lite.core",
     "acp_lite.model",
     "acp_lite.cassettes",

@@ -21,10 +21,9 @@ import subprocess
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from acp_lite._cli_base import EXIT_AUTH, EXIT_OK, EXIT_USAGE, CliError
-from acp_lite._cli_errors import _explain, login_command
 from acp_lite.auth import AuthMethod, login_hint
-from acp_lite.cli import _agent_argv, _timeout_kwargs
+from acp_lite.cli.base import EXIT_AUTH, EXIT_OK, EXIT_USAGE, CliError, agent_argv, timeout_kwargs
+from acp_lite.cli.errors import explain, login_command
 from acp_lite.errors import AcpError
 
 __all__ = ["add_parser", "cmd_login"]
@@ -68,11 +67,11 @@ def _choose(methods: list[AuthMethod], wanted: str | None, argv: Sequence[str]) 
 
 def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run ``acp-lite login``; returns the exit code."""
-    from acp_lite.client import connect
+    from acp_lite.sync import connect
 
-    argv = _agent_argv(args)
+    argv = agent_argv(args)
     try:
-        with connect(argv, **_timeout_kwargs(args.timeout)) as client:
+        with connect(argv, **timeout_kwargs(args.timeout)) as client:
             methods = client.auth_methods
             if not methods:
                 raise CliError("the agent advertised no auth method", EXIT_AUTH)
@@ -82,7 +81,7 @@ def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 out.write(f"logged in with {method.method_id}\n")
                 return EXIT_OK
     except AcpError as exc:
-        raise _explain(exc, argv, args.timeout, args.scenario) from None
+        raise explain(exc, argv, args.timeout, args.scenario) from None
     if method.kind == "env_var":
         names = " and ".join(v.name for v in method.env_vars) or "(no variable named)"
         where = f" (get it at {method.link})" if method.link else ""

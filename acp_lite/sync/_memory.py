@@ -15,7 +15,8 @@ from acp_lite.aio._memory import (
     run_agent,
 )
 from acp_lite.aio._peer import AgentOutput, ReportsExit
-from acp_lite.client import Client, StreamPair, connect_streams
+from acp_lite.sync._client import Client
+from acp_lite.sync._connect import StreamPair, connect_streams
 
 __all__ = ["connect_in_memory"]
 

@@ -7,11 +7,9 @@ import shlex
 from collections.abc import Sequence
 from typing import TextIO
 
-from acp_lite._cli_base import (
-    _DEFAULTS,
-    _PROG,
-    _STDERR_TAIL_SHOWN,
+from acp_lite.cli.base import (
     DEFAULT_TURN_TIMEOUT,
+    DEFAULTS,
     EXIT_AGENT_EXITED,
     EXIT_AUTH,
     EXIT_PROTOCOL,
@@ -19,9 +17,11 @@ from acp_lite._cli_base import (
     EXIT_START_FAILED,
     EXIT_TIMEOUT,
     EXIT_USAGE,
+    PROG,
+    STDERR_TAIL_SHOWN,
     CliError,
 )
-from acp_lite._cli_render import safe_text
+from acp_lite.cli.render import safe_text
 from acp_lite.errors import (
     AcpError,
     AgentExited,
@@ -34,19 +34,19 @@ from acp_lite.errors import (
     UnsupportedProtocolVersion,
 )
 
-__all__ = ["_explain", "_first_line", "_limit_of", "_report", "auth_error", "login_command"]
+__all__ = ["_first_line", "auth_error", "explain", "limit_of", "login_command", "report"]
 
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
-def _explain(
+def explain(
     exc: AcpError, argv: Sequence[str], timeout: float | None, scenario: str | None = None
 ) -> CliError:
     """Turn a library error into one clear line (plus the agent's stderr tail)."""
     command = shlex.join(argv)
-    tail = [line for line in exc.stderr_tail if line.strip()][-_STDERR_TAIL_SHOWN:]
+    tail = [line for line in exc.stderr_tail if line.strip()][-STDERR_TAIL_SHOWN:]
     details = [f"agent stderr: {line}" for line in tail]
     reason = _first_line(exc.message)
     if isinstance(exc, AgentStartFailed):
@@ -77,7 +77,7 @@ def _explain(
     if isinstance(exc, Timeout):
         what = exc.awaited or (exc.method or "") or reason
         state = f" (session state: {exc.state})" if exc.state else ""
-        limit, name = _limit_of(exc, timeout)
+        limit, name = limit_of(exc, timeout)
         hint = "" if timeout is not None else "; --timeout sets it"
         return CliError(
             f"timed out after {limit:g}s ({name}{hint}) waiting for {what}{state}",
@@ -100,9 +100,9 @@ def _explain(
     return CliError(f"{type(exc).__name__}: {reason}", EXIT_PROTOCOL, details)
 
 
-def _limit_of(exc: Timeout, timeout: float | None) -> tuple[float, str]:
+def limit_of(exc: Timeout, timeout: float | None) -> tuple[float, str]:
     """The documented limit that fired, and its name (see ``--timeout``)."""
-    defaults = _DEFAULTS
+    defaults = DEFAULTS
     if exc.method == "initialize" or "connecting" in exc.message:
         return timeout or defaults.connect_timeout, "the start-up limit"
     if exc.awaited.startswith("response to"):
@@ -110,8 +110,8 @@ def _limit_of(exc: Timeout, timeout: float | None) -> tuple[float, str]:
     return timeout or DEFAULT_TURN_TIMEOUT, "the turn limit"
 
 
-def _report(err: CliError, stream: TextIO) -> None:
-    stream.write(f"{_PROG}: error: {safe_text(err.message)}\n")
+def report(err: CliError, stream: TextIO) -> None:
+    stream.write(f"{PROG}: error: {safe_text(err.message)}\n")
     for line in err.details:
         stream.write(f"  {safe_text(line)}\n")
     stream.flush()

@@ -23,7 +23,7 @@ return types (``ParamSpec``), but not ``async``. A call:
 
 A twin declared ``blocking(..., direct=True)`` (plain request methods) runs the
 coroutine in the caller's thread instead when the trio thread is parked
-(``facade._call_direct``, :mod:`acp_lite._direct`), and as in 2. otherwise.
+(``facade._call_direct``, :mod:`acp_lite.sync._direct`), and as in 2. otherwise.
 
 ``timeout`` is taken from the call's own ``timeout`` argument when the async method
 has one, so the portal's last-resort deadline follows it.
@@ -46,7 +46,7 @@ _MISSING: Any = object()
 
 
 class DirectRunner(Protocol):
-    """Runs a request coroutine in the calling thread (``acp_lite._portal.Portal``)."""
+    """Runs a request coroutine in the calling thread (``acp_lite.sync._portal.Portal``)."""
 
     def call_direct(
         self, coroutine: Callable[[], Coroutine[Any, Any, T]], *, fallback: Callable[[], T]
@@ -164,7 +164,7 @@ def blocking(
     result to another type (``AsyncSession`` -> ``Session``). ``direct``: the method
     only sends requests and awaits their responses (no other trio call), so the
     caller's thread may run it itself while the trio thread is parked
-    (:mod:`acp_lite._direct`: no thread crossing, or one, instead of three).
+    (:mod:`acp_lite.sync._direct`: no thread crossing, or one, instead of three).
     """
     if not inspect.iscoroutinefunction(method):
         raise TypeError(f"blocking() needs an async def method, got {method!r}")

@@ -1,13 +1,18 @@
-"""The ``acp-lite`` command's exit codes, limits and error type (imported by its modules)."""
+"""What every ``acp-lite`` command shares: exit codes, defaults, the error type, and
+the agent options' helpers (argv, timeouts)."""
 
 from __future__ import annotations
 
+import argparse
+import shlex
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from acp_lite.limits import Limits
 
 __all__ = [
+    "DEFAULTS",
     "DEFAULT_TURN_TIMEOUT",
     "EXIT_AGENT_EXITED",
     "EXIT_AUTH",
@@ -20,8 +25,14 @@ __all__ = [
     "EXIT_STOPPED",
     "EXIT_TIMEOUT",
     "EXIT_USAGE",
+    "PROG",
     "REFERENCE_AGENT",
+    "STDERR_TAIL_SHOWN",
     "CliError",
+    "agent_argv",
+    "positive_float",
+    "timeout_kwargs",
+    "version",
 ]
 
 EXIT_OK = 0
@@ -53,13 +64,14 @@ EXIT_CODES: dict[int, str] = {
 #: long, because a real agent's turn may run many model calls and tools.
 DEFAULT_TURN_TIMEOUT = 600.0
 #: The library's default limits (the CLI's, unless ``--timeout`` is given).
-_DEFAULTS = Limits()
+DEFAULTS = Limits()
 
 #: The embedded default agent: our reference agent, echoing the prompt back.
 REFERENCE_AGENT = (sys.executable, "-m", "acp_lite.testing.agent")
 
-_PROG = "acp-lite"
-_STDERR_TAIL_SHOWN = 5
+PROG = "acp-lite"
+#: How many of the agent's last stderr lines an error report shows.
+STDERR_TAIL_SHOWN = 5
 
 
 class CliError(Exception):
@@ -70,3 +82,41 @@ class CliError(Exception):
         self.message = message
         self.code = code
         self.details = tuple(details)
+
+
+def version() -> str:
+    """acp_lite's version (read when asked: ``--help`` need not import it)."""
+    from acp_lite._version import __version__
+
+    return __version__
+
+
+def positive_float(value: str) -> float:
+    """An argparse type: a number > 0."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {value!r}")
+    return number
+
+
+def agent_argv(args: argparse.Namespace) -> list[str]:
+    """The agent's argv from ``--agent`` / ``--scenario`` (default: the reference agent)."""
+    if args.scenario is not None:
+        return [*REFERENCE_AGENT, "--scenario", args.scenario]
+    if args.agent is None:
+        return list(REFERENCE_AGENT)
+    try:
+        argv = shlex.split(args.agent)
+    except ValueError as exc:
+        raise CliError(f"cannot parse --agent {args.agent!r}: {exc}", EXIT_USAGE) from None
+    if not argv:
+        raise CliError("--agent is empty", EXIT_USAGE)
+    return argv
+
+
+def timeout_kwargs(timeout: float | None) -> dict[str, Any]:
+    """``connect``'s keyword for ``--timeout`` (none when it is not given)."""
+    return {} if timeout is None else {"timeout": timeout}

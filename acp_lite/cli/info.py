@@ -5,32 +5,44 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
-from acp_lite._cli_base import EXIT_OK
-from acp_lite._cli_errors import _explain
-from acp_lite._cli_render import json_line
-from acp_lite.cli import _agent_argv, _timeout_kwargs
+from acp_lite.cli.base import EXIT_OK, agent_argv, timeout_kwargs
+from acp_lite.cli.errors import explain
+from acp_lite.cli.render import json_line
 from acp_lite.errors import AcpError
 
-__all__ = ["cmd_info"]
+__all__ = ["add_parser", "cmd_info"]
+
+
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    agent_options: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """Register the ``info`` subcommand."""
+    info = sub.add_parser(
+        "info",
+        help="print the agent's info, capabilities and auth methods",
+        description="Initialize the agent and print its info, capabilities and auth methods.",
+    )
+    agent_options(info)
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run ``acp-lite info``: the raw ``initialize`` result with ``--json``, else a
     summary (v1 agents' ``agentInfo`` / ``agentCapabilities`` read the same way)."""
-    from acp_lite.client import connect
+    from acp_lite.sync import connect
 
-    argv = _agent_argv(args)
+    argv = agent_argv(args)
     try:
-        with connect(argv, **_timeout_kwargs(args.timeout)) as client:
+        with connect(argv, **timeout_kwargs(args.timeout)) as client:
             # The initialize result as received: nothing lost, custom keys included.
             result = dict(client.initialize_result)
             version = client.protocol_version
             methods = client.auth_methods
     except AcpError as exc:
-        raise _explain(exc, argv, args.timeout, args.scenario) from None
+        raise explain(exc, argv, args.timeout, args.scenario) from None
     if args.json:
         out.write(json_line(result))
         return EXIT_OK

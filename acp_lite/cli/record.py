@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import IO, TextIO
 
-from acp_lite._cli_base import EXIT_INTERRUPTED, EXIT_START_FAILED, EXIT_USAGE, CliError
+from acp_lite.cli.base import EXIT_INTERRUPTED, EXIT_START_FAILED, EXIT_USAGE, CliError
 
 __all__ = ["EXIT_GRACE", "STOP_GRACE", "record"]
 

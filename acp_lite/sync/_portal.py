@@ -42,8 +42,8 @@ from typing import Any, TypeVar
 import outcome
 import trio
 
-from acp_lite._direct import Gate, drive
 from acp_lite.errors import ClientClosed, Timeout, TransportError
+from acp_lite.sync._direct import Gate, drive
 
 __all__ = ["ClientClosed", "Portal", "unwrap_group"]
 
@@ -177,7 +177,7 @@ class Portal:
 
     async def _main(self) -> None:
         self._stop = trio.Event()
-        trio.lowlevel.add_instrument(self._gate)  # direct calls: see acp_lite._direct
+        trio.lowlevel.add_instrument(self._gate)  # direct calls: see acp_lite.sync._direct
         # Contexts entered with enter_async_context each live in a "host" task of the
         # outer nursery (trio requires a nursery/cancel scope to be exited by the task
         # that entered it, in nesting order). Calls run in the inner nursery, so
@@ -294,7 +294,7 @@ class Portal:
         fallback: Callable[[], T],
     ) -> T:
         """Run ``coroutine()`` in the calling thread while the trio thread is parked
-        (no thread crossing, or one; see :mod:`acp_lite._direct`), else ``fallback()``.
+        (no thread crossing, or one; see :mod:`acp_lite.sync._direct`), else ``fallback()``.
 
         Only for coroutines whose awaits are all ``Connection.wait_response``.
         """

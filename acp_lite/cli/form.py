@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from acp_lite._cli_render import safe_text
+from acp_lite.cli.render import safe_text
 
 if TYPE_CHECKING:
-    from acp_lite.cli import _Ui
+    from acp_lite.cli.ui import Ui
 
 __all__ = ["elicitation_handler", "parse_field"]
 
@@ -121,7 +121,7 @@ def _shown(prop: Mapping[str, Any], value: Any) -> str:
 class _Form:
     """One form on the terminal: the ui's error stream and stdin."""
 
-    def __init__(self, ui: _Ui) -> None:
+    def __init__(self, ui: Ui) -> None:
         self.ui = ui
 
     def say(self, text: str) -> None:
@@ -228,7 +228,7 @@ def _why_not_accepted(request: Any) -> str:
 
 
 def elicitation_handler(
-    ui: _Ui,
+    ui: Ui,
     policy: str | None,
     interactive: bool,
     agent: Callable[[], str],

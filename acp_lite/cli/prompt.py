@@ -1,0 +1,275 @@
+"""``acp-lite prompt``: send a prompt and stream the agent's work until it is idle."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from acp_lite.cli.base import (
+    DEFAULT_TURN_TIMEOUT,
+    DEFAULTS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STOPPED,
+    EXIT_USAGE,
+    PROG,
+    CliError,
+    agent_argv,
+    timeout_kwargs,
+)
+from acp_lite.cli.errors import explain
+from acp_lite.cli.form import ELICITATION_CHOICES, elicitation_handler
+from acp_lite.cli.render import safe_text
+from acp_lite.cli.ui import Ui, permission_options
+from acp_lite.errors import AcpError
+from acp_lite.protocol.constants import END_TURN
+
+if TYPE_CHECKING:
+    from acp_lite.permissions import PermissionPolicy
+
+__all__ = ["add_parser", "cmd_prompt"]
+
+# Spelled out (acp_lite.permissions.PERMISSION_POLICIES / PERMISSION_ALIASES, which a
+# test ties these to): --help must not import the wire types.
+PERMISSION_NAMES = ("allow_once", "allow_always", "reject_once", "reject_always", "cancel")
+PERMISSION_ALIASES = ("allow", "reject", "cancelled")
+
+
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    agent_options: Callable[[argparse.ArgumentParser], None],
+    epilog: str,
+) -> None:
+    """Register the ``prompt`` subcommand."""
+    prompt = sub.add_parser(
+        "prompt",
+        help="send a prompt and stream the agent's work until it is idle",
+        description="Send TEXT to the agent and stream its work until it is idle:\n"
+        "the agent's text on stdout; thoughts, tool calls, plans and states on stderr.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    agent_options(prompt)
+    prompt.add_argument(
+        "--cwd",
+        metavar="DIR",
+        default=None,
+        help="working directory of the session (default: the current directory)",
+    )
+    prompt.add_argument(
+        "--permission",
+        metavar="POLICY",
+        choices=("ask", *PERMISSION_NAMES, *PERMISSION_ALIASES),
+        default=None,
+        help="answer permission requests: ask (on a terminal; the default there), "
+        "allow_once, allow_always, reject_once (the default otherwise), reject_always, "
+        "cancel; allow, reject and cancelled are aliases of allow_once, reject_once, cancel",
+    )
+    prompt.add_argument(
+        "--elicitation",
+        metavar="POLICY",
+        choices=ELICITATION_CHOICES,
+        default=None,
+        help="answer the agent's forms (elicitation): ask (on a terminal; the default "
+        "there), decline (the default otherwise), cancel, accept_defaults (each field's "
+        "default; decline when a required field has none)",
+    )
+    prompt.add_argument(
+        "--wait",
+        choices=("idle", "quiet"),
+        default="idle",
+        help="stop when the turn's work is idle (default), or also wait until the "
+        "agent's background work is done (quiet)",
+    )
+    prompt.add_argument(
+        "--transcript",
+        metavar="FILE",
+        default=None,
+        help="write the full wire transcript (both directions) to FILE as NDJSON",
+    )
+    prompt.add_argument("text", nargs="+", metavar="TEXT", help="the prompt ('-' reads stdin)")
+
+
+def _policy(name: str) -> PermissionPolicy:
+    """The non-interactive answer for ``--permission NAME`` (``acp_lite.permissions``
+    names: the option kinds, ``cancel``, and the aliases ``allow``, ``reject``,
+    ``cancelled``). When no offered option fits, the answer is the ``cancelled``
+    outcome, which the agent must treat as "not approved" (schema:
+    ``RequestPermissionOutcome``).
+    """
+    from acp_lite import permissions
+
+    return permissions.permission_policy(name)
+
+
+def _permission_handler(
+    ui: Ui, policy: str | None, interactive: bool
+) -> Callable[[Any, Any], str | None]:
+    def handle(request: Any, session: Any) -> str | None:
+        # Live updates reach the terminal in batches on another thread: show every
+        # update received before this request first, so the question comes after
+        # the tool call it is about (the model has applied them already).
+        if session is not None:
+            _show_backlog(ui, session)
+        title = getattr(request, "title", None) or "permission requested"
+        if policy in (None, "ask") and interactive:
+            answer = _ask(ui, request, str(title))
+            ui.permission(request, answer)
+            return answer
+        chosen = _policy("reject_once" if policy in (None, "ask") else policy)(request, session)
+        labels = {oid: f"{name} [{kind or oid}]" for oid, name, kind in permission_options(request)}
+        outcome = "cancelled" if chosen is None else labels.get(chosen, chosen)
+        ui.status(f"permission: {title} -> {outcome}")
+        ui.permission(request, chosen)
+        return chosen
+
+    return handle
+
+
+def _ask(ui: Ui, request: Any, title: str) -> str | None:
+    options = permission_options(request)
+    with ui.lock:
+        ui.renderer.line(f"permission requested: {title}", "1")
+        description = getattr(request, "description", None)
+        if description:
+            ui.err.write(f"  {safe_text(str(description))}\n")
+        for number, (option_id, name, kind) in enumerate(options, 1):
+            ui.err.write(safe_text(f"  {number}) {name} [{kind or option_id}]") + "\n")
+        ui.err.write("  c) cancel (not approved)\n")
+    why = ""
+    while True:
+        with ui.lock:
+            ui.err.write(f"{why}choose 1-{len(options)} or c: ")
+            ui.err.flush()
+        answer = ui.read_answer()
+        if not answer:  # EOF: nobody can answer
+            with ui.lock:
+                ui.err.write("\n")
+            return None
+        answer = answer.strip().lower()
+        if answer in ("c", "cancel"):
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return options[int(answer) - 1][0]
+        why = f"not a choice: {safe_text(answer)!r}; "
+
+
+def cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from acp_lite.sync import connect  # imported here: keeps --help and usage errors fast
+
+    argv = agent_argv(args)
+    text = " ".join(args.text)
+    if text == "-":
+        text = sys.stdin.read()
+    if not text.strip():
+        raise CliError("the prompt is empty", EXIT_USAGE)
+    cwd = str(Path(args.cwd or os.getcwd()).resolve())
+    if not Path(cwd).is_dir():
+        raise CliError(f"--cwd {args.cwd!r} is not a directory", EXIT_USAGE)
+    tty = sys.stdin is not None and sys.stdin.isatty()
+    for flag, value in (("--permission", args.permission), ("--elicitation", args.elicitation)):
+        if value == "ask" and not tty:
+            raise CliError(f"{flag} ask needs a terminal on stdin", EXIT_USAGE)
+    ui = Ui(out, err, json_mode=args.json)
+    handler = _permission_handler(ui, args.permission, tty)
+    names: list[str] = []  # the agent's name, once known (the form names who asks)
+    forms = elicitation_handler(
+        ui,
+        args.elicitation,
+        tty,
+        lambda: names[0] if names and names[0] else "the agent",
+        lambda s: _show_backlog(ui, s),
+    )
+    timeout = args.timeout
+    session: Any = None
+    try:
+        with connect(
+            argv, on_permission=handler, on_elicitation=forms, **timeout_kwargs(timeout)
+        ) as client:
+            info = getattr(client, "agent_info", None)
+            names.append(str(getattr(info, "title", None) or getattr(info, "name", None) or ""))
+            try:
+                session = client.new_session(cwd=cwd)
+                # Nobody reads the output any more: stop the work instead of letting
+                # the agent run to the end of the turn (it then ends "cancelled").
+                ui.on_closed = lambda: session.cancel()
+                _follow(ui, session)
+                try:
+                    # The documented limits: the prompt's answer within the per-request
+                    # limit, the whole turn within the turn limit.
+                    turn = session.run(
+                        text,
+                        timeout=timeout or DEFAULT_TURN_TIMEOUT,
+                        insert_timeout=timeout or DEFAULTS.default_timeout,
+                    )
+                    if args.wait == "quiet":
+                        # Background work the turn left running: shown until it ends
+                        # (spec: "Foreground and background work").
+                        session.wait_quiet(timeout=timeout or DEFAULT_TURN_TIMEOUT)
+                except KeyboardInterrupt:
+                    # Session.run already sent session/cancel and waited briefly.
+                    _show_backlog(ui, session)
+                    ui.finish()
+                    err.write(f"{PROG}: interrupted; the turn was cancelled\n")
+                    return EXIT_INTERRUPTED
+            finally:
+                # Also when the turn failed (the agent crashed, a timeout): what it
+                # sent before is shown, though the live callback may still lag.
+                if session is not None:
+                    _show_backlog(ui, session)
+                ui.finish()
+                _warn_foreign(err, client)
+                if args.transcript:
+                    client.transcript.save(args.transcript)
+    except AcpError as exc:
+        raise explain(exc, argv, timeout, args.scenario) from None
+    stop = turn.stop_reason
+    if stop == END_TURN:
+        return EXIT_OK
+    error = getattr(turn, "error", None)
+    detail = ""
+    if error is not None:
+        message = getattr(error, "message", None)
+        if message is None and isinstance(error, Mapping):
+            message = error.get("message")
+        detail = f": {message}" if message else ""
+    err.write(f"{PROG}: the turn ended with stop reason {stop or '(none)'}{detail}\n")
+    err.flush()
+    return EXIT_STOPPED
+
+
+def _warn_foreign(err: TextIO, client: Any) -> None:
+    """Say so when the agent wrote lines that are not JSON-RPC (they are skipped)."""
+    count = getattr(client, "event_counts", {}).get("protocol_error", 0)
+    if not count:
+        return
+    first = next((e for e in client.events if e.kind == "protocol_error"), None)
+    data = getattr(first, "data", None)
+    raw = getattr(data, "raw", data)
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) else str(raw)
+    err.write(
+        f"{PROG}: warning: the agent wrote {count} line(s) that are not ACP "
+        f"(JSON-RPC), skipped; the first: {safe_text(text[:120])!r}\n"
+    )
+    err.flush()
+
+
+def _follow(ui: Ui, session: Any) -> None:
+    """Show the session's events live, starting with those already received.
+
+    Subscribing first and then showing the backlog, both under the UI lock, shows
+    every event exactly once and in order: the callback skips indexes already shown.
+    """
+    with ui.lock:
+        session.on_update(ui.event)
+        _show_backlog(ui, session)
+
+
+def _show_backlog(ui: Ui, session: Any) -> None:
+    """Show events the live callback has not shown yet (it may lag the turn's end)."""
+    for event in list(session.updates):
+        ui.event(event)

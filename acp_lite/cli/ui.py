@@ -1,0 +1,170 @@
+"""What ``acp-lite prompt`` writes: the terminal (or ``--json``) view of a session,
+serialised by one lock, and how a session event is shown."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+
+from acp_lite.cli.render import Renderer, json_line, safe_text
+
+_PERMISSION = "session/request_permission"
+
+__all__ = ["Ui", "permission_options", "raw_update", "shown_update", "silence_stdout"]
+
+
+def permission_options(request: Any) -> list[tuple[str, str, str]]:
+    """(option_id, name, kind) of each option of a RequestPermissionRequest."""
+    return [
+        (str(o.option_id), str(getattr(o, "name", "")), str(getattr(o, "kind", "")))
+        for o in getattr(request, "options", None) or ()
+    ]
+
+
+def raw_update(event: Any) -> Any:
+    """The wire dict (``params.update``) of a session event, exactly as received."""
+    return event.raw
+
+
+def shown_update(event: Any) -> Any:
+    """What the terminal shows of a session event: the wire dict, or for a v1 agent's
+    update its v2 form (the renderer speaks v2: a v1 ``tool_call`` or ``plan`` is a
+    ``tool_call_update`` / ``plan_update``; docs/v1.md). ``--json`` keeps the raw one."""
+    if not str(getattr(event, "source", "")).startswith("v1:"):
+        return event.raw
+    from acp_lite.protocol import converter
+
+    update = converter.unstructure(event.update)
+    return update if isinstance(update, dict) and "sessionUpdate" in update else event.raw
+
+
+class Ui:
+    """Everything ``prompt`` writes, serialised by one lock (callbacks may run on
+    another thread than the main one)."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, json_mode: bool) -> None:
+        self.out = out
+        self.err = err
+        self.json_mode = json_mode
+        self.renderer = Renderer(out, err)
+        self.lock = threading.RLock()
+        self.shown = -1  # index of the last event shown (events arrive in order)
+        self.open = True
+        #: Called once when stdout is closed by its reader (``acp-lite ... | head``).
+        self.on_closed: Callable[[], object] | None = None
+
+    def read_answer(self) -> str:
+        """The line typed at the terminal after a question ("" at end of input).
+        Read without the lock: Ctrl-C must be able to show the interruption (this
+        thread is then abandoned; the request is answered cancelled)."""
+        with self.lock:
+            self.renderer.question_open = True
+        try:
+            return sys.stdin.readline()
+        finally:
+            with self.lock:
+                self.renderer.question_open = False  # the typed Enter ended the line
+
+    def event(self, event: Any) -> None:
+        """Show one session event (from ``Session.on_update`` or the event log)."""
+        with self.lock:
+            index = getattr(event, "index", None)
+            if isinstance(index, int):
+                if index <= self.shown:
+                    return
+                self.shown = index
+            if not self.open:
+                return
+            try:
+                update = raw_update(event)
+                if self.json_mode:
+                    if getattr(event, "source", None) == _PERMISSION:
+                        return  # not streamed: the permission line stands for it
+                    if self.renderer.shared:
+                        self.renderer.end_question()
+                    self.out.write(json_line(update))
+                    self.out.flush()
+                else:
+                    self.renderer.update(shown_update(event))
+            except BrokenPipeError:
+                self._closed()
+
+    def permission(self, request: Any, chosen: str | None) -> None:
+        """With ``--json``: the permission request and its answer, as one line."""
+        if not self.json_mode:
+            return
+        tool_call = getattr(getattr(request, "subject", None), "tool_call", None)
+        line = {
+            "permission": {
+                "title": getattr(request, "title", None),
+                "toolCallId": getattr(tool_call, "tool_call_id", None),
+                "options": [oid for oid, _, _ in permission_options(request)],
+                "answer": chosen if chosen is not None else "cancelled",
+            }
+        }
+        with self.lock:
+            if self.open:
+                self.out.write(json_line(line))
+                self.out.flush()
+
+    def elicitation(self, request: Any, answer: Mapping[str, Any]) -> None:
+        """With ``--json``: the elicitation request and its answer, as one line."""
+        if not self.json_mode:
+            return
+        line = {
+            "elicitation": {
+                "message": getattr(request, "message", None),
+                "mode": getattr(request, "mode", None),
+                "answer": answer.get("action"),
+                **({"content": answer["content"]} if "content" in answer else {}),
+            }
+        }
+        with self.lock:
+            if self.open:
+                self.out.write(json_line(line))
+                self.out.flush()
+
+    def status(self, text: str) -> None:
+        with self.lock:
+            if not self.open:
+                return
+            try:
+                if self.json_mode:
+                    self.renderer.end_question()
+                    self.err.write(safe_text(text) + "\n")
+                    self.err.flush()
+                else:
+                    self.renderer.line(text)
+            except BrokenPipeError:
+                self._closed()
+
+    def finish(self) -> None:
+        with self.lock:
+            self.renderer.end_question()  # Ctrl-C at a question: the line it left open
+            if self.open and not self.json_mode:
+                try:
+                    self.renderer.finish()
+                except BrokenPipeError:
+                    self._closed()
+            self.open = False
+
+    def _closed(self) -> None:
+        """Our reader went away: stop writing, and stop the agent's work."""
+        self.open = False
+        silence_stdout()
+        if self.on_closed is not None:
+            callback, self.on_closed = self.on_closed, None
+            callback()
+
+
+def silence_stdout() -> None:
+    """Point stdout at devnull so the interpreter's final flush of a closed pipe is
+    quiet (Python docs, signal module: "Note on SIGPIPE")."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

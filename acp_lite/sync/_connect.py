@@ -1,0 +1,175 @@
+"""``connect`` and ``connect_streams``: start (or attach to) an agent and return a
+blocking :class:`~acp_lite.sync.Client` (see :mod:`acp_lite.sync`)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+import trio
+
+from acp_lite.aio import AsyncClient
+from acp_lite.aio import connect as aio_connect
+from acp_lite.aio import connect_streams as aio_connect_streams
+from acp_lite.limits import Limits
+from acp_lite.options import command_argv, effective_limits
+from acp_lite.sync._client import BACKSTOP, Client, Session
+
+if TYPE_CHECKING:
+    from acp_lite.aio import TerminalHandler
+    from acp_lite.files import FileHandler
+
+__all__ = ["StreamPair", "connect", "connect_streams"]
+
+
+def connect(
+    command: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
+    timeout: float | None = None,
+    client_info: Mapping[str, Any] | Any | None = None,
+    capabilities: Mapping[str, Any] | Any | None = None,
+    on_permission: Callable[[Any, Session], Any] | None = None,
+    on_elicitation: Callable[[Any, Session | None], Any] | None = None,
+    files: FileHandler | None = None,
+    terminals: TerminalHandler | None = None,
+    plugins: Iterable[Any] = (),
+    limits: Limits | None = None,
+    protocol_version: int | Literal["auto"] = "auto",
+    conformance: bool = False,
+) -> Client:
+    """Start the agent ``command`` (argv list, no shell), run ``initialize``, return a Client.
+
+    Use it as a context manager (``with connect(...) as client:``) or call
+    ``client.close()``; closing stops the agent (close stdin, wait, SIGTERM, wait,
+    SIGKILL, bounded). ``env`` is merged onto this process's environment, or
+    replaces it with ``inherit_env=False``. ``timeout`` is the default timeout of
+    every call (``Limits.default_timeout``) and of the handshake.
+    ``on_permission(request, session)`` returns an option id or ``None``
+    (cancelled); see :mod:`acp_lite.permissions`. Raises ``AgentStartFailed``,
+    ``AgentExited``, ``Timeout`` or ``UnsupportedProtocolVersion``; no process or
+    thread is left behind when it does. ``conformance=True`` locates every
+    conformance violation the session models observe in the transcript, sessions
+    not opened here included (:meth:`Client.violations`; a few bytes per update).
+    ``files=`` / ``terminals=`` serve an ACP v1 agent's ``fs/*`` / ``terminal/*``
+    requests (e.g. :class:`acp_lite.LocalFiles`, :class:`acp_lite.LocalTerminals`);
+    without them those are neither advertised nor served.
+    """
+    argv = command_argv(command)  # TypeError for a string: no shell splits it
+    limits = effective_limits(limits, timeout)
+    name = os.path.basename(argv[0])
+    plugins = list(plugins)
+    client = Client._new(name, limits)
+    connection = aio_connect(
+        argv,
+        cwd=cwd,
+        env=env,
+        inherit_env=inherit_env,
+        timeout=timeout,
+        client_info=client_info,
+        capabilities=capabilities,
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
+        files=files,
+        terminals=terminals,
+        plugins=plugins,
+        limits=limits,
+        protocol_version=protocol_version,
+        conformance=conformance,
+        _session_view=client._weak_session_view,
+        # Hooks receive the blocking client (held strongly only when there are hooks).
+        _hook_client=client._attach if plugins else None,
+    )
+    _enter(client, connection, timeout)
+    return client
+
+
+StreamPair = tuple[trio.abc.SendStream, trio.abc.ReceiveStream]
+
+
+def connect_streams(
+    open_streams: Callable[[], StreamPair | Awaitable[StreamPair]],
+    *,
+    timeout: float | None = None,
+    client_info: Mapping[str, Any] | Any | None = None,
+    capabilities: Mapping[str, Any] | Any | None = None,
+    on_permission: Callable[[Any, Session], Any] | None = None,
+    on_elicitation: Callable[[Any, Session | None], Any] | None = None,
+    files: FileHandler | None = None,
+    terminals: TerminalHandler | None = None,
+    plugins: Iterable[Any] = (),
+    limits: Limits | None = None,
+    name: str = "streams",
+    protocol_version: int | Literal["auto"] = "auto",
+    conformance: bool = False,
+) -> Client:
+    """Connect over byte streams you provide (tests, custom transports); return a Client.
+
+    trio streams belong to the event loop they are used in, so pass a factory:
+    ``open_streams()`` (plain or ``async``) runs on the client's trio thread and
+    returns ``(send_stream, receive_stream)`` (client -> agent, agent -> client),
+    e.g. ``lambda: (trio.lowlevel.FdStream(w), trio.lowlevel.FdStream(r))`` or an
+    ``async`` function around ``trio.open_tcp_stream``. ``close()`` closes the
+    streams; there is no process to stop. Other arguments as for :func:`connect`.
+    """
+    limits = effective_limits(limits, timeout)
+    plugins = list(plugins)
+    client = Client._new(name, limits)
+    session_view = client._weak_session_view
+    hook_client = client._attach if plugins else None
+
+    @asynccontextmanager
+    async def streams_connection() -> AsyncIterator[AsyncClient]:
+        opened = open_streams()
+        send, receive = await opened if inspect.isawaitable(opened) else opened
+        async with aio_connect_streams(
+            send,
+            receive,
+            timeout=timeout,
+            client_info=client_info,
+            capabilities=capabilities,
+            on_permission=on_permission,
+            on_elicitation=on_elicitation,
+            files=files,
+            terminals=terminals,
+            plugins=plugins,
+            limits=limits,
+            protocol_version=protocol_version,
+            conformance=conformance,
+            _session_view=session_view,
+            _hook_client=hook_client,
+        ) as aclient:
+            yield aclient
+
+    _enter(client, streams_connection(), timeout)
+    return client
+
+
+def _enter(
+    client: Client,
+    connection: AbstractAsyncContextManager[AsyncClient],
+    timeout: float | None,
+) -> None:
+    limits = client._limits
+    handshake = limits.connect_timeout if timeout is None else timeout
+    try:
+        client._async = client._portal.enter_async_context(
+            connection,
+            # Process start + handshake, plus a failed start's shutdown ladder.
+            timeout=handshake + limits.shutdown_timeout + BACKSTOP,
+        )
+    except BaseException:
+        client._portal.close(limits.shutdown_timeout + BACKSTOP)
+        raise
