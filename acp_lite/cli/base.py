@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from acp_lite._version import __version__
 from acp_lite.limits import Limits
 
 __all__ = [
@@ -85,9 +86,7 @@ class CliError(Exception):
 
 
 def version() -> str:
-    """acp_lite's version (read when asked: ``--help`` need not import it)."""
-    from acp_lite._version import __version__
-
+    """acp_lite's version, for ``--version``."""
     return __version__
 
 
