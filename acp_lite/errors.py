@@ -32,11 +32,10 @@ so a log line alone is enough to diagnose a failure.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from acp_lite.auth import AuthMethod
-    from acp_lite.turn import Turn
 
 __all__ = [
     "AcpError",
@@ -62,6 +61,7 @@ __all__ = [
     "Timeout",
     "TransportError",
     "TurnFailed",
+    "TurnOutcome",
     "Unsupported",
     "UnsupportedInV1",
     "UnsupportedProtocolVersion",
@@ -375,14 +375,46 @@ class ClientClosed(AcpError, RuntimeError):
     """The client is closed: a call made after ``close()``, or cut short by it."""
 
 
+class TurnOutcome(Protocol):
+    """What :class:`TurnFailed` carries of the turn that failed (:class:`acp_lite.Turn`
+    is one).
+
+    A protocol, not ``Turn`` itself: ``Turn`` names the session model's records,
+    which stand on the wire layer, which raises the errors of this module; naming
+    it here would close that circle. ``exc.turn`` is the ``Turn`` object itself.
+    """
+
+    @property
+    def message_id(self) -> str | None:
+        """The inserted user message's id."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The session the turn ran in."""
+
+    @property
+    def stop_reason(self) -> str | None:
+        """The idle's stop reason (``None`` if the agent reported none)."""
+
+    @property
+    def error(self) -> Any:
+        """The idle's ``error`` object when the stop reason is ``"error"``."""
+
+    @property
+    def text(self) -> str:
+        """The agent message text of the turn."""
+
+
 class TurnFailed(AcpError):
     """Raised by ``Turn.raise_for_stop()``: the work ended with another stop reason.
 
     A failure after insertion is reported on the ``Turn`` (``stopReason: "error"``),
-    not raised, unless the caller asks for it with ``raise_for_stop()``.
+    not raised, unless the caller asks for it with ``raise_for_stop()``. ``turn``
+    is that ``Turn`` (typed :class:`TurnOutcome`), ``stop_reason`` and ``error``
+    are its own.
     """
 
-    def __init__(self, message: str, *, turn: Turn, session_id: str | None = None) -> None:
+    def __init__(self, message: str, *, turn: TurnOutcome, session_id: str | None = None) -> None:
         super().__init__(message, session_id=session_id, method="session/prompt")
         self.turn = turn
         self.stop_reason = turn.stop_reason
