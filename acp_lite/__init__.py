@@ -22,18 +22,40 @@ from typing import TYPE_CHECKING
 
 from acp_lite import errors
 from acp_lite._lazy_names import lazy_names
+
+# Every exception of the library, from its one home (layer 0, so eager is allowed).
 from acp_lite.errors import (
     AcpError,
     AgentExited,
     AgentStartFailed,
+    AuthRequired,
+    CapabilityNotSupported,
+    CassetteError,
     ClientClosed,
+    HandlerError,
+    InternalError,
+    InvalidParams,
+    MethodNotFound,
+    PathNotAllowed,
+    PromptAuthRequired,
+    PromptInternalError,
+    PromptInvalidParams,
+    PromptMethodNotFound,
     PromptRejected,
+    PromptRequestCancelled,
+    PromptResourceNotFound,
     ProtocolError,
+    RequestCancelled,
     RequestError,
+    ResourceNotFound,
     Timeout,
+    TooManyPendingRequests,
     TransportError,
     TurnFailed,
+    Unsupported,
+    UnsupportedInV1,
     UnsupportedProtocolVersion,
+    WireError,
 )
 
 if TYPE_CHECKING:
@@ -48,7 +70,7 @@ if TYPE_CHECKING:
     )
     from acp_lite.auth import AuthMethod
     from acp_lite.client import Client, Session, connect, connect_streams
-    from acp_lite.files import FileHandler, HandlerError, LocalFiles, PathNotAllowed, Workspace
+    from acp_lite.files import FileHandler, LocalFiles, Workspace
     from acp_lite.hookspec import hookimpl
     from acp_lite.limits import Limits
     from acp_lite.model import RULES, Event, SessionModel, Submission, Violation
@@ -76,8 +98,6 @@ _LAZY: dict[str, str] = {
     "AuthMethod": "acp_lite.auth",
     "LocalFiles": "acp_lite.files",
     "FileHandler": "acp_lite.files",
-    "HandlerError": "acp_lite.files",
-    "PathNotAllowed": "acp_lite.files",
     "Workspace": "acp_lite.files",
     "LocalTerminals": "acp_lite.aio._terminals",
     "TerminalHandler": "acp_lite.aio._terminals",
@@ -93,18 +113,32 @@ __all__ = [
     "AgentExited",
     "AgentStartFailed",
     "AuthMethod",
+    "AuthRequired",
+    "CapabilityNotSupported",
+    "CassetteError",
     "Client",
     "ClientClosed",
     "Event",
     "FileHandler",
     "HandlerError",
+    "InternalError",
+    "InvalidParams",
     "Limits",
     "LocalFiles",
     "LocalTerminals",
+    "MethodNotFound",
     "PathNotAllowed",
+    "PromptAuthRequired",
+    "PromptInternalError",
+    "PromptInvalidParams",
+    "PromptMethodNotFound",
     "PromptRejected",
+    "PromptRequestCancelled",
+    "PromptResourceNotFound",
     "ProtocolError",
+    "RequestCancelled",
     "RequestError",
+    "ResourceNotFound",
     "Session",
     "SessionModel",
     "Submission",
@@ -113,13 +147,17 @@ __all__ = [
     "TerminalHandler",
     "TerminalOutput",
     "Timeout",
+    "TooManyPendingRequests",
     "Transcript",
     "TranscriptEntry",
     "TransportError",
     "Turn",
     "TurnFailed",
+    "Unsupported",
+    "UnsupportedInV1",
     "UnsupportedProtocolVersion",
     "Violation",
+    "WireError",
     "Workspace",
     "aio",
     "auth",
