@@ -148,15 +148,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
         }
     ): "the v1 translator stands on its own; the core's parts own their state",
     frozenset(
-        {
-            "acp_lite.testing",
-            "acp_lite.testing._agent",
-            "acp_lite.testing._sessions",
-            "acp_lite.testing._turns",
-            "acp_lite.testing.inprocess",
-        }
-    ): "the reference agent's shared state moves down",
-    frozenset(
         {"pytest_acp._model_replay", "pytest_acp.conformance"}
     ): "replay through the core's receive_data",
 }
