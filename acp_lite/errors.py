@@ -452,6 +452,8 @@ class TurnFailed(AcpError):
 
 
 # --- not AcpErrors: raised by your code, or by reading a file, not by the connection
+# (HandlerError's codes are spelled out like the ones above; tests/test_errors.py
+# checks them against ErrorCode.)
 
 
 class HandlerError(Exception):

@@ -122,6 +122,16 @@ def test_errors_all_is_every_exception_class_of_errors() -> None:
     assert classes == set(errors.__all__) - {"request_error_from", "TurnOutcome"}
 
 
+def test_handler_errors_use_the_error_codes() -> None:
+    """errors.py spells its codes out (it sits below the protocol): they must be
+    ErrorCode's."""
+    from acp_lite.protocol import ErrorCode
+
+    assert errors.HandlerError("x").code == ErrorCode.INTERNAL_ERROR
+    not_allowed = errors.PathNotAllowed("x", path="../y")
+    assert (not_allowed.code, not_allowed.data) == (ErrorCode.INVALID_PARAMS, {"path": "../y"})
+
+
 def test_old_exception_paths_still_work() -> None:
     for path in OLD_PATHS:
         cls = _resolve(path)
