@@ -4,6 +4,7 @@ Our exception hierarchy::
 
     AcpError
      +-- ProtocolError               the agent broke the protocol (bad line, bad envelope)
+     |    +-- WireError (also a ValueError)  a JSON value does not match its schema type
      +-- RequestError                the agent answered a request with a JSON-RPC error
      |    +-- MethodNotFound           -32601
      |    +-- InvalidParams            -32602
@@ -23,8 +24,17 @@ Our exception hierarchy::
      |    +-- UnsupportedInV1        ... because the agent speaks ACP v1
      +-- ClientClosed (also a RuntimeError)  a call on, or cut short by, a closed client
      +-- TurnFailed                   Turn.raise_for_stop(): the work ended another way
+     +-- TooManyPendingRequests       Limits.max_pending_requests requests already wait
 
-Every error carries, where known, the ``session_id`` and ``method`` it concerns and
+Not raised by acp_lite to its caller, so not AcpErrors::
+
+    HandlerError                      a file / terminal handler answers the agent an error
+     +-- PathNotAllowed               a path the session may not use (-32602)
+    CassetteError (a ValueError)      a cassette file that cannot be read
+
+This module is the one home of acp_lite's exceptions (each is importable from
+``acp_lite`` too; the modules that raise them re-export them, under their old
+names). Every error carries, where known, the ``session_id`` and ``method`` it concerns and
 the last lines the agent wrote to stderr (``stderr_tail``); ``str()`` names them,
 so a log line alone is enough to diagnose a failure.
 """
@@ -32,11 +42,10 @@ so a log line alone is enough to diagnose a failure.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from acp_lite.auth import AuthMethod
-    from acp_lite.turn import Turn
 
 __all__ = [
     "AcpError",
@@ -44,10 +53,13 @@ __all__ = [
     "AgentStartFailed",
     "AuthRequired",
     "CapabilityNotSupported",
+    "CassetteError",
     "ClientClosed",
+    "HandlerError",
     "InternalError",
     "InvalidParams",
     "MethodNotFound",
+    "PathNotAllowed",
     "PromptAuthRequired",
     "PromptInternalError",
     "PromptInvalidParams",
@@ -60,11 +72,14 @@ __all__ = [
     "RequestError",
     "ResourceNotFound",
     "Timeout",
+    "TooManyPendingRequests",
     "TransportError",
     "TurnFailed",
+    "TurnOutcome",
     "Unsupported",
     "UnsupportedInV1",
     "UnsupportedProtocolVersion",
+    "WireError",
     "request_error_from",
 ]
 
@@ -109,6 +124,16 @@ class AcpError(Exception):
 
 class ProtocolError(AcpError):
     """The agent sent something that is not valid ACP / JSON-RPC."""
+
+
+class WireError(ProtocolError, ValueError):
+    """A JSON value does not match the ACP schema type it was structured as.
+
+    Raised by ``converter.structure`` (and the generated structure functions) only;
+    :func:`acp_lite.protocol.decode_line` never raises it but returns an
+    ``InvalidMessage`` (-32602), and ``SessionUpdate`` structuring turns a malformed
+    known update into ``UnrecognizedSessionUpdate`` with ``.error`` set.
+    """
 
 
 class RequestError(AcpError):
@@ -375,18 +400,86 @@ class ClientClosed(AcpError, RuntimeError):
     """The client is closed: a call made after ``close()``, or cut short by it."""
 
 
+class TooManyPendingRequests(AcpError):
+    """``Limits.max_pending_requests`` requests are already awaiting a response."""
+
+
+class TurnOutcome(Protocol):
+    """What :class:`TurnFailed` carries of the turn that failed (:class:`acp_lite.Turn`
+    is one).
+
+    A protocol, not ``Turn`` itself: ``Turn`` names the session model's records,
+    which stand on the wire layer, which raises the errors of this module; naming
+    it here would close that circle. ``exc.turn`` is the ``Turn`` object itself.
+    """
+
+    @property
+    def message_id(self) -> str | None:
+        """The inserted user message's id."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The session the turn ran in."""
+
+    @property
+    def stop_reason(self) -> str | None:
+        """The idle's stop reason (``None`` if the agent reported none)."""
+
+    @property
+    def error(self) -> object:
+        """The idle's ``error`` object when the stop reason is ``"error"``."""
+
+    @property
+    def text(self) -> str:
+        """The agent message text of the turn."""
+
+
 class TurnFailed(AcpError):
     """Raised by ``Turn.raise_for_stop()``: the work ended with another stop reason.
 
     A failure after insertion is reported on the ``Turn`` (``stopReason: "error"``),
-    not raised, unless the caller asks for it with ``raise_for_stop()``.
+    not raised, unless the caller asks for it with ``raise_for_stop()``. ``turn``
+    is that ``Turn`` (typed :class:`TurnOutcome`), ``stop_reason`` and ``error``
+    are its own.
     """
 
-    def __init__(self, message: str, *, turn: Turn, session_id: str | None = None) -> None:
+    def __init__(self, message: str, *, turn: TurnOutcome, session_id: str | None = None) -> None:
         super().__init__(message, session_id=session_id, method="session/prompt")
         self.turn = turn
         self.stop_reason = turn.stop_reason
-        self.error = turn.error
+        # Typed as Turn.error is (the error object of the idle, as the wire gave it).
+        self.error: Any = turn.error
+
+
+# --- not AcpErrors: raised by your code, or by reading a file, not by the connection
+# (HandlerError's codes are spelled out like the ones above; tests/test_errors.py
+# checks them against ErrorCode.)
+
+
+class HandlerError(Exception):
+    """Raise from a file or terminal handler to answer the agent with this error.
+
+    ``code`` is the JSON-RPC error code (default -32603, internal error),
+    ``message`` the one sentence the agent sees, ``data`` optional details.
+    """
+
+    def __init__(self, message: str, *, code: int = -32603, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.data = data
+
+
+class PathNotAllowed(HandlerError):
+    """A path the session may not use (-32602): relative, with ``..``, outside the
+    session's ``cwd`` and ``additional_directories``, or leading out by a symlink."""
+
+    def __init__(self, message: str, *, path: object = None) -> None:
+        super().__init__(message, code=-32602, data={"path": path})
+
+
+class CassetteError(ValueError):
+    """A cassette file that cannot be read (names the file and line)."""
 
 
 _BY_CODE: dict[int, type[RequestError]] = {

@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from acp_lite import _lazy_attrs as lazy_attrs
+from acp_lite.errors import HandlerError, PathNotAllowed
 
 __all__ = [
     "FileHandler",
@@ -42,28 +43,6 @@ RESOURCE_NOT_FOUND = -32002
 
 #: What ``LocalFiles`` reads at most in one answer (characters of the selected lines).
 DEFAULT_MAX_READ = 16 * 1024 * 1024
-
-
-class HandlerError(Exception):
-    """Raise from a file or terminal handler to answer the agent with this error.
-
-    ``code`` is the JSON-RPC error code (default -32603, internal error),
-    ``message`` the one sentence the agent sees, ``data`` optional details.
-    """
-
-    def __init__(self, message: str, *, code: int = INTERNAL_ERROR, data: Any = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.data = data
-
-
-class PathNotAllowed(HandlerError):
-    """A path the session may not use (-32602): relative, with ``..``, outside the
-    session's ``cwd`` and ``additional_directories``, or leading out by a symlink."""
-
-    def __init__(self, message: str, *, path: object = None) -> None:
-        super().__init__(message, code=INVALID_PARAMS, data={"path": path})
 
 
 @lazy_attrs.frozen

@@ -63,7 +63,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.limits": 0,
     "acp_lite.options": 0,  # what every way of connecting takes alike (argv, limits)
     "acp_lite.transcript": 0,
-    "acp_lite.turn": 0,  # plain data; AsyncSession.run builds it, errors annotate with it
+    "acp_lite.turn": 0,  # plain data; AsyncSession.run builds it
     "acp_lite.permissions": 0,
     "acp_lite.hookspec": 0,
     "acp_lite.files": 0,  # fs request handling: path confinement, LocalFiles (plain Python)
@@ -132,31 +132,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
             "acp_lite.core.v1",
         }
     ): "the v1 translator stands on its own; the core's parts own their state",
-    frozenset(
-        {
-            "acp_lite.errors",
-            "acp_lite.model.blocks",
-            "acp_lite.model.entities",
-            "acp_lite.model.requests",
-            "acp_lite.protocol",
-            "acp_lite.protocol._chunk_lines",
-            "acp_lite.protocol._converter",
-            "acp_lite.protocol._errors",
-            "acp_lite.protocol._generated",
-            "acp_lite.protocol._runtime",
-            "acp_lite.protocol.jsonrpc",
-            "acp_lite.turn",
-        }
-    ): "errors <-> turn, protocol._errors -> errors",
-    frozenset(
-        {
-            "acp_lite.testing",
-            "acp_lite.testing._agent",
-            "acp_lite.testing._sessions",
-            "acp_lite.testing._turns",
-            "acp_lite.testing.inprocess",
-        }
-    ): "the reference agent's shared state moves down",
     frozenset(
         {"pytest_acp._model_replay", "pytest_acp.conformance"}
     ): "replay through the core's receive_data",

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import attrs
 
+from acp_lite.errors import CassetteError
 from acp_lite.transcript import dumps_record
 
 __all__ = [
@@ -41,10 +42,6 @@ FORMAT_VERSION = 1
 """The ``acpCassette`` value of the headers this version writes."""
 
 RecordDirection = Literal["send", "recv", "exit"]
-
-
-class CassetteError(ValueError):
-    """A cassette file that cannot be read (names the file and line)."""
 
 
 def library_version() -> str:

@@ -31,7 +31,7 @@ import attrs
 
 from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.core.records import PendingRequest, RequestId
-from acp_lite.errors import AcpError, ProtocolError
+from acp_lite.errors import ProtocolError, TooManyPendingRequests
 from acp_lite.protocol import (
     ErrorCode,
     ErrorObject,
@@ -74,10 +74,6 @@ _METHOD_NOT_FOUND = ErrorCode.METHOD_NOT_FOUND
 _INVALID_REQUEST = ErrorCode.INVALID_REQUEST
 _PARSE_ERROR = ErrorCode.PARSE_ERROR
 _REQUEST_CANCELLED = ErrorCode.REQUEST_CANCELLED
-
-
-class TooManyPendingRequests(AcpError):
-    """``Limits.max_pending_requests`` requests are already awaiting a response."""
 
 
 @lazy_attrs.frozen

@@ -1,18 +1,11 @@
-"""The one exception the wire layer raises."""
+"""The one exception the wire layer raises, :class:`~acp_lite.errors.WireError`.
+
+It lives with the library's other exceptions in :mod:`acp_lite.errors`; this
+module keeps the wire layer's own name for it.
+"""
 
 from __future__ import annotations
 
-from acp_lite.errors import ProtocolError
-
-
-class WireError(ProtocolError, ValueError):
-    """A JSON value does not match the ACP schema type it was structured as.
-
-    Raised by ``converter.structure`` (and the generated structure functions) only;
-    :func:`acp_lite.protocol.decode_line` never raises it but returns an
-    ``InvalidMessage`` (-32602), and ``SessionUpdate`` structuring turns a malformed
-    known update into ``UnrecognizedSessionUpdate`` with ``.error`` set.
-    """
-
+from acp_lite.errors import WireError
 
 __all__ = ["WireError"]

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from acp_lite.testing._version import __version__ as __version__
 from acp_lite.testing.scenarios import SCENARIOS
 from acp_lite.testing.scenarios import get as scenario
 from acp_lite.testing.script import (
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
     from pathlib import Path  # annotations only: pathlib costs the agent's start-up time
 
     from acp_lite.testing.inprocess import InProcessAgent
-
-__version__ = "0.1.0"
 
 __all__ = [
     "SCENARIOS",

@@ -3,46 +3,41 @@
 Each ``session/*`` method follows its schema description (quoted in the
 docstrings); ``session/list``, ``delete`` and ``resume`` are in
 :mod:`acp_lite.testing._sessions`, turns run in :mod:`acp_lite.testing._turns`
-and ``expect`` scripts are matched in :mod:`acp_lite.testing._expect`.
+and ``expect`` scripts are matched in :mod:`acp_lite.testing._expect`. The state
+they all share and the sending are the :class:`~acp_lite.testing._link.Link`.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import sys
-import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
-from acp_lite.testing import __version__
-from acp_lite.testing._expect import EventSink, Expectations
+from acp_lite.testing._expect import EventSink
+from acp_lite.testing._link import Link
 from acp_lite.testing._sessions import delete_session, list_sessions, resume_session
 from acp_lite.testing._state import (
-    NOT_REPLAYED,
     BackgroundItem,
     HeldPrompt,
     Session,
-    TurnRun,
     now_rfc3339,
 )
 from acp_lite.testing._turns import TurnRunner
+from acp_lite.testing._version import __version__
 from acp_lite.testing._wire import (
-    AUTH_REQUIRED,
     DEFERRED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    RESOURCE_NOT_FOUND,
     UNSUPPORTED_VERSION,
     RpcError,
     Wire,
     absolute_path,
     cancelled_error,
     list_param,
-    notification,
 )
 from acp_lite.testing.script import Script
 
@@ -61,7 +56,10 @@ OWN_EXTENSIONS = "_acp_lite/"
 
 
 class Agent:
-    """The protocol side: sessions, methods, replies. Turns run in ``TurnRunner``."""
+    """The protocol side: reads messages, answers the methods. What every part
+    shares (sessions, the lock, the sending) is its :class:`Link`, ``link``; turns
+    run in ``TurnRunner``. ``thread_prefix`` starts the names of its threads.
+    """
 
     def __init__(
         self,
@@ -70,27 +68,12 @@ class Agent:
         *,
         log: TextIO | None = None,
         events: EventSink | None = None,
+        thread_prefix: str = "",
     ) -> None:
         self.script = script
-        #: With the script's ``expect``: the turns still owed and the event sink.
-        self.expectations = Expectations(script, events) if script.expect else None
-        self.wire = wire
-        self._log = log if log is not None else sys.stderr
-        # One condition guards all state shared between the reader thread, the
-        # session workers and background threads; waits use it too.
-        self.cond = threading.Condition(threading.RLock())
-        self.sessions: dict[str, Session] = {}
-        self.client_capabilities: dict[str, Any] = {}
-        self.logged_in = not script.auth_required
-        self.ignore_sigterm = script.ignore_sigterm
+        self.link = Link(script, wire, log=log, events=events, thread_prefix=thread_prefix)
+        self.runner = TurnRunner(self.link)
         self._next_session = 0
-        self._next_request = 0
-        self.replies: dict[int, dict[str, Any] | None] = {}
-        self.abandoned: set[int] = set()
-        self.runner = TurnRunner(self)
-        #: Set by :meth:`shutdown` (in-process use; a process just exits).
-        self.stopped = threading.Event()
-        self._threads: list[threading.Thread] = []
         for raw in script.sessions:
             self._preload(raw)
         self.handlers: dict[str, Callable[[Any, dict[str, Any]], Any]] = {
@@ -98,146 +81,15 @@ class Agent:
             "auth/login": self.login,
             "auth/logout": self.logout,
             "session/new": self.new_session,
-            "session/list": functools.partial(list_sessions, self),
-            "session/delete": functools.partial(delete_session, self),
-            "session/resume": functools.partial(resume_session, self),
+            "session/list": functools.partial(list_sessions, self.link),
+            "session/delete": functools.partial(delete_session, self.link),
+            "session/resume": functools.partial(resume_session, self.link),
             "session/close": self.close_session,
             "session/set_config_option": self.set_config_option,
             "session/prompt": self.prompt,
             "tool_call/cancel": self.cancel_tool_call,
             "terminal/cancel": self.cancel_terminal,
         }
-
-    # -- plumbing ---------------------------------------------------------
-
-    def log(self, text: str) -> None:
-        """A line of free-form logging on stderr."""
-        self._log.write(f"[agent] {text}\n")
-        self._log.flush()
-
-    def stderr(self, text: str) -> None:
-        """A raw line on stderr (the ``stderr`` step)."""
-        self._log.write(text + "\n")
-        self._log.flush()
-
-    def spawn(self, target: Callable[[], None], name: str) -> threading.Thread:
-        """Start a daemon thread for the agent's work (kept for :meth:`threads`)."""
-        thread = threading.Thread(target=target, name=self.thread_prefix + name, daemon=True)
-        with self.cond:
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._threads.append(thread)
-        thread.start()
-        return thread
-
-    #: Prefix of the names of the threads :meth:`spawn` starts.
-    thread_prefix = ""
-
-    def threads(self) -> list[threading.Thread]:
-        """The agent's worker threads still alive."""
-        with self.cond:
-            return [t for t in self._threads if t.is_alive()]
-
-    def shutdown(self) -> None:
-        """Stop all work promptly: what the process's exit does for a real agent.
-
-        Held prompts are dropped, running turns see a cancel, sessions close and
-        background work stops, so every worker thread ends soon after.
-        """
-        with self.cond:
-            self.stopped.set()
-            for session in self.sessions.values():
-                session.held.clear()
-                if session.turn is not None:
-                    session.cancelling = True
-                session.open = False
-                for item in session.background.values():
-                    item.stop.set()
-            self.cond.notify_all()
-
-    def reply(self, request_id: Any, result: dict[str, Any]) -> None:
-        """Send a success response."""
-        self.wire.send({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-    def reply_error(self, request_id: Any, error: dict[str, Any]) -> None:
-        """Send an error response."""
-        self.wire.send({"jsonrpc": "2.0", "id": request_id, "error": error})
-
-    def emit(self, session: Session, update: dict[str, Any], session_id: str | None = None) -> None:
-        """Send one ``session/update``; conversation entities are kept for replay."""
-        if session_id is None and update.get("sessionUpdate") not in NOT_REPLAYED:
-            session.history.append(update)
-        params = {"sessionId": session_id or session.id, "update": update}
-        self.wire.send(notification("session/update", params))
-
-    def report_state(
-        self,
-        session: Session,
-        state: str | None = None,
-        *,
-        stop_reason: str | None = None,
-        error: dict[str, Any] | None = None,
-    ) -> None:
-        """Send a ``state_update`` snapshot (``state=None``: repeat the current one).
-
-        Spec "Background work": an agent that reports background work MUST include
-        ``background`` on every state_update, so this agent always includes it
-        (``[]`` = nothing running). Reading the state and writing the snapshot
-        happen under one lock so a background thread's repeated snapshot can
-        never overtake the idle that a turn reports.
-        """
-        with session.state_lock:
-            if state is not None:
-                session.state = state
-            with self.cond:
-                background = [item.wire() for item in session.background.values()]
-            update: dict[str, Any] = {
-                "sessionUpdate": "state_update",
-                "state": session.state,
-                "background": background,
-            }
-            if stop_reason is not None:
-                update["stopReason"] = stop_reason
-            if error is not None:
-                update["error"] = error
-            self.emit(session, update)
-
-    def request(self, method: str, params: dict[str, Any], run: TurnRun) -> dict[str, Any] | None:
-        """Send a request to the client and wait for its reply.
-
-        Returns the reply message, or None when the session was cancelled first:
-        then the request is withdrawn with ``$/cancel_request`` (spec
-        "Cancellation": stop waiting, treat it as not approved, and cancel it so
-        the client can dismiss the prompt).
-        """
-        session = run.session
-        with self.cond:
-            self._next_request += 1
-            request_id = self._next_request
-            self.replies[request_id] = None
-        self.wire.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        with self.cond:
-            self.cond.wait_for(lambda: self.replies[request_id] is not None or session.cancelling)
-            reply = self.replies.pop(request_id)
-            if reply is None:
-                self.abandoned.add(request_id)
-        if reply is None:
-            self.wire.send(notification("$/cancel_request", {"requestId": request_id}))
-        return reply
-
-    def session_for(self, params: dict[str, Any]) -> Session:
-        """The open session named by ``params.sessionId`` or a -32002 error."""
-        session_id = params.get("sessionId")
-        if not isinstance(session_id, str):
-            raise RpcError(INVALID_PARAMS, "sessionId must be a string")
-        session = self.sessions.get(session_id)
-        if session is None or not session.open:
-            raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
-        return session
-
-    def require_login(self) -> None:
-        """Raise the -32000 error unless logged in (or no login is required)."""
-        if not self.logged_in:
-            raise RpcError(AUTH_REQUIRED, "Authentication required: call auth/login first")
 
     def _preload(self, raw: dict[str, Any]) -> Session:
         history = list(raw.get("history", []))
@@ -252,7 +104,7 @@ class Agent:
             1 for u in history if u.get("sessionUpdate") in ("user_message", "user_message_chunk")
         )
         session.prompts_seen = session.user_messages
-        self.sessions[session.id] = session
+        self.link.sessions[session.id] = session
         return session
 
     # -- reading ------------------------------------------------------------
@@ -268,21 +120,21 @@ class Agent:
         try:
             message = json.loads(line)
         except ValueError:
-            self.reply_error(None, {"code": PARSE_ERROR, "message": "Parse error"})
+            self.link.reply_error(None, {"code": PARSE_ERROR, "message": "Parse error"})
             return
         if isinstance(message, list):
             if not message:
-                self.reply_error(None, {"code": INVALID_REQUEST, "message": "Empty batch"})
+                self.link.reply_error(None, {"code": INVALID_REQUEST, "message": "Empty batch"})
                 return
             # Answers that are ready now go back as one batch; deferred ones
             # (prompt, close) follow on their own when they are ready.
             replies = [r for r in map(self.dispatch, message) if r is not None]
             if replies:
-                self.wire.send(replies)
+                self.link.wire.send(replies)
             return
         reply = self.dispatch(message)
         if reply is not None:
-            self.wire.send(reply)
+            self.link.wire.send(reply)
 
     def dispatch(self, message: Any) -> dict[str, Any] | None:
         """Handle one message; returns the response to send now, if any."""
@@ -296,7 +148,7 @@ class Agent:
             error = {"code": INVALID_REQUEST, "message": "Invalid Request"}
             return {"jsonrpc": "2.0", "id": request_id, "error": error}
         if "method" not in message:
-            self.on_reply(message)
+            self.link.on_reply(message)
             return None
         method = message["method"]
         params = message.get("params", {})
@@ -304,13 +156,13 @@ class Agent:
             self.on_notification(method, params)
             return None
         request_id = message["id"]
-        if self.expectations is not None:
+        if self.link.expectations is not None:
             try:
-                self.expectations.check_method(method)
+                self.link.expectations.check_method(method)
             except RpcError as exc:
                 return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         if method in self.script.unresponsive:
-            self.log(f"not answering {method} (id {request_id}): scripted as unresponsive")
+            self.link.log(f"not answering {method} (id {request_id}): scripted as unresponsive")
             return None
         try:
             if not isinstance(params, dict):
@@ -328,56 +180,27 @@ class Agent:
         except RpcError as exc:
             return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
         except Exception as exc:  # a bug here must not kill the agent
-            self.log(f"internal error in {method}: {exc!r}")
+            self.link.log(f"internal error in {method}: {exc!r}")
             error = {"code": INTERNAL_ERROR, "message": f"Internal error: {exc}"}
             return {"jsonrpc": "2.0", "id": request_id, "error": error}
         if result is DEFERRED:
             return None
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
-    def on_reply(self, message: dict[str, Any]) -> None:
-        """A response to one of our requests (permission, elicitation)."""
-        request_id = message.get("id")
-        with self.cond:
-            if request_id in self.replies:
-                self.replies[request_id] = message
-                self.cond.notify_all()
-                return
-            if request_id in self.abandoned:
-                self.abandoned.discard(request_id)  # a late answer to a withdrawn request
-                return
-        self.log(f"ignoring a response for unknown request id {request_id!r}")
-
     def on_notification(self, method: Any, params: Any) -> None:
         """``session/cancel``, ``$/cancel_request`` and extension notifications."""
         if not isinstance(params, dict):
-            self.log(f"ignoring {method}: params must be an object")
+            self.link.log(f"ignoring {method}: params must be an object")
         elif method == "session/cancel":
-            session = self.sessions.get(str(params.get("sessionId")))
+            session = self.link.sessions.get(str(params.get("sessionId")))
             if session is not None and session.open:
-                self.cancel(session)
+                self.link.cancel(session)
         elif method == "$/cancel_request":
             self.cancel_request(params.get("requestId"))
         else:
-            self.log(f"notification {method}: {json.dumps(params)[:200]}")
+            self.link.log(f"notification {method}: {json.dumps(params)[:200]}")
 
     # -- cancellation ---------------------------------------------------------
-
-    def cancel(self, session: Session) -> None:
-        """``session/cancel``: covers active foreground work and held prompts.
-
-        Spec "Cancellation": prompts received before the cancel and not yet
-        inserted are answered with -32800; foreground work stops and ends with
-        idle ``cancelled``. Background work keeps running.
-        """
-        with self.cond:
-            covered = list(session.held)
-            session.held.clear()
-            if session.turn is not None:
-                session.cancelling = True
-            self.cond.notify_all()
-        for held in covered:
-            self.reply_error(held.request_id, cancelled_error())
 
     def cancel_request(self, request_id: Any) -> None:
         """``$/cancel_request`` from the client: withdraw a prompt not yet inserted.
@@ -388,8 +211,8 @@ class Agent:
         An inserted prompt keeps its successful response (spec "2. Prompt
         accepted": once inserted it MUST NOT get an error).
         """
-        with self.cond:
-            for session in self.sessions.values():
+        with self.link.cond:
+            for session in self.link.sessions.values():
                 held = next((h for h in session.held if h.request_id == request_id), None)
                 if held is not None:
                     session.held.remove(held)
@@ -397,11 +220,11 @@ class Agent:
                 run = session.turn
                 if run is not None and run.request_id == request_id and not run.inserted:
                     run.withdrawn = True
-                    self.cond.notify_all()
+                    self.link.cond.notify_all()
                     return
             else:
                 return  # unknown, already inserted or already answered: nothing to do
-        self.reply_error(request_id, cancelled_error())
+        self.link.reply_error(request_id, cancelled_error())
 
     # -- methods: initialization and auth -------------------------------------
 
@@ -418,7 +241,7 @@ class Agent:
         else:
             version = PROTOCOL_VERSION
         capabilities = params.get("capabilities")
-        self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        self.link.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
         result = {
             "protocolVersion": version,
             "info": {**AGENT_INFO, "version": __version__},
@@ -437,35 +260,35 @@ class Agent:
         """``auth/login`` with the advertised method."""
         if params.get("methodId") != AUTH_METHOD["methodId"]:
             raise RpcError(INVALID_PARAMS, f"Unknown auth method {params.get('methodId')!r}")
-        self.logged_in = True
+        self.link.logged_in = True
         return {}
 
     def logout(self, _id: Any, _params: dict[str, Any]) -> dict[str, Any]:
         """``auth/logout``."""
-        self.logged_in = not self.script.auth_required
+        self.link.logged_in = not self.script.auth_required
         return {}
 
     # -- methods: sessions ----------------------------------------------------
 
     def new_session(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
         """``session/new``."""
-        self.require_login()
+        self.link.require_login()
         cwd = absolute_path(params.get("cwd"), "cwd")
         extra = [
             absolute_path(p, "additionalDirectories")
             for p in list_param(params, "additionalDirectories")
         ]
-        with self.cond:
+        with self.link.cond:
             self._next_session += 1
-            while f"sess-{self._next_session}" in self.sessions:
+            while f"sess-{self._next_session}" in self.link.sessions:
                 self._next_session += 1
             session = Session(
                 id=f"sess-{self._next_session}", cwd=cwd, additional_directories=extra
             )
-            self.sessions[session.id] = session
+            self.link.sessions[session.id] = session
         # Spec "Initial state and synchronization": updates may precede the response.
         for update in self.script.session_updates:
-            self.emit(session, update)
+            self.link.emit(session, update)
         return {"sessionId": session.id, "configOptions": session.config_options()}
 
     def close_session(self, request_id: Any, params: dict[str, Any]) -> Any:
@@ -474,35 +297,20 @@ class Agent:
         Runs on its own thread because it waits for the turn to end, and the
         reader must keep going meanwhile.
         """
-        session = self.sessions.get(str(params.get("sessionId")))
+        session = self.link.sessions.get(str(params.get("sessionId")))
         if session is None or not session.open:
             return {}  # closing an unknown/inactive session SHOULD succeed (schema)
 
         def close() -> None:
-            self.close_now(session)
-            self.reply(request_id, {})
+            self.link.close_now(session)
+            self.link.reply(request_id, {})
 
-        self.spawn(close, f"close-{session.id}")
+        self.link.spawn(close, f"close-{session.id}")
         return DEFERRED
-
-    def close_now(self, session: Session) -> None:
-        """Close ``session`` (on a worker thread): cancel, wait, stop background work."""
-        self.cancel(session)
-        with self.cond:
-            self.cond.wait_for(lambda: session.turn is None and not session.held)
-            items = list(session.background.values())
-        for item in items:
-            item.stop.set()
-        with self.cond:
-            # Each item is finalised and unlisted before the close response
-            # ("finalised before removed"); after it the session is silent.
-            self.cond.wait_for(lambda: not session.background, timeout=5)
-            session.open = False
-            self.cond.notify_all()
 
     def set_config_option(self, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
         """``session/set_config_option``; unknown ids or bad values -> -32602."""
-        session = self.session_for(params)
+        session = self.link.session_for(params)
         config_id, kind, value = params.get("configId"), params.get("type"), params.get("value")
         if config_id == "mode" and kind == "id" and value in ("ask", "code"):
             session.config["mode"] = value
@@ -521,7 +329,7 @@ class Agent:
         active. With ``while_busy = "insert"`` it is inserted at once into the
         running work; otherwise it is held and starts the next turn.
         """
-        session = self.session_for(params)
+        session = self.link.session_for(params)
         prompt = params.get("prompt")
         if not isinstance(prompt, list) or not prompt:
             raise RpcError(INVALID_PARAMS, "prompt must be a non-empty array of content blocks")
@@ -534,7 +342,7 @@ class Agent:
                 str(b.get("text", "")) for b in prompt if b.get("type") == "text"
             )[:60]
         session.updated_at = now_rfc3339()
-        with self.cond:
+        with self.link.cond:
             if self.script.while_busy == "insert" and session.accepts_steering:
                 # Inserted right here (the condition's lock is re-entrant), so the
                 # worker can only pick it up once its user message is out.
@@ -545,8 +353,8 @@ class Agent:
                 session.held.append(HeldPrompt(request_id, prompt))
                 if session.worker is None:
                     # Started under the lock: it sees ``worker`` set before it runs.
-                    session.worker = self.spawn(lambda: self.runner.work(session), session.id)
-            self.cond.notify_all()
+                    session.worker = self.link.spawn(lambda: self.runner.work(session), session.id)
+            self.link.cond.notify_all()
         return DEFERRED
 
     # -- methods: background work ---------------------------------------------
@@ -563,11 +371,11 @@ class Agent:
         # Schema CancelToolCallRequest / CancelTerminalRequest: respond once the
         # cancellation is accepted, then confirm it with the final update;
         # unknown, already final or not cancellable -> -32602.
-        session = self.session_for(params)
-        with self.cond:
+        session = self.link.session_for(params)
+        with self.link.cond:
             item: BackgroundItem | None = session.background.get(str(item_id))
         if item is None or item.kind != kind or not item.cancellable or item.stop.is_set():
             raise RpcError(INVALID_PARAMS, f"{kind} {item_id!r} is not cancellable")
-        self.reply(request_id, {})
+        self.link.reply(request_id, {})
         item.stop.set()  # its thread now sends the final update and a new snapshot
         return DEFERRED

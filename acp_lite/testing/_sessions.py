@@ -2,12 +2,15 @@
 
 Handlers of :class:`~acp_lite.testing._agent.Agent` (``agent.handlers``), kept
 apart so the agent's module stays readable; each follows its schema description.
+They work on the agent's :class:`~acp_lite.testing._link.Link` (its sessions, its
+lock, its sending), as the turns do.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from acp_lite.testing._link import Link
 from acp_lite.testing._wire import (
     DEFERRED,
     INVALID_PARAMS,
@@ -18,15 +21,12 @@ from acp_lite.testing._wire import (
     notification,
 )
 
-if TYPE_CHECKING:
-    from acp_lite.testing._agent import Agent
-
 __all__ = ["delete_session", "list_sessions", "resume_session"]
 
 
-def list_sessions(agent: Agent, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+def list_sessions(link: Link, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
     """``session/list`` with cursor pagination (``page_size`` per page)."""
-    agent.require_login()
+    link.require_login()
     cwd = params.get("cwd")
     cursor = params.get("cursor")
     start = 0
@@ -40,9 +40,9 @@ def list_sessions(agent: Agent, _id: Any, params: dict[str, Any]) -> dict[str, A
                 raise ValueError(cursor)
         except ValueError:
             raise RpcError(INVALID_PARAMS, f"Invalid cursor {cursor!r}") from None
-    with agent.cond:
-        matching = [s for s in agent.sessions.values() if cwd is None or s.cwd == cwd]
-    size = max(1, agent.script.page_size)
+    with link.cond:
+        matching = [s for s in link.sessions.values() if cwd is None or s.cwd == cwd]
+    size = max(1, link.script.page_size)
     page = matching[start : start + size]
     result: dict[str, Any] = {"sessions": [s.info() for s in page]}
     if start + size < len(matching):
@@ -50,35 +50,35 @@ def list_sessions(agent: Agent, _id: Any, params: dict[str, Any]) -> dict[str, A
     return result
 
 
-def delete_session(agent: Agent, request_id: Any, params: dict[str, Any]) -> Any:
+def delete_session(link: Link, request_id: Any, params: dict[str, Any]) -> Any:
     """``session/delete``: unknown ids succeed silently (session-delete.mdx).
 
     An open session is closed first, on its own thread like ``session/close``.
     """
-    session = agent.sessions.get(str(params.get("sessionId")))
+    session = link.sessions.get(str(params.get("sessionId")))
     if session is None:
         return {}
 
     def delete() -> None:
         if session.open:
-            agent.close_now(session)
-        with agent.cond:
-            agent.sessions.pop(session.id, None)
-        agent.reply(request_id, {})
+            link.close_now(session)
+        with link.cond:
+            link.sessions.pop(session.id, None)
+        link.reply(request_id, {})
 
-    agent.spawn(delete, f"delete-{session.id}")
+    link.spawn(delete, f"delete-{session.id}")
     return DEFERRED
 
 
-def resume_session(agent: Agent, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
+def resume_session(link: Link, _id: Any, params: dict[str, Any]) -> dict[str, Any]:
     """``session/resume``: optional replay, then a state snapshot, then the answer.
 
     Schema ``ResumeSessionResponse``: the agent MUST send a current
     ``state_update`` after any requested replay and before this response.
     """
-    agent.require_login()
+    link.require_login()
     session_id = params.get("sessionId")
-    session = agent.sessions.get(str(session_id))
+    session = link.sessions.get(str(session_id))
     if session is None:
         raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
     cwd = absolute_path(params.get("cwd"), "cwd")
@@ -97,6 +97,6 @@ def resume_session(agent: Agent, _id: Any, params: dict[str, Any]) -> dict[str, 
     if replay:
         for update in list(session.history):
             params_out = {"sessionId": session.id, "update": update}
-            agent.wire.send(notification("session/update", params_out))
-    agent.report_state(session)
+            link.wire.send(notification("session/update", params_out))
+    link.report_state(session)
     return {"configOptions": session.config_options()}

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from acp_lite.testing._link import Link
 from acp_lite.testing._state import BackgroundItem, Session, TurnEnded, TurnRun
 from acp_lite.testing._wire import cancelled_error, encode, notification
 from acp_lite.testing.script import (
@@ -45,24 +46,21 @@ from acp_lite.testing.script import (
     WaitForPrompt,
 )
 
-if TYPE_CHECKING:
-    from acp_lite.testing._agent import Agent
-
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
 class TurnRunner:
     """Runs the turns of every session (one worker thread per session)."""
 
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+    def __init__(self, link: Link) -> None:
+        self.link = link
 
     def new_run(self, session: Session, request_id: Any, prompt: list[dict[str, Any]]) -> TurnRun:
-        """A run for the session's next prompt (caller holds ``agent.cond``)."""
+        """A run for the session's next prompt (caller holds ``link.cond``)."""
         session.prompts_seen += 1
         number = session.prompts_seen
-        run = TurnRun(session, request_id, prompt, number, self.agent.script.turn_for(number))
-        expectations = self.agent.expectations
+        run = TurnRun(session, request_id, prompt, number, self.link.script.turn_for(number))
+        expectations = self.link.expectations
         if expectations is not None:  # the turn that matches the prompt, not the n-th
             run.expectation, run.spec = expectations.choose(run.prompt_text(), session.id)
         return run
@@ -71,8 +69,8 @@ class TurnRunner:
 
     def work(self, session: Session) -> None:
         """Insert held prompts in the order received, one turn at a time."""
-        cond = self.agent.cond
-        stopped = self.agent.stopped.is_set
+        cond = self.link.cond
+        stopped = self.link.stopped.is_set
         while True:
             with cond:
                 cond.wait_for(lambda: bool(session.held) or not session.open or stopped())
@@ -86,7 +84,7 @@ class TurnRunner:
             try:
                 self.run_turn(run)
             except Exception as exc:  # a bug must not leave the session stuck
-                self.agent.log(f"turn {run.number} of {session.id} crashed: {exc!r}")
+                self.link.log(f"turn {run.number} of {session.id} crashed: {exc!r}")
             finally:
                 with cond:
                     session.turn = None
@@ -96,7 +94,7 @@ class TurnRunner:
 
     def run_turn(self, run: TurnRun) -> None:
         """The whole foreground lifecycle of one prompt."""
-        agent, session = self.agent, run.session
+        link, session = self.link, run.session
         spec = run.spec or Turn(steps=[Echo()])
         if spec.steps and isinstance(spec.steps[0], Reject):
             # Rejected before any foreground work: an error response and no
@@ -106,7 +104,7 @@ class TurnRunner:
                 self.reject(run, spec.steps[0])
             return
         if spec.running:
-            agent.report_state(session, "running")
+            link.report_state(session, "running")
         stop_reason, error = spec.stop_reason, None
         runs = [run]
         try:
@@ -116,7 +114,7 @@ class TurnRunner:
             # Prompts inserted while this work ran ("while_busy = insert") are
             # part of the same foreground work: run their steps before idle.
             while True:
-                with agent.cond:
+                with link.cond:
                     if not session.steered or session.cancelling:
                         session.accepts_steering = False
                         break
@@ -136,18 +134,18 @@ class TurnRunner:
         error: dict[str, Any] | None,
     ) -> None:
         """Answer the prompt if still unanswered, finalise tool calls, report idle."""
-        agent, run, session = self.agent, runs[0], runs[0].session
-        with agent.cond:
+        link, run, session = self.link, runs[0], runs[0].session
+        with link.cond:
             session.accepts_steering = False
         if not run.answered:
             if run.inserted:
                 self.respond(run)
             elif error is not None:
                 # A failure before insertion needs an error response ("Failures").
-                agent.reply_error(run.request_id, error)
+                link.reply_error(run.request_id, error)
                 run.answered = True
             else:
-                agent.reply_error(run.request_id, cancelled_error())
+                link.reply_error(run.request_id, cancelled_error())
                 run.answered = True
         if stop_reason in ("cancelled", "error") or session.cancelling:
             # "Failures": give each tool call the work left unfinished a final status.
@@ -156,10 +154,10 @@ class TurnRunner:
                 for tool_call_id in each.unfinished_tool_calls():
                     update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
                     update["status"] = final
-                    agent.emit(session, update)
+                    link.emit(session, update)
                     each.tool_calls[tool_call_id] = final
         if spec.idle:
-            agent.report_state(session, "idle", stop_reason=stop_reason, error=error)
+            link.report_state(session, "idle", stop_reason=stop_reason, error=error)
 
     # -- insertion ----------------------------------------------------------------
 
@@ -167,7 +165,7 @@ class TurnRunner:
         """Insert the user message: assign its messageId, respond, echo it."""
         step = step or Insert()
         session = run.session
-        with self.agent.cond:
+        with self.link.cond:
             if run.inserted:
                 return
             if run.withdrawn:
@@ -189,7 +187,7 @@ class TurnRunner:
         if step.respond and step.response_first:
             self.respond(run)
         if step.user_message:
-            self.agent.emit(session, user_message)
+            self.link.emit(session, user_message)
         if step.respond and not step.response_first:
             self.respond(run)
 
@@ -199,7 +197,7 @@ class TurnRunner:
             self.insert(run, Insert(respond=False))
         if not run.answered:
             run.answered = True
-            self.agent.reply(run.request_id, {"messageId": run.message_id})
+            self.link.reply(run.request_id, {"messageId": run.message_id})
 
     def reject(self, run: TurnRun, step: Reject) -> None:
         """Answer the prompt with an error: it is not inserted."""
@@ -208,9 +206,9 @@ class TurnRunner:
             error["data"] = step.data
         if run.inserted:
             # Once inserted a prompt MUST NOT get an error ("2. Prompt accepted").
-            self.agent.log("script error: 'reject' after insertion; failing the work instead")
+            self.link.log("script error: 'reject' after insertion; failing the work instead")
         else:
-            self.agent.reply_error(run.request_id, error)
+            self.link.reply_error(run.request_id, error)
             run.answered = True
         raise TurnEnded("error", error)
 
@@ -231,17 +229,17 @@ class TurnRunner:
     def wait_cancelled(self, run: TurnRun, seconds: float | None) -> bool:
         """Wait up to ``seconds``; True if a cancel arrived."""
         session = run.session
-        with self.agent.cond:
-            return self.agent.cond.wait_for(lambda: session.cancelling, seconds)
+        with self.link.cond:
+            return self.link.cond.wait_for(lambda: session.cancelling, seconds)
 
     def run_step(self, run: TurnRun, step: Step) -> None:
         """Run one step."""
-        agent, session = self.agent, run.session
+        link, session = self.link, run.session
         match step:
             case Update():
                 update = run.fill(step.update)
                 run.track(update)
-                agent.emit(session, update, run.fill(step.session_id))
+                link.emit(session, update, run.fill(step.session_id))
             case Text():
                 self.stream(
                     run, step.chunks or [step.text], step.thought, step.message_id, step.delay
@@ -267,9 +265,9 @@ class TurnRunner:
                 self.wait_cancelled(run, step.timeout)
                 self.check_cancel(run)
             case WaitForPrompt():
-                with agent.cond:
+                with link.cond:
                     # Held (while_busy = hold) or inserted, not yet run (insert).
-                    agent.cond.wait_for(
+                    link.cond.wait_for(
                         lambda: bool(session.held or session.steered) or session.cancelling,
                         step.timeout,
                     )
@@ -286,20 +284,20 @@ class TurnRunner:
             case Flood():
                 self.flood(run, step)
             case Exit():
-                agent.log(f"exiting with code {step.code} (scripted)")
-                agent.wire.exit(step.code)
+                link.log(f"exiting with code {step.code} (scripted)")
+                link.wire.exit(step.code)
             case Stderr():
-                agent.stderr(run.fill(step.text))
+                link.stderr(run.fill(step.text))
             case Raw():
                 payload = step.payload()
                 if step.hex is None and b"{{" in payload:
                     payload = run.fill(payload.decode()).encode()
-                agent.wire.write(payload)
+                link.wire.write(payload)
             case IgnoreSigterm():
-                agent.ignore_sigterm = True  # the SIGTERM handler checks this flag
+                link.ignore_sigterm = True  # the SIGTERM handler checks this flag
             case Hang():
-                agent.log("hanging forever (scripted)")
-                agent.stopped.wait()  # forever, unless shut down in-process
+                link.log("hanging forever (scripted)")
+                link.stopped.wait()  # forever, unless shut down in-process
 
     def stream(
         self,
@@ -317,11 +315,11 @@ class TurnRunner:
                 self.check_cancel(run)
             content = {"type": "text", "text": run.fill(chunk)}
             update = {"sessionUpdate": kind, "messageId": message_id, "content": content}
-            self.agent.emit(run.session, update)
+            self.link.emit(run.session, update)
 
     def permission(self, run: TurnRun, step: Permission) -> None:
         """Ask for permission; run the branch for the answer."""
-        agent, session = self.agent, run.session
+        link, session = self.link, run.session
         params: dict[str, Any] = {
             "sessionId": session.id,
             "title": run.fill(step.title),
@@ -336,19 +334,19 @@ class TurnRunner:
         # "Waiting for user action": blocked foreground work SHOULD report
         # requires_action, and MUST report running when it resumes.
         if step.requires_action:
-            agent.report_state(session, "requires_action")
-        reply = agent.request("session/request_permission", params, run)
+            link.report_state(session, "requires_action")
+        reply = link.request("session/request_permission", params, run)
         self.check_cancel(run)
         if step.requires_action:
-            agent.report_state(session, "running")
+            link.report_state(session, "running")
         result = (reply or {}).get("result")
         outcome = result.get("outcome") if isinstance(result, dict) else None
-        if agent.expectations is not None:
-            agent.expectations.record(_permission_event(run, step, reply, outcome))
+        if link.expectations is not None:
+            link.expectations.record(_permission_event(run, step, reply, outcome))
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             # Cancelled outcome or an error reply: not approved. Without a branch
             # the user chose to stop, so the work ends "cancelled".
-            agent.log(f"permission not granted: {reply!r}")
+            link.log(f"permission not granted: {reply!r}")
             branch = step.branches.get("cancelled")
             if branch is None:
                 raise TurnEnded("cancelled")
@@ -356,7 +354,7 @@ class TurnRunner:
             return
         option_id = outcome.get("optionId")
         kinds = {o.get("optionId"): o.get("kind") for o in step.options}
-        agent.log(f"permission: selected {option_id!r}")
+        link.log(f"permission: selected {option_id!r}")
         branch = step.branches.get(str(option_id))
         if branch is None:
             branch = step.branches.get(str(kinds.get(option_id)), step.branches.get("default", []))
@@ -364,10 +362,10 @@ class TurnRunner:
 
     def elicit(self, run: TurnRun, step: Elicit) -> None:
         """Ask for form input (only if the client advertised form elicitation)."""
-        agent, session = self.agent, run.session
-        capabilities = agent.client_capabilities.get("elicitation") or {}
+        link, session = self.link, run.session
+        capabilities = link.client_capabilities.get("elicitation") or {}
         if not isinstance(capabilities, dict) or capabilities.get("form") is None:
-            agent.log("client has no form elicitation capability; skipping")
+            link.log("client has no form elicitation capability; skipping")
             self.run_steps(run, step.branches.get("unsupported", []))
             return
         params = {
@@ -377,14 +375,14 @@ class TurnRunner:
             "requestedSchema": step.schema,
         }
         if step.requires_action:
-            agent.report_state(session, "requires_action")
-        reply = agent.request("elicitation/create", params, run)
+            link.report_state(session, "requires_action")
+        reply = link.request("elicitation/create", params, run)
         self.check_cancel(run)
         if step.requires_action:
-            agent.report_state(session, "running")
+            link.report_state(session, "running")
         result = (reply or {}).get("result")
         action = result.get("action") if isinstance(result, dict) else "cancel"
-        agent.log(f"elicitation: {action!r}")
+        link.log(f"elicitation: {action!r}")
         branch = step.branches.get(str(action), step.branches.get("default", []))
         self.run_steps(run, branch)
 
@@ -394,7 +392,7 @@ class TurnRunner:
         "Background work": items are announced before they are listed, and
         finalised before they are removed; every change re-sends the state.
         """
-        agent, session = self.agent, run.session
+        link, session = self.link, run.session
         item = BackgroundItem(step.kind, run.fill(step.id), step.cancellable)
         capabilities: dict[str, Any] = {"cancel": {}} if step.cancellable else {}
         if step.kind == "terminal":
@@ -414,10 +412,10 @@ class TurnRunner:
                 "status": "in_progress",
                 "capabilities": capabilities,
             }
-        agent.emit(session, announce)
-        with agent.cond:
+        link.emit(session, announce)
+        with link.cond:
             session.background[item.id] = item
-        agent.report_state(session)
+        link.report_state(session)
 
         def finish_later() -> None:
             import base64  # only background terminals need it: not loaded at start-up
@@ -440,13 +438,13 @@ class TurnRunner:
                     "toolCallId": item.id,
                     "status": "cancelled" if stopped else "completed",
                 }
-            agent.emit(session, final)
-            with agent.cond:
+            link.emit(session, final)
+            with link.cond:
                 session.background.pop(item.id, None)
-                agent.cond.notify_all()
-            agent.report_state(session)
+                link.cond.notify_all()
+            link.report_state(session)
 
-        agent.spawn(finish_later, f"bg-{item.id}")
+        link.spawn(finish_later, f"bg-{item.id}")
 
     def flood(self, run: TurnRun, step: Flood) -> None:
         """Stream ``count`` chunks fast: one pre-encoded line, written in batches.
@@ -465,7 +463,7 @@ class TurnRunner:
         while remaining > 0:
             self.check_cancel(run)
             n = min(step.batch, remaining)
-            self.agent.wire.write(line * n)
+            self.link.wire.write(line * n)
             remaining -= n
 
 

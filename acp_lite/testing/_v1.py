@@ -259,7 +259,7 @@ def incoming_line(wire: V1Wire, line: bytes) -> bytes:
 
 def serve_v1(agent: Any, stdin: BinaryIO) -> None:
     """Read v1 lines until stdin closes, handing them to the v2 ``agent`` translated
-    (its ``wire`` must be a :class:`V1Wire`)."""
+    (its ``link.wire`` must be a :class:`V1Wire`)."""
     for line in stdin:
         if line.strip():
-            agent.receive(incoming_line(agent.wire, line))
+            agent.receive(incoming_line(agent.link.wire, line))

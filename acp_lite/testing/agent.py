@@ -47,8 +47,8 @@ def _install_sigterm_handler(agent: Agent) -> None:
     """SIGTERM kills the agent as usual, unless the script chose to ignore it."""
 
     def on_sigterm(signum: int, _frame: Any) -> None:
-        if agent.ignore_sigterm:
-            agent.log("ignoring SIGTERM (scripted)")
+        if agent.link.ignore_sigterm:
+            agent.link.log("ignoring SIGTERM (scripted)")
             return
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -123,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.protocol == 1:
         from acp_lite.testing._v1 import V1Wire
 
-        agent.wire = V1Wire(agent.wire, agent.log)
+        agent.link.wire = V1Wire(agent.link.wire, agent.link.log)
     _install_sigterm_handler(agent)
-    agent.log(f"ready: scenario {script.name!r}, pid {os.getpid()}, protocol {args.protocol}")
+    agent.link.log(f"ready: scenario {script.name!r}, pid {os.getpid()}, protocol {args.protocol}")
     try:
         if args.protocol == 1:
             from acp_lite.testing._v1 import serve_v1
@@ -134,15 +134,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             agent.serve(sys.stdin.buffer)
         if script.linger:
-            agent.log("stdin closed; lingering (scripted)")
+            agent.link.log("stdin closed; lingering (scripted)")
             deadline = None if script.linger < 0 else time.monotonic() + script.linger
             while deadline is None or time.monotonic() < deadline:
                 time.sleep(0.05 if deadline is None else min(0.05, deadline - time.monotonic()))
     except KeyboardInterrupt:
-        agent.wire.exit(130)
+        agent.link.wire.exit(130)
     # Daemon threads may still run turns: exit without waiting for them, after
     # the last complete line (os._exit avoids a shutdown race on stdout).
-    agent.wire.exit(0)
+    agent.link.wire.exit(0)
     return 0  # not reached
 
 

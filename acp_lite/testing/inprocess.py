@@ -101,10 +101,6 @@ class _PipeWire(Wire):
                 self._fd = None
 
 
-class _InProcess(Agent):
-    thread_prefix = "inproc-agent-"
-
-
 class InProcessAgent:
     """The reference agent run in daemon threads of this process, over two pipes.
 
@@ -146,7 +142,13 @@ class InProcessAgent:
         #: The ACP version the agent speaks (1: translated at its wire, ``_v1.py``).
         self.protocol = protocol
         self._tail = _Tail(stderr_lines)
-        self.agent: Agent = _InProcess(loaded, Wire(None), log=self._tail, events=events)  # type: ignore[arg-type]
+        self.agent = Agent(
+            loaded,
+            Wire(None),  # type: ignore[arg-type]  # replaced by the pipe's in start()
+            log=self._tail,  # type: ignore[arg-type]  # a TextIO for write and flush
+            events=events,
+            thread_prefix="inproc-agent-",
+        )
         #: The exit status once the agent stopped (``0`` at end of input, or the
         #: code of an ``exit`` step); ``None`` while it runs.
         self.returncode: int | None = None
@@ -182,12 +184,12 @@ class InProcessAgent:
         os.set_blocking(stdout_w, False)
         self._stdin = stdin_r
         self._wire = _PipeWire(self, stdout_w)
-        self.agent.wire = self._wire
+        self.agent.link.wire = self._wire
         if self.protocol == 1:
             from acp_lite.testing._v1 import V1Wire
 
-            self.agent.wire = V1Wire(self._wire, self.agent.log)
-        self.agent.log(f"ready: scenario {self.script.name!r}, in process {os.getpid()}")
+            self.agent.link.wire = V1Wire(self._wire, self.agent.link.log)
+        self.agent.link.log(f"ready: scenario {self.script.name!r}, in process {os.getpid()}")
         self._reader = threading.Thread(target=self._serve, name="inproc-agent-stdin", daemon=True)
         self._reader.start()
         return stdin_w, stdout_r
@@ -199,7 +201,7 @@ class InProcessAgent:
     def threads(self) -> list[threading.Thread]:
         """The agent's threads still alive (reader and workers)."""
         reader = [self._reader] if self._reader is not None and self._reader.is_alive() else []
-        return reader + self.agent.threads()
+        return reader + self.agent.link.threads()
 
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait until the agent stopped; returns :attr:`returncode` (``None``: still running)."""
@@ -241,7 +243,7 @@ class InProcessAgent:
         wire.stopped = True
         with contextlib.suppress(OSError):
             os.write(self._wake_w, b"x")  # wakes the reader and a writer on a full pipe
-        self.agent.shutdown()
+        self.agent.link.shutdown()
         wire.close_output()
         self.exited.set()
 
@@ -252,7 +254,7 @@ class InProcessAgent:
         poller.poll()
 
     def _receive(self, line: bytes) -> None:
-        wire = self.agent.wire
+        wire = self.agent.link.wire
         if self.protocol == 1:
             from acp_lite.testing._v1 import V1Wire, incoming_line
 
