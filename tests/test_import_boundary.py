@@ -141,14 +141,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
     ): "the trio layer around Connection",
     frozenset(
         {
-            "acp_lite.core._receive",
-            "acp_lite.core._responses",
-            "acp_lite.core.connection",
-            "acp_lite.core.v1",
-        }
-    ): "the v1 translator stands on its own; the core's parts own their state",
-    frozenset(
-        {
             "acp_lite.errors",
             "acp_lite.model.blocks",
             "acp_lite.model.entities",
@@ -212,8 +204,8 @@ KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("acp_lite.client", "acp_lite.aio._terminals.TerminalHandler"),
         ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.Template"),
         ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.run_texts"),
-        ("acp_lite.core.connection", "acp_lite.protocol._chunk_lines.Template"),
-        ("acp_lite.core.connection", "acp_lite.protocol._chunk_lines.with_text"),
+        ("acp_lite.core._router", "acp_lite.protocol._chunk_lines.Template"),
+        ("acp_lite.core._router", "acp_lite.protocol._chunk_lines.with_text"),
         ("acp_lite.core.v1", "acp_lite.protocol.jsonrpc._fast_chunk"),
         ("acp_lite.model.blocks", "acp_lite.protocol._chunk_lines.text_block"),
         ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.Template"),
