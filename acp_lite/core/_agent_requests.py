@@ -1,23 +1,28 @@
 """The agent's requests to the client, in the core: their lifecycle and side effects.
 
-A mixin of :class:`~acp_lite.core.connection.ClientConnection` (one object per
-connection, h11 style; split out for size): a request is recorded on its session's
+:class:`AgentRequests` owns the agent's requests the client has not answered yet
+(``ClientConnection.agent_requests``): a request is recorded on its session's
 model and announced as :class:`~acp_lite.core.events.AgentRequestReceived`; the IO
 layer decides it and answers through :meth:`AgentRequests.respond` /
 :meth:`AgentRequests.respond_error`; ``session/cancel`` answers the cancelled
-work's permission requests itself.
+work's permission requests itself, and the agent's ``$/cancel_request`` or the
+connection's end withdraws them (:class:`~acp_lite.core.events.AgentRequestWithdrawn`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import monotonic
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from acp_lite.core.events import AgentRequestReceived, CoreEvent
-from acp_lite.core.records import AgentRequest, RequestId, SessionState
+from acp_lite.core._reports import Reports
+from acp_lite.core._router import SessionRouter
+from acp_lite.core.events import AgentRequestReceived, AgentRequestWithdrawn, CoreEvent
+from acp_lite.core.records import AgentRequest, RequestId
 from acp_lite.core.rpc import (
     CANCELLED_RESULTS,
     CLIENT_HANDLED_METHODS,
+    PeerCancelled,
     RequestReceived,
     RpcEngine,
 )
@@ -32,18 +37,19 @@ _PERMISSION = "session/request_permission"
 class AgentRequests:
     """Agent -> client requests (see the module doc)."""
 
-    if TYPE_CHECKING:
-        rpc: RpcEngine
-        sessions: dict[str, SessionState]
-        agent_requests: dict[RequestId, AgentRequest]
-        _events: list[CoreEvent]
-
-        def _session(self, session_id: str, method: str) -> SessionState: ...
-        def check(self, *, method: str | None = None, session_id: str | None = None) -> None: ...
-        def _touch(self, state: SessionState) -> None: ...
-        def _apply(
-            self, state: SessionState, update: Any, raw: Any, source: str | None = None
-        ) -> None: ...
+    def __init__(
+        self,
+        rpc: RpcEngine,
+        router: SessionRouter,
+        reports: Reports,
+        emit: Callable[[CoreEvent], None],
+    ) -> None:
+        #: The agent's requests not answered yet, by id.
+        self.open: dict[RequestId, AgentRequest] = {}
+        self._rpc = rpc
+        self._router = router
+        self._reports = reports
+        self._emit = emit
 
     def cancel(self, session_id: str) -> list[AgentRequest]:
         """Send ``session/cancel``, set the model's cancel hint, and answer the
@@ -54,26 +60,26 @@ class AgentRequests:
         requests for work in the latest background list are not affected. Returns
         the agent requests answered (the IO layer stops deciding them).
         """
-        state = self._session(session_id, "session/cancel")
+        state = self._router.session(session_id, "session/cancel")
         state.model.cancel_sent()
-        self.check(method="session/cancel")
-        self.rpc.notify("session/cancel", {"sessionId": session_id})
+        self._reports.check(method="session/cancel")
+        self._rpc.notify("session/cancel", {"sessionId": session_id})
         listed = {background_key(item) for item in state.model.background or ()}
         answered: list[AgentRequest] = []
-        for rid, req in list(self.agent_requests.items()):
+        for rid, req in list(self.open.items()):
             if req.method != _PERMISSION or req.session_id != session_id:
                 continue
             if req.tool_call_id is not None and ("tool_call", req.tool_call_id) in listed:
                 continue
             self.respond(rid, CANCELLED_RESULTS[_PERMISSION])
             answered.append(req)
-        self._touch(state)
+        self._router.touch(state)
         return answered
 
     def respond(self, request_id: RequestId, result: Any) -> bool:
         """Answer an agent request; ``False`` if it is no longer open."""
-        req = self.agent_requests.pop(request_id, None)
-        sent = self.rpc.respond(request_id, result)
+        req = self.open.pop(request_id, None)
+        sent = self._rpc.respond(request_id, result)
         if sent and req is not None and req.record is not None:
             req.record._answer(
                 result if isinstance(result, dict) else converter.unstructure(result)
@@ -84,21 +90,37 @@ class AgentRequests:
         self, request_id: RequestId, code: int, message: str, data: Any = None
     ) -> bool:
         """Answer an agent request with an error; ``False`` if it is no longer open."""
-        req = self.agent_requests.pop(request_id, None)
-        sent = self.rpc.respond_error(request_id, code, message, data)
+        req = self.open.pop(request_id, None)
+        sent = self._rpc.respond_error(request_id, code, message, data)
         if sent and req is not None and req.record is not None:
             req.record._fail(code, message)
         return sent
 
-    def _on_request(self, ev: RequestReceived) -> None:
+    def withdrawn(self, ev: PeerCancelled) -> None:
+        """The agent withdrew its request (the RPC engine answered it already)."""
+        req = self.open.pop(ev.id, None)
+        if req is not None:
+            if req.record is not None:
+                req.record._withdraw()
+            self._emit(AgentRequestWithdrawn(req))
+        self._reports.log_event("agent_cancelled_request", data=ev)
+
+    def withdraw_all(self) -> None:
+        """The connection ended: no open request will be answered."""
+        for req in self.open.values():
+            self._emit(AgentRequestWithdrawn(req))
+        self.open.clear()
+
+    def received(self, ev: RequestReceived) -> None:
+        """A request from the agent: record it, apply what it carries, announce it."""
         params = ev.params
         sid = getattr(params, "session_id", None)
         if not isinstance(sid, str):
             # A request-scoped elicitation names one of our requests instead.
             rid = getattr(params, "request_id", None)
-            pending = self.rpc.pending.get(rid) if isinstance(rid, int) else None
+            pending = self._rpc.pending.get(rid) if isinstance(rid, int) else None
             sid = pending.session_id if pending is not None else None
-        state = self.sessions.get(sid) if sid is not None else None
+        state = self._router.sessions.get(sid) if sid is not None else None
         record = None
         if state is not None and ev.method in CLIENT_HANDLED_METHODS:
             # Placed in the stream before the tool call it carries (applied below).
@@ -121,7 +143,7 @@ class AgentRequests:
                 # notification, in the order it was received".
                 raw = converter.unstructure(tool_call)
                 raw["sessionUpdate"] = "tool_call_update"
-                self._apply(state, structure_update(raw), raw, _PERMISSION)
+                self._router.apply(state, structure_update(raw), raw, _PERMISSION)
         else:
             tool_call_id = getattr(params, "tool_call_id", None)
         req = AgentRequest(
@@ -132,5 +154,5 @@ class AgentRequests:
             tool_call_id if isinstance(tool_call_id, str) else None,
             record=record,
         )
-        self.agent_requests[ev.id] = req
-        self._events.append(AgentRequestReceived(req))
+        self.open[ev.id] = req
+        self._emit(AgentRequestReceived(req))

@@ -1,8 +1,10 @@
 """Bytes in: framing, the transcript, decoding and the hot path of streamed chunks.
 
-A mixin of :class:`~acp_lite.core.connection.ClientConnection` (split out for
-size). What the agent wrote is cut into lines (:class:`~acp_lite.core.framing.LineFramer`),
-recorded in the transcript, decoded and routed, in receive order.
+:class:`Receiver` owns the line framer, the transcript (every wire line, both
+ways) and the hot stream's state. What the agent wrote is cut into lines
+(:class:`~acp_lite.core.framing.LineFramer`), recorded in the transcript, decoded
+by the connection's dialect and routed, in receive order: ``session/update`` to
+the dialect's router, anything else to the connection's dispatcher.
 
 The hot path: a run of lines of one chunk stream (``protocol/_chunk_lines.py``),
 the common case of a streamed message, is found in the receive buffer without a
@@ -16,22 +18,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final, cast
 
+from acp_lite.core._dialect import Dialect
+from acp_lite.core._reports import Reports
+from acp_lite.core._router import SessionRouter
 from acp_lite.core.framing import LineFramer, OversizeLine
 from acp_lite.errors import ProtocolError
-from acp_lite.protocol import Notification, decode_line
+from acp_lite.limits import Limits
+from acp_lite.protocol import Notification
 from acp_lite.protocol._chunk_lines import Template, run_texts
-from acp_lite.protocol.jsonrpc import CHUNK_LINES, decode_chunk_line
+from acp_lite.protocol.jsonrpc import CHUNK_LINES
 from acp_lite.transcript import LineShape, Transcript
 
-if TYPE_CHECKING:
-    from acp_lite.core.findings import FindingsLog
-    from acp_lite.core.records import SessionState
-    from acp_lite.core.v1 import V1Translator
-    from acp_lite.limits import Limits
-
-__all__ = ["LineReceiver"]
+__all__ = ["Receiver"]
 
 logger = logging.getLogger("acp_lite.connection")
 
@@ -43,26 +43,56 @@ long as those lines are, so a stream of a few chunks keeps its bytes instead."""
 _UPDATE: Final = "session/update"
 
 
-class LineReceiver:
+class Receiver:
     """What :meth:`receive_data` does with the agent's bytes (see the module doc)."""
 
-    if TYPE_CHECKING:
-        limits: Limits
-        transcript: Transcript
-        findings: FindingsLog | None
-        sessions: dict[str, SessionState]
-        update_events: bool
-        _v1: V1Translator | None
-        _framer: LineFramer
-        _hot: tuple[Template | None, int]
-        _keep_raw: bool
-        _changed: list[SessionState]
-        _route_update: Callable[..., None]
-        _dispatch: Callable[[Any], None]
-        _on_update: Callable[..., None]
-        _foreign_line: Callable[[bytes], None]
-        log_event: Callable[..., None]
-        stderr_tail: Callable[[], list[str]]
+    def __init__(
+        self,
+        limits: Limits,
+        reports: Reports,
+        router: SessionRouter,
+        dispatch: Callable[[Any], None],
+        dialect: Dialect,
+    ) -> None:
+        #: Every wire line, both ways, in order.
+        self.transcript = Transcript(limits.max_transcript_entries)
+        self._max_line = limits.max_line_bytes
+        self._framer = LineFramer(limits.max_line_bytes)
+        self._reports = reports
+        self._router = router
+        self._findings = router.findings
+        self._dispatch = dispatch
+        # The chunk template of the latest hits and how many in a row: a stream's
+        # lines are kept compactly only past _COMPACT_AFTER (receive_data).
+        self._hot: tuple[Template | None, int] = (None, 0)
+        self.speak(dialect)
+
+    def speak(self, dialect: Dialect) -> None:
+        """Decode and route what arrives from now on with ``dialect``."""
+        self._decode = dialect.decode
+        self._chunk = dialect.chunk_decoder
+        self._route = dialect.route_update
+        router = self._router
+        # Runs of chunk lines skip what they would not feed: per-update findings,
+        # per-update events, raw payloads kept otherwise.
+        self._runs = (
+            self._chunk is not None
+            and router.findings is None
+            and not router.update_events
+            and router.keep_raw
+        )
+
+    @property
+    def next_index(self) -> int:
+        """The transcript index the next line will get (dropped lines counted)."""
+        transcript = self.transcript
+        return transcript.dropped + len(transcript)
+
+    def record_sent(self, lines: list[bytes]) -> None:
+        """Record lines written to the agent (each ends with a newline)."""
+        record = self.transcript.record
+        for line in lines:
+            record("send", line[:-1])
 
     def receive_data(self, data: bytes) -> None:
         """Feed bytes the agent wrote; ``b""`` means its output ended."""
@@ -80,10 +110,7 @@ class LineReceiver:
         if (
             hits >= _COMPACT_AFTER
             and hot is not None
-            and self._v1 is None
-            and self.findings is None
-            and not self.update_events
-            and self._keep_raw
+            and self._runs
             and newest
             and newest[0] is hot  # in use order, as ChunkLines.decode keeps them
         ):
@@ -104,7 +131,7 @@ class LineReceiver:
         """Apply a run of lines of ``t``'s stream carrying ``texts`` (``escaped``: the
         index and line of those not written verbatim), as :meth:`_receive_plain`
         would; ``False``: nothing done."""
-        state = self.sessions.get(t.session_id)
+        state = self._router.sessions.get(t.session_id)
         if state is None:
             return False
         try:
@@ -123,9 +150,7 @@ class LineReceiver:
                 kept[i] = line
                 shapes[i] = None
         self.transcript.record_many("recv", kept, shapes)
-        if not state.changed:
-            state.changed = True
-            self._changed.append(state)
+        self._router.touch(state)
         return True
 
     def _receive_plain(self, lines: list[bytes]) -> None:
@@ -133,12 +158,12 @@ class LineReceiver:
         # they are handled: a streamed chunk's line whose text is written verbatim is
         # then kept as that text and its stream's template (transcript.py).
         transcript = self.transcript
-        decode = decode_line if self._v1 is None else self._v1.decode  # v1 hook
+        decode = self._decode
         # A streamed chunk's line like the previous ones: its session id and typed
         # update straight away (no envelope objects; protocol/_chunk_lines.py).
-        chunk = decode_chunk_line if self._v1 is None else None
-        route = self._route_update
-        findings = self.findings
+        chunk = self._chunk
+        route = self._route
+        findings = self._findings
         at = transcript.dropped + len(transcript)  # the first line's index
         # The fresh list: a verbatim chunk's line is replaced by its text.
         kept: list[bytes | str] = lines  # type: ignore[assignment]
@@ -193,9 +218,10 @@ class LineReceiver:
                 continue
             self._record_received(data)
             try:
-                msg = decode_line(data) if self._v1 is None else self._v1.decode(data)  # v1 hook
+                msg = self._decode(data)
                 if msg.__class__ is Notification and msg.method == _UPDATE:
-                    self._on_update(msg, data)
+                    params = msg.params
+                    self._route(params.session_id, params.update, data, msg)
                 else:
                     self._dispatch(msg)
             except Exception as exc:  # never let one line kill the connection
@@ -205,21 +231,20 @@ class LineReceiver:
         """Handling ``line`` raised ``exc`` (a bug, or input nothing foresaw): log it
         with its traceback, record it, and go on with the next line."""
         logger.error("error while handling a line from the agent", exc_info=exc)
-        self.log_event("protocol_error", data=line, error=exc)
-        self._foreign_line(line)
+        self._reports.log_event("protocol_error", data=line, error=exc)
+        self._reports.foreign_line(line)
 
     def _on_oversize(self, line: OversizeLine) -> None:
         # Recorded in the transcript as what we saw: the head, marked as truncated.
         self._record_received(line.head + b"...<truncated>")
         err = ProtocolError(
-            f"line of {line.size} bytes exceeds Limits.max_line_bytes="
-            f"{self.limits.max_line_bytes}; skipped",
-            stderr_tail=self.stderr_tail(),
+            f"line of {line.size} bytes exceeds Limits.max_line_bytes={self._max_line}; skipped",
+            stderr_tail=self._reports.stderr_tail(),
         )
-        self.log_event("oversize_line", data=line, error=err)
+        self._reports.log_event("oversize_line", data=line, error=err)
 
     def _record_received(self, line: bytes) -> None:
         transcript = self.transcript
         transcript.record("recv", line)
-        if self.findings is not None:
-            self.findings.at = transcript.dropped + len(transcript) - 1
+        if self._findings is not None:
+            self._findings.at = transcript.dropped + len(transcript) - 1

@@ -209,10 +209,6 @@ class RpcEngine:
         self.notify(CANCEL_REQUEST, {"requestId": request_id})
         return True
 
-    def forget(self, request_id: int) -> PendingRequest | None:
-        """Drop a pending entry without waiting for its response."""
-        return self.pending.pop(request_id, None)
-
     def fail_all(self) -> list[PendingRequest]:
         """Remove and return every pending request (the connection is gone)."""
         entries = list(self.pending.values())
@@ -228,10 +224,6 @@ class RpcEngine:
     ) -> bool:
         """Answer an agent request with an error; ``False`` if it is no longer open."""
         return self._answer(request_id, ErrorResponse(request_id, _error(code, message, data)))
-
-    def is_open(self, request_id: RequestId) -> bool:
-        """Whether an agent request is still waiting for our answer."""
-        return request_id in self._incoming
 
     def data_to_send(self) -> list[bytes]:
         """Take the queued lines (each ends with ``\\n``)."""

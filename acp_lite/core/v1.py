@@ -1,20 +1,24 @@
-"""An ACP v1 agent behind the v2 API: the translator inside :class:`ClientConnection`.
+"""An ACP v1 agent behind the v2 API: the v1 dialect of the core.
 
 Once ``initialize`` is answered in v1 (or the connection was made with
-``protocol_version=1``), the connection hands every outgoing request and every
-incoming ``session/update``, ``session/request_permission`` and response to a
-:class:`V1Translator`. The client keeps calling v2 methods and reading the v2
-model; the wire carries v1 (``tests/data/schema/v1/schema.json``), and the
-transcript holds the wire lines untouched.
+``protocol_version=1``), the connection speaks through a :class:`V1Dialect` (the
+:class:`~acp_lite.core._dialect.Dialect` interface): every outgoing request,
+every incoming line and every response goes through it. The client keeps calling
+v2 methods and reading the v2 model; the wire carries v1
+(``tests/data/schema/v1/schema.json``), and the transcript holds the wire lines
+untouched. The dialect works on the core's parts only through their operations:
+the session router's ``apply`` / ``hold`` / ``touch``, the request book's
+``complete``, the reports' log; what it remembers of each session is in
+``core/_v1_sessions.py``.
 
-What v1 does not say, the translator makes up, and marks: every event it
+What v1 does not say, the dialect makes up, and marks: every event it
 synthesizes is applied with ``source="v1:synthesized"``, every translated wire
 update with ``source="v1:session/update"``:
 
 * v1 ``session/prompt`` answers only when the turn ends. When the first turn
   content of the session (a chunk, a tool call, a plan, a compaction; not a
   session-level update such as ``available_commands_update``) arrives after the
-  prompt was sent (or the response, whichever comes first), the translator
+  prompt was sent (or the response, whichever comes first), the dialect
   applies a ``running`` state and the inserted
   ``user_message`` (id ``v1-prompt-<request id>``, the prompt's blocks) and
   accepts the submission; the prompt's :class:`PendingRequest` completes then
@@ -33,15 +37,31 @@ refused with :class:`~acp_lite.errors.UnsupportedInV1` before anything is sent.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from acp_lite.core import v1_shapes as shapes
-from acp_lite.core.events import ResponseArrived
-from acp_lite.errors import UnsupportedInV1, request_error_from
+from acp_lite.core._book import Outcome, RequestBook
+from acp_lite.core._dialect import ChunkDecoder
+from acp_lite.core._reports import Reports
+from acp_lite.core._router import SessionRouter
+from acp_lite.core._v1_sessions import (
+    NO_V1,
+    Turn,
+    V1Session,
+    pick,
+    request_form,
+    resume_method,
+    setup,
+    translate_update,
+)
+from acp_lite.core.records import PendingRequest, SessionState
+from acp_lite.core.rpc import ResponseReceived
+from acp_lite.errors import UnsupportedInV1
 from acp_lite.protocol import (
     UNSET,
+    Message,
     Notification,
     PromptResponse,
     UnrecognizedSessionUpdate,
@@ -53,15 +73,9 @@ from acp_lite.protocol import (
 )
 from acp_lite.protocol.jsonrpc import _fast_chunk, loads_json
 
-if TYPE_CHECKING:
-    from acp_lite.core.connection import ClientConnection
-    from acp_lite.core.records import PendingRequest, SessionState
-    from acp_lite.core.rpc import ResponseReceived
-    from acp_lite.protocol import Message
+__all__ = ["SOURCE_SYNTHESIZED", "SOURCE_TRANSLATED", "V1Dialect"]
 
-__all__ = ["SOURCE_SYNTHESIZED", "SOURCE_TRANSLATED", "V1Translator"]
-
-#: ``Event.source`` of what the translator made up (no wire update carried it).
+#: ``Event.source`` of what the dialect made up (no wire update carried it).
 SOURCE_SYNTHESIZED = "v1:synthesized"
 #: ``Event.source`` of a v1 ``session/update`` translated to v2.
 SOURCE_TRANSLATED = "v1:session/update"
@@ -71,33 +85,6 @@ _UPDATE = "session/update"
 _UPDATE_BYTES = b'"session/update"'
 _PERMISSION = "session/request_permission"
 _PERMISSION_BYTES = b'"session/request_permission"'
-
-#: v2 client requests with no v1 method: refused before sending.
-_NO_V1 = frozenset(
-    {
-        "tool_call/cancel",
-        "terminal/cancel",
-        "session/fork",
-        "session/archive",
-        "session/unarchive",
-        "session/set_title",
-        "session/status",
-        "auth/status",
-        "providers/list",
-        "providers/set",
-        "providers/disable",
-        "proxy/initialize",
-        "mcp/message",
-    }
-)
-#: v2 method -> v1 method where only the name differs.
-_RENAMED = {"auth/login": "authenticate", "auth/logout": "logout"}
-#: Chunk tag -> the kind used in synthetic message ids.
-_CHUNK_KIND = {
-    "user_message_chunk": "user",
-    "agent_message_chunk": "agent",
-    "agent_thought_chunk": "thought",
-}
 
 
 @attrs.define(slots=True, eq=False)
@@ -109,61 +96,22 @@ class _V1Update:
     update: Any = None
 
 
-@attrs.define(slots=True, eq=False)
-class _Turn:
-    """A v1 ``session/prompt`` in flight (v1: at most one per session)."""
+class V1Dialect:
+    """ACP v1 on the wire, the v2 model in the core (see the module doc)."""
 
-    entry: PendingRequest
-    blocks: list[Any]
-    message_id: str
-    #: The running state and the user message were synthesized.
-    begun: bool = False
-    #: The agent echoes the prompt (user_message_chunk without messageId first):
-    #: those chunks are the user message, none is synthesized.
-    echoing: bool = False
+    version = 1
+    #: A raw ``session/resume`` is sent as it is: :meth:`send_request` picks the v1
+    #: method (``session/load`` replays the history whatever was asked).
+    resume_bookkeeping = False
+    #: Every v1 line is decoded here: no hot path of v2 chunk lines.
+    chunk_decoder: ChunkDecoder | None = None
 
-
-@attrs.define(slots=True, eq=False)
-class _Session:
-    """What the translator remembers of one session."""
-
-    id: str
-    #: The v1 ``SessionModeState`` (``None``: the agent has no modes, or a real
-    #: ``mode`` config option replaces them).
-    modes: dict[str, Any] | None = None
-    #: The agent's config options, translated to v2 (without the mode option).
-    options: list[Any] = attrs.Factory(list)
-    turn: _Turn | None = None
-    #: History segment outside turns (for chunks without ``messageId``).
-    segment: int = 0
-    last_kind: str | None = None
-
-    def config_options(self) -> list[Any]:
-        """The v2 option list: the agent's own and the one standing for modes."""
-        if self.modes is None:
-            return list(self.options)
-        return [*self.options, shapes.mode_option(self.modes)]
-
-    def set_setup(self, result: dict[str, Any]) -> None:
-        options = result.get("configOptions")
-        if isinstance(options, list):
-            self.options = [shapes.config_option(o) for o in options]
-        modes = result.get("modes")
-        if isinstance(modes, dict) and not self._has_real_mode_option():
-            self.modes = dict(modes)
-        elif modes is not None or self._has_real_mode_option():
-            self.modes = None
-
-    def _has_real_mode_option(self) -> bool:
-        return any(isinstance(o, dict) and o.get("configId") == "mode" for o in self.options)
-
-
-class V1Translator:
-    """The v1 side of one :class:`ClientConnection` (see the module doc)."""
-
-    def __init__(self, conn: ClientConnection) -> None:
-        self.conn = conn
-        self.sessions: dict[str, _Session] = {}
+    def __init__(self, router: SessionRouter, book: RequestBook, reports: Reports) -> None:
+        #: What the dialect remembers of each session, by id.
+        self.sessions: dict[str, V1Session] = {}
+        self._router = router
+        self._book = book
+        self._reports = reports
         # Request id -> (v1 method sent, detail) for requests whose answer needs it.
         self._sent: dict[int, tuple[str, Any]] = {}
 
@@ -174,20 +122,8 @@ class V1Translator:
         self._resume_method(session_id, replay)
 
     def _resume_method(self, session_id: str, replay: bool) -> str:
-        caps = self._agent_caps()
-        load = caps.get("loadSession") is True
-        resume = isinstance(_dict(caps.get("sessionCapabilities")).get("resume"), dict)
-        if load and (replay or not resume):
-            return "session/load"
-        if resume and not replay:
-            return "session/resume"
-        what = "with history replay " if replay and resume else ""
-        raise UnsupportedInV1(
-            f"this v1 agent cannot resume a session {what}(it advertised "
-            f"loadSession={load}, sessionCapabilities.resume={resume})",
-            method="session/resume",
-            session_id=session_id,
-        )
+        caps = _dict(self._reports.initialize_result.get("agentCapabilities"))
+        return resume_method(caps, session_id, replay=replay)
 
     def check_prompt(self, session_id: str) -> None:
         """Refuse a second prompt while a v1 turn of the session is running."""
@@ -201,13 +137,14 @@ class V1Translator:
                 session_id=session_id,
             )
 
-    def prompt_sent(self, entry: PendingRequest, blocks: list[Any]) -> None:
+    def prompt_sent(self, entry: PendingRequest, blocks: Any) -> None:
+        """The turn of ``entry`` begins (its insertion is synthesized later)."""
         sess = self._session(entry.session_id or "")
-        sess.turn = _Turn(entry, blocks, f"v1-prompt-{entry.id}")
+        sess.turn = Turn(entry, blocks, f"v1-prompt-{entry.id}")
 
     def send_request(self, method: str, params: Any, session_id: str | None) -> PendingRequest:
         """Send the v1 form of v2 request ``method``; the entry keeps the v2 name."""
-        if method in _NO_V1:
+        if method in NO_V1:
             raise UnsupportedInV1(
                 f"{method} has no ACP v1 equivalent; this agent speaks protocol v1",
                 method=method,
@@ -215,46 +152,24 @@ class V1Translator:
             )
         p = params if isinstance(params, dict) else unstructure(params)
         p = p if isinstance(p, dict) else {}
-        wire, detail = method, None
-        if method == "initialize":
-            p = shapes.initialize_params(p)
-        elif method in _RENAMED:
-            wire = _RENAMED[method]
-        elif method == "session/new":
-            p = _pick(p, "cwd", "additionalDirectories", "_meta") | {
-                "mcpServers": p.get("mcpServers") or []
-            }
-        elif method == "session/resume":
+        if method == "session/resume":
             sid = session_id or str(p.get("sessionId"))
-            state = self.conn.sessions.get(sid)
+            state = self._router.sessions.get(sid)
             wire = self._resume_method(sid, state.replaying if state is not None else False)
-            keep = _pick(p, "sessionId", "cwd", "additionalDirectories", "mcpServers", "_meta")
+            keep = pick(p, "sessionId", "cwd", "additionalDirectories", "mcpServers", "_meta")
             if wire == "session/load":
                 keep["mcpServers"] = p.get("mcpServers") or []
                 if state is not None:
                     state.replaying = True  # v1 session/load always replays the history
-            p = keep
-        elif method == "session/set_config_option":
-            wire, p, detail = self._config_request(p, session_id)
-        entry = self.conn.rpc.request(wire, p, session_id=session_id)
+            p, detail = keep, None
+        else:
+            sess = self.sessions.get(session_id or str(p.get("sessionId")))
+            wire, p, detail = request_form(method, p, sess)
+        entry = self._book.rpc.request(wire, p, session_id=session_id)
         entry.method = method
         if wire != method or detail is not None:
             self._sent[entry.id] = (wire, detail)
         return entry
-
-    def _config_request(
-        self, p: dict[str, Any], session_id: str | None
-    ) -> tuple[str, dict[str, Any], Any]:
-        sess = self.sessions.get(session_id or str(p.get("sessionId")))
-        if p.get("configId") == "mode" and sess is not None and sess.modes is not None:
-            wire = {"sessionId": p.get("sessionId"), "modeId": p.get("value")}
-            if "_meta" in p:
-                wire["_meta"] = p["_meta"]
-            return "session/set_mode", wire, p.get("value")
-        if p.get("type") == "id":
-            # v1 SetSessionConfigOptionRequest: a value id is sent without "type".
-            p = {k: v for k, v in p.items() if k != "type"}
-        return "session/set_config_option", p, None
 
     # ------------------------------------------------------------------ incoming
 
@@ -309,11 +224,11 @@ class V1Translator:
 
     def _permission_arrived(self, sid: Any) -> None:
         # Asking is turn activity, possibly the first (the request carries the tool
-        # call): the prompt is inserted now, before the connection applies that
-        # tool call, which it does right after this line is decoded.
+        # call): the prompt is inserted now, before the core applies that tool
+        # call, which it does right after this line is decoded.
         if not isinstance(sid, str):
             return
-        state, sess = self.conn.sessions.get(sid), self.sessions.get(sid)
+        state, sess = self._router.sessions.get(sid), self.sessions.get(sid)
         turn = sess.turn if sess is not None else None
         if state is None or sess is None or turn is None:
             return
@@ -321,7 +236,7 @@ class V1Translator:
             self._begin(state, sess, turn, echo=False)
 
     def _known_title(self, sid: Any, tool_call_id: Any) -> str:
-        state = self.conn.sessions.get(sid) if isinstance(sid, str) else None
+        state = self._router.sessions.get(sid) if isinstance(sid, str) else None
         if state is not None and isinstance(tool_call_id, str):
             entity = state.model.get_entity("tool_call", tool_call_id)
             title = getattr(entity, "title", None)
@@ -329,22 +244,30 @@ class V1Translator:
                 return title
         return f"Permission for tool call {tool_call_id}"
 
-    def route_update(self, sid: str, msg: Notification) -> None:
-        """A v1 ``session/update``: translate and apply it, keep it, or log it."""
+    def route_update(
+        self,
+        sid: str,
+        update: Any,
+        line: bytes | None,
+        msg: Notification,
+        template: Any = None,
+    ) -> None:
+        """A v1 ``session/update``: translate and apply it, hold it, or log it."""
         raw = msg.raw_params
-        update = raw.get("update") if isinstance(raw, dict) else None
-        if not isinstance(update, dict):
-            update = unstructure(msg.params.update)
-        conn = self.conn
-        state = conn.sessions.get(sid)
+        payload = raw.get("update") if isinstance(raw, dict) else None
+        if not isinstance(payload, dict):
+            payload = unstructure(msg.params.update)
+        state = self._router.sessions.get(sid)
         if state is not None:
-            self.apply_update(state, update)
-        elif conn._creating:
-            # Translated once the session/new response names the session (and its modes).
-            at = conn.findings.at if conn.findings is not None else None
-            conn._early.setdefault(sid, []).append((None, update, at))
-        else:
-            conn.log_event("unknown_session_update", data=msg, session_id=sid)
+            self.apply_update(state, payload)
+        # Held untranslated: translated once the session/new response names the
+        # session (and its modes).
+        elif not self._router.hold(sid, None, payload):
+            self._reports.log_event("unknown_session_update", data=msg, session_id=sid)
+
+    def apply_held(self, state: SessionState, update: Any, raw: Any) -> None:
+        """A v1 update held until its session opened: translated and applied now."""
+        self.apply_update(state, raw)
 
     def apply_update(self, state: SessionState, raw: dict[str, Any]) -> None:
         """Translate one v1 update of ``state``'s session and apply it (never raises)."""
@@ -361,75 +284,22 @@ class V1Translator:
             update = UnrecognizedSessionUpdate(session_update=tag, raw=raw)
         else:
             try:
-                v2 = self._translate(sess, raw, state.replaying)
+                v2 = translate_update(sess, raw, state.replaying)
                 # The common text chunk takes the wire layer's fast path.
                 update = _fast_chunk({"sessionId": state.id, "update": v2})
                 if update is None:
                     update = structure_update(v2)
             except Exception:  # a malformed update: applied as received (unrecognised)
                 update = structure_update(raw)
-        keep = raw if self.conn._keep_raw else None
-        self.conn._apply(state, update, keep, SOURCE_TRANSLATED)
-
-    def _translate(self, sess: _Session, raw: dict[str, Any], replaying: bool) -> dict[str, Any]:
-        tag = raw.get("sessionUpdate")
-        kind = _CHUNK_KIND.get(tag) if isinstance(tag, str) else None
-        last, sess.last_kind = sess.last_kind, (kind or "other")
-        if kind is not None:
-            if "messageId" in raw and raw["messageId"] is not None:
-                return raw
-            return {**raw, "messageId": self._message_id(sess, kind, last, replaying)}
-        if tag == "tool_call" or tag == "tool_call_update":
-            out = shapes.tool_call(raw, create=tag == "tool_call")
-            out["sessionUpdate"] = "tool_call_update"
-            return out
-        if tag == "plan":
-            plan = {"type": "items", "planId": "v1-plan", "entries": raw.get("entries")}
-            out = {k: v for k, v in raw.items() if k not in ("entries", "sessionUpdate")}
-            return {**out, "sessionUpdate": "plan_update", "plan": plan}
-        if tag == "available_commands_update":
-            commands = raw.get("availableCommands")
-            if isinstance(commands, list):
-                commands = [shapes.command(c) for c in commands]
-            return {**raw, "availableCommands": commands}
-        if tag == "config_option_update":
-            options = raw.get("configOptions")
-            if not isinstance(options, list):
-                return raw
-            sess.set_setup({"configOptions": options})
-            return {**raw, "configOptions": sess.config_options()}
-        if tag == "current_mode_update" and sess.modes is not None:
-            sess.modes["currentModeId"] = raw.get("currentModeId")
-            out = {k: v for k, v in raw.items() if k not in ("currentModeId", "sessionUpdate")}
-            out["sessionUpdate"] = "config_option_update"
-            out["configOptions"] = sess.config_options()
-            return out
-        # session_info_update, usage_update, notice, compaction_update and
-        # compaction_summary_chunk have the v2 shape; anything else is kept as
-        # received (an UnrecognizedSessionUpdate).
-        return raw
-
-    @staticmethod
-    def _message_id(sess: _Session, kind: str, last: str | None, replaying: bool) -> str:
-        turn = sess.turn
-        if turn is not None and not replaying:
-            if turn.echoing:
-                if kind == "user":
-                    return turn.message_id  # the agent's echo of the prompt
-                turn.echoing = False
-            return f"v1-{turn.entry.id}-{kind}"
-        # Outside a turn (a history replay): a user message after anything else
-        # starts a new segment, so each replayed exchange gets its own messages.
-        if kind == "user" and last != "user":
-            sess.segment += 1
-        return f"v1-h{sess.segment}-{kind}"
+        keep = raw if self._router.keep_raw else None
+        self._router.apply(state, update, keep, SOURCE_TRANSLATED)
 
     # ------------------------------------------------------------------ the turn
 
     def _synthesize(self, state: SessionState, update: dict[str, Any]) -> None:
-        self.conn._apply(state, structure_update(update), None, SOURCE_SYNTHESIZED)
+        self._router.apply(state, structure_update(update), None, SOURCE_SYNTHESIZED)
 
-    def _begin(self, state: SessionState, sess: _Session, turn: _Turn, *, echo: bool) -> None:
+    def _begin(self, state: SessionState, sess: V1Session, turn: Turn, *, echo: bool) -> None:
         # The prompt was inserted and the session runs (v2: user_message, running,
         # and the prompt response with the messageId).
         turn.begun = True
@@ -445,77 +315,55 @@ class V1Translator:
         entry = turn.entry
         state.model.prompt_accepted(entry.id, turn.message_id)
         if not entry.done:
-            entry.done = True
-            entry.result = PromptResponse(message_id=turn.message_id)
-            self.conn._events.append(ResponseArrived(entry))
-        self.conn._touch(state)
+            inserted = Outcome(result=PromptResponse(message_id=turn.message_id))
+            self._book.complete(entry, inserted, effects=False)
+        self._router.touch(state)
 
     def on_response(self, ev: ResponseReceived) -> bool:
-        """Handle a response the v1 way; ``False``: the connection handles it (after
-        :meth:`translate_result`)."""
+        """Handle a prompt's response the v1 way (the turn's end); ``False``: the
+        core handles it (after :meth:`translate_result`)."""
         entry = ev.pending
         if ev.error is not None:
             self._sent.pop(entry.id, None)
         if entry.method != _PROMPT:
             return False
-        conn = self.conn
-        state = conn.sessions.get(entry.session_id or "")
+        state = self._router.sessions.get(entry.session_id or "")
         sess = self.sessions.get(entry.session_id or "")
         turn = sess.turn if sess is not None and sess.turn and sess.turn.entry is entry else None
         if sess is not None and turn is not None:
-            sess.turn = None
-            # Late chunks without messageId start new messages, never extend the
-            # turn's or a replayed one.
-            sess.segment += 1
-            sess.last_kind = None
+            sess.turn_ended()
         if state is None or sess is None or turn is None:
-            return False  # not a turn this translator knows: the generic path
-        reported = entry.done
+            return False  # not a turn this dialect knows: the generic path
         if ev.error is not None:
             err = ev.error
-            data = None if err.data is UNSET else err.data
-            error = request_error_from(
-                err.code,
-                err.message,
-                data,
-                method=_PROMPT,
-                session_id=state.id,
-                stderr_tail=conn.stderr_tail(),
-            )
-            conn.name_auth_methods(error)
             if not turn.begun:
                 # Nothing was reported for it: not inserted (PromptRejected).
-                entry.done, entry.error = True, error
-                state.model.prompt_rejected(entry.id, err)
-            else:
-                wire_error: dict[str, Any] = {"code": err.code, "message": err.message}
-                if data is not None:
-                    wire_error["data"] = data
-                self._synthesize(state, shapes.idle("error", error=wire_error))
+                self._book.complete(entry, Outcome(error=self._book.error_of(entry, err), wire=ev))
+                return True
+            # After updates: the turn ended in an error (the entry was completed at
+            # insertion).
+            data = None if err.data is UNSET else err.data
+            wire_error: dict[str, Any] = {"code": err.code, "message": err.message}
+            if data is not None:
+                wire_error["data"] = data
+            self._synthesize(state, shapes.idle("error", error=wire_error))
         else:
             result = ev.result if isinstance(ev.result, dict) else {}
             if not turn.begun:
-                self._begin(state, sess, turn, echo=False)  # reports the entry
-                reported = True
+                self._begin(state, sess, turn, echo=False)  # completes the entry
             stop = result.get("stopReason")
             if not isinstance(stop, str):
-                conn.log_event(
-                    "protocol_error",
-                    data=ev.result,
-                    method=_PROMPT,
-                    session_id=state.id,
+                self._reports.log_event(
+                    "protocol_error", data=ev.result, method=_PROMPT, session_id=state.id
                 )
             self._synthesize(
                 state, shapes.idle(stop if isinstance(stop, str) else None, meta=result)
             )
             extra = {k: v for k, v in result.items() if k != "messageId"}
-            entry.result = converter.structure(
-                {**extra, "messageId": turn.message_id}, PromptResponse
-            )
-            entry.done = True
-        conn._touch(state)
-        if not reported:
-            conn._events.append(ResponseArrived(entry))
+            final = converter.structure({**extra, "messageId": turn.message_id}, PromptResponse)
+            # Already reported at insertion: the final result, not a second report.
+            self._book.complete(entry, Outcome(result=final, wire=ev), effects=False)
+        self._router.touch(state)
         return True
 
     def translate_result(self, entry: PendingRequest, result: Any) -> Any:
@@ -527,17 +375,17 @@ class V1Translator:
         if method == "session/new":
             sid = result.get("sessionId")
             if isinstance(sid, str):
-                sess = self.sessions[sid] = _Session(sid)
+                sess = self.sessions[sid] = V1Session(sid)
                 sess.set_setup(result)
-                return _setup(result, sess)
+                return setup(result, sess)
         elif method == "session/resume" and entry.session_id is not None:
             sess = self._session(entry.session_id)
             sess.set_setup(result)
-            state = self.conn.sessions.get(entry.session_id)
+            state = self._router.sessions.get(entry.session_id)
             if state is not None:
                 # The resume snapshot v2 sends and v1 has not: nothing runs after a load.
                 self._synthesize(state, shapes.idle(None))
-            return _setup(result, sess)
+            return setup(result, sess)
         elif method == "session/set_config_option":
             sess = self._session(entry.session_id or "")
             if wire == "session/set_mode":
@@ -550,28 +398,12 @@ class V1Translator:
                 return {**result, "configOptions": sess.config_options()}
         return result
 
-    # ------------------------------------------------------------------ helpers
-
-    def _session(self, sid: str) -> _Session:
+    def _session(self, sid: str) -> V1Session:
         sess = self.sessions.get(sid)
         if sess is None:
-            sess = self.sessions[sid] = _Session(sid)
+            sess = self.sessions[sid] = V1Session(sid)
         return sess
-
-    def _agent_caps(self) -> dict[str, Any]:
-        return _dict(self.conn.initialize_result.get("agentCapabilities"))
 
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _pick(p: dict[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: p[k] for k in keys if k in p}
-
-
-def _setup(result: dict[str, Any], sess: _Session) -> dict[str, Any]:
-    # v1 session/new or session/load result -> v2 (modes and models stay as extra fields).
-    if "configOptions" not in result and sess.modes is None:
-        return result
-    return {**result, "configOptions": sess.config_options()}

@@ -131,7 +131,7 @@ def test_unbounded_by_default_and_one_switch() -> None:
     assert Limits().max_message_blocks is None and Limits().max_session_entities is None
     # The connection gives each session's model the bounds.
     conn = ClientConnection(bounded)
-    state_ = conn._new_state("s1")
+    state_ = conn.router.new_state("s1")
     assert state_.model._store.max_blocks == bounded.max_message_blocks
     assert state_.model._max_entities == bounded.max_session_entities
     with pytest.raises(ValueError):
