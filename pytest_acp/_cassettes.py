@@ -42,8 +42,7 @@ from pytest_acp._settings import AgentCommand
 # The cassette engine (and trio, under the replay agent) loads when a test uses a
 # cassette: the plugin is imported by every pytest run, ACP or not.
 if TYPE_CHECKING:
-    from acp_lite.cassettes import Cassette, Record
-    from acp_lite.cassettes._format import Recording
+    from acp_lite.cassettes import Cassette, Record, Recording
     from acp_lite.cassettes.agent import ReplayAgent
 
 __all__ = [
@@ -241,8 +240,7 @@ def _factory(agent: ReplayAgent, path: Path, n: int) -> Callable[[], ReplayAgent
 
 
 def _record(client: Any, command: AgentCommand, config: pytest.Config) -> Recording:
-    from acp_lite.cassettes import Record
-    from acp_lite.cassettes._convert import recording_of
+    from acp_lite.cassettes import Record, recording_of
 
     entries = list(client.transcript.entries())
     t0 = entries[0].time if entries else 0.0

@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 import trio
 
-from acp_lite.aio import AsyncClient
+from acp_lite.aio import AsyncClient, PipeAgent
 from acp_lite.aio import connect_in_memory as aio_connect_in_memory
-from acp_lite.aio._memory import PipeAgent
 from acp_lite.client import Client
 from acp_lite.sync import connect_in_memory
 from pytest_acp._settings import describe_factory

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from acp_lite.core.v1_shapes import is_v1_initialize
+from acp_lite.core import is_v1_initialize
 from acp_lite.model import rules as model_rules
 
 # One record type for the whole project, defined in the lower layer and

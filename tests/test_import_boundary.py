@@ -190,10 +190,6 @@ KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.Template"),
         ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.with_text"),
         ("acp_lite.model.session", "acp_lite.protocol._chunk_lines.Template"),
-        ("pytest_acp._cassettes", "acp_lite.cassettes._convert.recording_of"),
-        ("pytest_acp._cassettes", "acp_lite.cassettes._format.Recording"),
-        ("pytest_acp._fake_agent", "acp_lite.aio._memory.PipeAgent"),
-        ("pytest_acp._inprocess", "acp_lite.aio._memory.PipeAgent"),
     }
 )
 
