@@ -573,7 +573,7 @@ def pytest_runtest_makereport(
             report.sections.append(
                 (f"ACP transcript{label}", render_transcript(entries[start:], start=start))
             )
-            if is_replay(t.client):
+            if is_replay(item, t.client):
                 continue  # a replay's "stderr" is its verdict, in the failure already
             try:
                 tail = list(t.client.stderr_tail())
