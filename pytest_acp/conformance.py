@@ -31,6 +31,7 @@ from acp_lite.model import rules as model_rules
 from acp_lite.model.rules import Rule, Violation
 from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, STOP_REASONS
 from pytest_acp._conformance_v1 import V1_RULES, V1Turns
+from pytest_acp._model_replay import Replay, drop_duplicates
 from pytest_acp._safejson import NOT_JSON, key, loads, short
 
 __all__ = [
@@ -496,10 +497,8 @@ def check_transcript(
     drops violations located before that entry (traffic of an earlier test on a
     shared connection is still replayed, so state carries over); ``ended`` and
     ``agent_exited``: see :meth:`ConnectionChecker.finish`."""
-    from pytest_acp._model_replay import drop_duplicates, feed_replay, new_replay
-
     checker = ConnectionChecker()
-    replay = new_replay() if model else None
+    replay = Replay() if model else None
     # Each line is parsed once: the checker's decoded value also feeds the replay.
     for i, (direction, line, decoded) in enumerate(_entries(transcript)):
         if decoded:
@@ -507,8 +506,8 @@ def check_transcript(
             checker.feed_json(direction, value, i)
         else:
             value = checker.feed(direction, line, i)
-        if replay is not None and value is not NOT_JSON:
-            feed_replay(replay, direction, value, True, i)
+        if replay is not None:
+            replay.feed(direction, None if decoded else line, value, i)
     found = list(checker.finish(ended=ended, agent_exited=agent_exited))
     # The replay's v2 models cannot read v1 lines (a live v1 client's models see
     # them translated, which a saved transcript does not record).

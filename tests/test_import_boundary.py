@@ -157,9 +157,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
             "acp_lite.testing.inprocess",
         }
     ): "the reference agent's shared state moves down",
-    frozenset(
-        {"pytest_acp._model_replay", "pytest_acp.conformance"}
-    ): "replay through the core's receive_data",
 }
 
 #: Imports of a ``_private`` name or module from outside the package that holds it,
