@@ -19,7 +19,7 @@ works on a live client's transcript and on a saved NDJSON file alike.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 
@@ -30,6 +30,7 @@ from acp_lite.model import rules as model_rules
 # re-exported here: pytest_acp.Rule / pytest_acp.Violation are these classes.
 from acp_lite.model.rules import Rule, Violation
 from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, STOP_REASONS
+from acp_lite.transcript import Transcript, TranscriptEntry
 from pytest_acp._conformance_v1 import V1_RULES, V1Turns
 from pytest_acp._model_replay import Replay, drop_duplicates
 from pytest_acp._safejson import NOT_JSON, key, loads, short
@@ -41,6 +42,7 @@ __all__ = [
     "RULES",
     "ConnectionChecker",
     "Rule",
+    "SavedTranscript",
     "Violation",
     "check_transcript",
     "format_violations",
@@ -467,7 +469,12 @@ def _is_jsonrpc(msg: Any) -> bool:
     return "id" in msg and (("result" in msg) != ("error" in msg))
 
 
-def _entries(transcript: Any) -> list[tuple[str, Any, bool]]:
+SavedTranscript: TypeAlias = Transcript | Iterable[TranscriptEntry] | Iterable[Mapping[str, Any]]
+"""What :func:`check_transcript` reads: a ``Transcript``, its entries, or NDJSON
+records (each a JSON object: ``dir`` and ``msg`` or ``raw``)."""
+
+
+def _entries(transcript: SavedTranscript) -> list[tuple[str, Any, bool]]:
     """(direction, line bytes or JSON value, is_json) for each entry of ``transcript``:
     ``TranscriptEntry`` objects, NDJSON records or a ``Transcript``."""
     entries = getattr(transcript, "entries", None)
@@ -485,7 +492,7 @@ def _entries(transcript: Any) -> list[tuple[str, Any, bool]]:
 
 
 def check_transcript(
-    transcript: Any,
+    transcript: SavedTranscript,
     *,
     model: bool = True,
     start: int = 0,
