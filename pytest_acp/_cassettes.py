@@ -42,8 +42,7 @@ from pytest_acp._settings import AgentCommand
 # The cassette engine (and trio, under the replay agent) loads when a test uses a
 # cassette: the plugin is imported by every pytest run, ACP or not.
 if TYPE_CHECKING:
-    from acp_lite.cassettes import Cassette, Record
-    from acp_lite.cassettes._format import Recording
+    from acp_lite.cassettes import Cassette, Record, Recording
     from acp_lite.cassettes.agent import ReplayAgent
 
 __all__ = [
@@ -178,6 +177,10 @@ class TestCassette:
         """The client of the connection :meth:`agent_for` just chose."""
         self.connections[-1].client = client
 
+    def replays(self, client: object) -> bool:
+        """Whether ``client`` is connected to a replay of this cassette."""
+        return any(c.client is client and c.replay is not None for c in self.connections)
+
     def mismatch(self) -> str | None:
         """The first replay mismatch of the test, if any."""
         for connection in self.connections:
@@ -241,8 +244,7 @@ def _factory(agent: ReplayAgent, path: Path, n: int) -> Callable[[], ReplayAgent
 
 
 def _record(client: Any, command: AgentCommand, config: pytest.Config) -> Recording:
-    from acp_lite.cassettes import Record
-    from acp_lite.cassettes._convert import recording_of
+    from acp_lite.cassettes import Record, recording_of
 
     entries = list(client.transcript.entries())
     t0 = entries[0].time if entries else 0.0
@@ -411,10 +413,11 @@ def warn_if_unused(item: pytest.Item) -> None:
     )
 
 
-def is_replay(client: object) -> bool:
-    """Whether ``client`` talks to a cassette's replay (not to a real agent)."""
-    agent = sys.modules.get("acp_lite.cassettes.agent")  # no replay before it loads
-    return agent is not None and isinstance(getattr(client, "_acp_agent", None), agent.ReplayAgent)
+def is_replay(item: pytest.Item, client: object) -> bool:
+    """Whether ``client``, a client of ``item``, talks to a cassette's replay (not
+    to a real agent): the test's cassette chose the agent of each connection."""
+    cassette = stashed(item)
+    return cassette is not None and cassette.replays(client)
 
 
 def stashed(item: pytest.Item) -> TestCassette | None:

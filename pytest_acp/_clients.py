@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -13,6 +13,10 @@ from pytest_acp._diagnostics import fail_test
 from pytest_acp._settings import AgentCommand
 
 if TYPE_CHECKING:  # loaded with the first client (the conformance checks)
+    from acp_lite.aio import AsyncClient
+    from acp_lite.client import Client
+    from acp_lite.limits import Limits
+    from acp_lite.permissions import ElicitationPolicy, PermissionPolicy
     from pytest_acp._incremental import IncrementalCheck
 
 __all__ = [
@@ -36,20 +40,20 @@ STDERR_LINES = 20
 class Policies:
     """The permission/elicitation answers of a shared client, switched per test."""
 
-    def __init__(
-        self, permission: Callable[[Any, Any], Any], elicitation: Callable[[Any, Any], Any]
-    ) -> None:
+    def __init__(self, permission: PermissionPolicy, elicitation: ElicitationPolicy) -> None:
         self.current_permission = permission
         self.current_elicitation = elicitation
 
-    def permission(self, request: Any, session: Any) -> Any:
+    def permission(self, request: object, session: object) -> str | None:
+        """The current test's answer to a permission request."""
         return self.current_permission(request, session)
 
-    def elicitation(self, request: Any, session: Any) -> Any:
+    def elicitation(self, request: object, session: object) -> object:
+        """The current test's answer to an elicitation request."""
         return self.current_elicitation(request, session)
 
 
-def limits_for(timeout: float) -> Any:
+def limits_for(timeout: float) -> Limits:
     from acp_lite.limits import Limits
 
     # The test's timeout bounds every call; starting the agent (interpreter start-up,
@@ -73,7 +77,7 @@ class Handshake:
 
 def connect(
     command: AgentCommand, timeout: float, policies: Policies, handshake: Handshake = Handshake()
-) -> Any:
+) -> Client:
     """A connected blocking client, logged in if ``handshake.login`` says so; a failure
     to start, initialize or log in fails the test with one clear line (the agent's
     stderr tail once), no traceback."""
@@ -84,7 +88,7 @@ def connect(
     return client
 
 
-def _login(client: Any, command: AgentCommand, method_id: str) -> None:
+def _login(client: Client, command: AgentCommand, method_id: str) -> None:
     __tracebackhide__ = True
 
     from acp_lite.errors import AcpError
@@ -100,7 +104,7 @@ def _login(client: Any, command: AgentCommand, method_id: str) -> None:
 
 def _connect(
     command: AgentCommand, timeout: float, policies: Policies, handshake: Handshake
-) -> Any:
+) -> Client:
     __tracebackhide__ = True
 
     from acp_lite.client import connect as acp_connect
@@ -146,10 +150,10 @@ def _connect(
 async def connect_async(
     command: AgentCommand,
     timeout: float,
-    permission: Callable[[Any, Any], Any],
-    elicitation: Callable[[Any, Any], Any],
+    permission: PermissionPolicy,
+    elicitation: ElicitationPolicy,
     handshake: Handshake = Handshake(),
-) -> AsyncIterator[Any]:
+) -> AsyncIterator[AsyncClient]:
     """A connected ``acp_lite.aio.AsyncClient`` (one agent per use), logged in if
     ``handshake.login`` says so."""
     options: dict[str, Any] = {
@@ -177,7 +181,7 @@ async def connect_async(
         yield client
 
 
-def close_quietly(client: Any) -> None:
+def close_quietly(client: Client) -> None:
     # Closing a dead agent must not mask the test's own outcome.
     with contextlib.suppress(Exception):
         client.close()
@@ -187,7 +191,7 @@ class Pool:
     """Agent processes shared by the tests of one module or of the whole session."""
 
     def __init__(self) -> None:
-        self.clients: dict[tuple[Any, ...], tuple[Any, Policies, IncrementalCheck]] = {}
+        self.clients: dict[tuple[Any, ...], tuple[Client, Policies, IncrementalCheck]] = {}
 
     def get(
         self,
@@ -195,14 +199,12 @@ class Pool:
         timeout: float,
         policies: Policies,
         handshake: Handshake = Handshake(),
-    ) -> tuple[Any, Policies, IncrementalCheck]:
+    ) -> tuple[Client, Policies, IncrementalCheck]:
         """The shared client for ``command`` (started on first use, restarted if its
         agent died), its policies and the conformance state of its traffic."""
         key = (*command.key(), timeout, handshake.protocol, handshake.login)
         found = self.clients.get(key)
-        if found is not None and (
-            getattr(found[0], "closed", False) or getattr(found[0], "returncode", None) is not None
-        ):
+        if found is not None and (found[0].closed or found[0].returncode is not None):
             close_quietly(found[0])  # the agent died in an earlier test: start a new one
             found = None
         if found is None:

@@ -41,7 +41,7 @@ from pytest_acp._fake_events import (
 from pytest_acp._fake_script import JsonObject, PermissionRequest, PromptExpectation
 
 if TYPE_CHECKING:
-    from acp_lite.aio._memory import PipeAgent
+    from acp_lite.aio import PipeAgent
     from acp_lite.client import Client, Session
     from acp_lite.protocol import RequestPermissionRequest
 

@@ -1,188 +1,186 @@
-"""Replay a transcript's session traffic into fresh ``SessionModel``\\ s and collect
-their conformance observations (``acp_lite.model.rules``).
+"""Replay a saved transcript through acp_lite's core and collect its session
+models' conformance findings (``acp_lite.model.rules``).
 
 Used for saved transcripts (``check_transcript``, ``python -m pytest_acp check``):
-a running client's session rules come from its live models instead
-(``Client.violations()``), which ``tests/core/test_findings.py`` holds equal to
-this replay on every built-in scenario.
+a running client's session rules come from its live models
+(``Client.violations()``). A replay is the same thing run on a transcript: a fresh
+``acp_lite.core.ClientConnection`` (``locate_findings=True``) is told what the
+client sent the way a client tells it (``send_request``, ``send_notification``,
+``respond`` ...: that registers the pending requests and their sessions) and is
+fed what the agent wrote (``receive_data``), so the core does the routing and the
+models the judging; ``tests/core/test_findings.py`` holds the two equal on every
+built-in scenario.
+
+Two things differ from a live connection, and are mapped here: the core numbers
+its own requests (a response's id is rewritten to the core's id of the request it
+answers), and its transcript is not the saved one (each of its lines is mapped
+back to the saved entry it came from, to locate the findings).
 """
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from acp_lite.core import ClientConnection, RequestId
+from acp_lite.limits import Limits
+from acp_lite.model.rules import Violation
 from pytest_acp._safejson import NOT_JSON, key, loads
-from pytest_acp.conformance import RULES, Violation
 
-__all__ = [
-    "SAME_FINDING",
-    "Replay",
-    "drop_duplicates",
-    "feed_replay",
-    "new_replay",
-    "replay_violations",
-]
+__all__ = ["SAME_FINDING", "Replay", "drop_duplicates", "feed_replay"]
 
 #: Model rules that report the same finding as a connection rule at the same line:
 #: the connection rule's violation is kept (its position covers both directions).
 SAME_FINDING: dict[str, str] = {"user-message-unmatched": "rejected-prompt-echoed"}
 
+#: A saved transcript is judged whole: no bound of a live connection applies (its
+#: lines were read already; its requests were answered, or never will be).
+_UNBOUNDED = Limits(max_line_bytes=sys.maxsize, max_pending_requests=sys.maxsize)
+
 
 class Replay:
-    """Session models fed with one connection's traffic, line by line."""
+    """One connection's saved traffic, fed entry by entry through a fresh core."""
 
     def __init__(self) -> None:
-        from acp_lite.model import SessionModel
-        from acp_lite.protocol import structure_update
+        #: The core the traffic is replayed through (its models judge it).
+        self.conn = ClientConnection(_UNBOUNDED, locate_findings=True)
+        # Saved entry index of each line of the core's transcript.
+        self._entry_of: list[int] = []
+        # Key of a saved request id -> the core's id of that request.
+        self._ids: dict[str, RequestId] = {}
+        # Agent lines not yet read by the core, and their saved entry indices.
+        self._received: list[bytes] = []
+        self._received_at: list[int] = []
 
-        self._model_cls = SessionModel
-        self._structure = structure_update
-        self.models: dict[str, Any] = {}
-        self.event_entries: dict[str, list[int]] = {}
-        self.seen: dict[str, int] = {}
-        self.found: list[Violation] = []
-        self.pending: dict[str, tuple[str, Any]] = {}
-        self.replaying: dict[str, int] = {}
+    def feed(self, direction: str, line: bytes | str | None, value: Any, index: int) -> None:
+        """Saved entry ``index``: a wire ``line`` (``None`` when only its decoded
+        JSON ``value`` is known) going ``direction`` ("send": client -> agent).
+        ``value`` is :data:`NOT_JSON` for a line that is not JSON."""
+        if direction != "send":
+            # Consecutive agent lines are read in one go, as a client reads them;
+            # each is one line of the core's transcript (it skips empty ones).
+            for data in self._wire(line, value).split(b"\n"):
+                if data and data != b"\r":
+                    self._received.append(data)
+                    self._received_at.append(index)
+            return
+        self._flush()
+        if value is not NOT_JSON:
+            for msg in value if isinstance(value, list) else [value]:
+                if isinstance(msg, Mapping):
+                    self._sent(msg)
+        self._taken(index)
 
-    def model(self, sid: str) -> Any:
-        found = self.models.get(sid)
-        if found is None:
-            found = self.models[sid] = self._model_cls(sid)
-            self.event_entries[sid] = []
-            self.seen[sid] = 0
-        return found
+    def _flush(self) -> None:
+        """Let the core read the agent lines fed since the last client line."""
+        if not self._received:
+            return
+        self.conn.receive_data(b"\n".join(self._received) + b"\n")
+        # One core transcript line per agent line (none is oversize), then what the
+        # core answered itself.
+        self._entry_of.extend(self._received_at)
+        last = self._received_at[-1]
+        self._received.clear()
+        self._received_at.clear()
+        self._taken(last)
 
-    def collect(self, sid: str, index: int | None) -> None:
-        """Turn the model's new violations into ours, located in the transcript."""
-        model = self.models[sid]
-        new = list(model.violations)[self.seen[sid] :]
-        self.seen[sid] += len(new)
-        self.found.extend(self._located(sid, new, index))
+    def _taken(self, index: int) -> None:
+        # What the core wrote now (the client's line, or the core's own answers to
+        # what it read) belongs to entry ``index``; nothing else reads events here.
+        self.conn.data_to_send()
+        self.conn.next_events()
+        self.conn.changed_sessions()
+        entry_of = self._entry_of
+        entry_of.extend([index] * (len(self.conn.transcript) - len(entry_of)))
 
-    def _located(self, sid: str, new: list[Any], index: int | None) -> list[Violation]:
-        entries = self.event_entries[sid]
-        out: list[Violation] = []
-        for v in new:
-            at = index
-            if v.event_index is not None and 0 <= v.event_index < len(entries):
-                at = entries[v.event_index]
-            out.append(attrs.evolve(v, entry_index=at, session_id=sid, source="model"))
-        return out
-
-    def sent(self, msg: Mapping[str, Any], index: int) -> None:
-        method = msg.get("method")
-        params = msg.get("params")
+    def _sent(self, msg: Mapping[str, Any]) -> None:
+        conn = self.conn
+        method, params = msg.get("method"), msg.get("params")
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
-        if "id" in msg and isinstance(method, str):
-            self.pending[key(msg["id"])] = (method, params)
-        if not isinstance(sid, str):
+        sid = sid if isinstance(sid, str) else None
+        try:
+            if isinstance(method, str) and "id" in msg:
+                entry = conn.send_request(method, params, session_id=sid)
+                self._ids[key(msg["id"])] = entry.id
+            elif method == "$/cancel_request" and isinstance(params, Mapping):
+                ours = self._ids.get(key(params.get("requestId")))
+                if isinstance(ours, int):
+                    conn.withdraw(ours)
+            elif isinstance(method, str):
+                conn.send_notification(method, params)
+            elif "id" in msg and "error" in msg:
+                error = msg["error"]
+                error = error if isinstance(error, Mapping) else {}
+                code, message = error.get("code"), error.get("message")
+                conn.respond_error(
+                    msg["id"],
+                    code if isinstance(code, int) else 0,
+                    message if isinstance(message, str) else "",
+                    error.get("data"),
+                )
+            elif "id" in msg:
+                conn.respond(msg["id"], msg.get("result"))
+        except Exception:
+            # A shape the core refuses (an unhashable id, a prompt the v1 translator
+            # cannot send ...): the connection checker reports the message; the
+            # replay goes on with the next one.
             return
-        model = self.model(sid)
-        if method == "session/prompt" and "id" in msg:
-            prompt = params.get("prompt") if isinstance(params, Mapping) else None
-            model.submit(msg["id"], prompt)
-        elif method in ("session/resume", "session/load") and "id" in msg:
-            model.resume_requested()
-            self.replaying[sid] = self.replaying.get(sid, 0) + 1
-        elif method == "session/cancel":
-            model.cancel_sent()
-        self.collect(sid, index)
 
-    def received(self, msg: Mapping[str, Any], index: int) -> None:
-        if msg.get("method") == "session/update":
-            params = msg.get("params")
-            if not isinstance(params, Mapping):
-                return
-            sid, update = params.get("sessionId"), params.get("update")
-            if not isinstance(sid, str) or not isinstance(update, Mapping):
-                return
-            model = self.model(sid)
-            raw = dict(update)
-            model.apply(
-                self._structure(raw),
-                raw=raw,
-                session_id=sid,
-                replayed=self.replaying.get(sid, 0) > 0,
-            )
-            self.event_entries[sid].append(index)
-            self.collect(sid, index)
-            return
-        if "method" in msg:
-            return
-        method, params = self.pending.pop(key(msg.get("id")), ("", None))
-        result = msg.get("result")
-        sid = params.get("sessionId") if isinstance(params, Mapping) else None
-        if method == "session/new" and isinstance(result, Mapping):
-            sid = result.get("sessionId")
-            if isinstance(sid, str):
-                self.model(sid).setup_response(result)
-        elif method in ("session/resume", "session/load") and isinstance(sid, str):
-            self.replaying[sid] = max(0, self.replaying.get(sid, 0) - 1)
-            if "result" in msg:
-                self.model(sid).setup_response(result, resumed=True)
-        elif method == "session/prompt" and isinstance(sid, str):
-            model = self.model(sid)
-            if "error" in msg:
-                model.prompt_rejected(msg["id"], msg.get("error"))
-            else:
-                mid = result.get("messageId") if isinstance(result, Mapping) else None
-                model.prompt_accepted(msg["id"], mid)
-        if isinstance(sid, str) and sid in self.models:
-            self.collect(sid, index)
+    def _wire(self, line: bytes | str | None, value: Any) -> bytes:
+        """The agent's line as the core must read it: as written, unless it answers
+        requests the core numbered differently (their ids are then rewritten)."""
+        if value is not NOT_JSON:
+            messages = value if isinstance(value, list) else [value]
+            renamed = [self._renamed(m) for m in messages]
+            if line is None or any(
+                new is not old for new, old in zip(renamed, messages, strict=True)
+            ):
+                out = renamed if isinstance(value, list) else renamed[0]
+                try:
+                    return json.dumps(out, separators=(",", ":")).encode()
+                except (ValueError, TypeError, RecursionError):
+                    return b""
+        if isinstance(line, str):
+            return line.encode("utf-8", "replace")
+        return line or b""
+
+    def _renamed(self, msg: Any) -> Any:
+        if not isinstance(msg, Mapping) or "method" in msg or "id" not in msg:
+            return msg
+        ours = self._ids.get(key(msg["id"]))
+        if ours is None or ours == msg["id"]:
+            return msg
+        return {**msg, "id": ours}
 
     def finish(self) -> list[Violation]:
-        for sid, model in self.models.items():
-            model.finish()
-            self.collect(sid, None)
-        return self.found
+        """Every session model's violations, the end-of-traffic ones included, each
+        located at the saved entry of its line."""
+        self._flush()
+        found = self.conn.violations()
+        entry_of = self._entry_of
+        return [
+            attrs.evolve(v, entry_index=_at(entry_of, v.entry_index))
+            if v.entry_index is not None
+            else v
+            for v in found
+        ]
 
 
-def new_replay() -> Replay | None:
-    """A fresh :class:`Replay`, or ``None`` when ``acp_lite.model`` is unavailable."""
-    try:
-        return Replay()
-    except ImportError:
-        return None
-
-
-def replay_violations(entries: list[tuple[str, Any, bool]]) -> list[Violation]:
-    """The session model's violations for transcript ``entries`` ((direction, line or
-    JSON value, is_json) triples). Empty when ``acp_lite.model`` is unavailable.
-
-    Model rules that a connection rule also reports (same id, or
-    :data:`SAME_FINDING`) are left out here so each finding is reported once.
-    """
-    replay = new_replay()
-    if replay is None:
-        return []
-    for index, (direction, line, is_json) in enumerate(entries):
-        feed_replay(replay, direction, line, is_json, index)
-    return [v for v in replay.finish() if v.rule not in RULES]
+def _at(entry_of: list[int], line: int) -> int | None:
+    return entry_of[line] if 0 <= line < len(entry_of) else None
 
 
 def feed_replay(replay: Replay, direction: str, line: Any, is_json: bool, index: int) -> None:
-    """Feed one transcript entry (a wire line, or its decoded JSON value) to ``replay``."""
+    """Feed one transcript entry (a wire line, or with ``is_json`` its decoded JSON
+    value) to ``replay``."""
     if is_json:
-        value = line
+        replay.feed(direction, None, line, index)
     else:
-        value = loads(line)
-        if value is NOT_JSON:
-            return
-    for msg in value if isinstance(value, list) else [value]:
-        if not isinstance(msg, Mapping):
-            continue
-        try:
-            if direction == "send":
-                replay.sent(msg, index)
-            else:
-                replay.received(msg, index)
-        except Exception:
-            # A shape the model cannot take (an unhashable id ...): the connection
-            # checker reports the message; the replay goes on with the next one.
-            continue
+        replay.feed(direction, line, loads(line), index)
 
 
 def drop_duplicates(violations: list[Violation]) -> list[Violation]:

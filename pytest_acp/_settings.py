@@ -12,10 +12,13 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import pytest
+
+if TYPE_CHECKING:  # acp_lite loads with the first ACP fixture
+    from acp_lite.permissions import ElicitationPolicy, PermissionPolicy
 
 __all__ = [
     "CONFORMANCE_MODES",
@@ -340,12 +343,12 @@ def _policy(
         ) from None
 
 
-def permission_policy(node: pytest.Item, config: pytest.Config) -> Callable[[Any, Any], Any]:
+def permission_policy(node: pytest.Item, config: pytest.Config) -> PermissionPolicy:
     """The answer to ``session/request_permission`` (default ``reject_once``: a test
     never hangs on a question it did not expect)."""
     return _policy(node, config, "acp_permission", PERMISSION_POLICIES, "reject_once")
 
 
-def elicitation_policy(node: pytest.Item, config: pytest.Config) -> Callable[[Any, Any], Any]:
+def elicitation_policy(node: pytest.Item, config: pytest.Config) -> ElicitationPolicy:
     """The answer to ``elicitation/create`` (default ``decline``)."""
     return _policy(node, config, "acp_elicitation", ELICITATION_POLICIES, "decline")

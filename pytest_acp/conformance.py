@@ -19,18 +19,20 @@ works on a live client's transcript and on a saved NDJSON file alike.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 
-from acp_lite.core.v1_shapes import is_v1_initialize
+from acp_lite.core import is_v1_initialize
 from acp_lite.model import rules as model_rules
 
 # One record type for the whole project, defined in the lower layer and
 # re-exported here: pytest_acp.Rule / pytest_acp.Violation are these classes.
 from acp_lite.model.rules import Rule, Violation
 from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, STOP_REASONS
+from acp_lite.transcript import Transcript, TranscriptEntry
 from pytest_acp._conformance_v1 import V1_RULES, V1Turns
+from pytest_acp._model_replay import Replay, drop_duplicates
 from pytest_acp._safejson import NOT_JSON, key, loads, short
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "RULES",
     "ConnectionChecker",
     "Rule",
+    "SavedTranscript",
     "Violation",
     "check_transcript",
     "format_violations",
@@ -466,7 +469,12 @@ def _is_jsonrpc(msg: Any) -> bool:
     return "id" in msg and (("result" in msg) != ("error" in msg))
 
 
-def _entries(transcript: Any) -> list[tuple[str, Any, bool]]:
+SavedTranscript: TypeAlias = Transcript | Iterable[TranscriptEntry] | Iterable[Mapping[str, Any]]
+"""What :func:`check_transcript` reads: a ``Transcript``, its entries, or NDJSON
+records (each a JSON object: ``dir`` and ``msg`` or ``raw``)."""
+
+
+def _entries(transcript: SavedTranscript) -> list[tuple[str, Any, bool]]:
     """(direction, line bytes or JSON value, is_json) for each entry of ``transcript``:
     ``TranscriptEntry`` objects, NDJSON records or a ``Transcript``."""
     entries = getattr(transcript, "entries", None)
@@ -484,7 +492,7 @@ def _entries(transcript: Any) -> list[tuple[str, Any, bool]]:
 
 
 def check_transcript(
-    transcript: Any,
+    transcript: SavedTranscript,
     *,
     model: bool = True,
     start: int = 0,
@@ -496,10 +504,8 @@ def check_transcript(
     drops violations located before that entry (traffic of an earlier test on a
     shared connection is still replayed, so state carries over); ``ended`` and
     ``agent_exited``: see :meth:`ConnectionChecker.finish`."""
-    from pytest_acp._model_replay import drop_duplicates, feed_replay, new_replay
-
     checker = ConnectionChecker()
-    replay = new_replay() if model else None
+    replay = Replay() if model else None
     # Each line is parsed once: the checker's decoded value also feeds the replay.
     for i, (direction, line, decoded) in enumerate(_entries(transcript)):
         if decoded:
@@ -507,8 +513,8 @@ def check_transcript(
             checker.feed_json(direction, value, i)
         else:
             value = checker.feed(direction, line, i)
-        if replay is not None and value is not NOT_JSON:
-            feed_replay(replay, direction, value, True, i)
+        if replay is not None:
+            replay.feed(direction, None if decoded else line, value, i)
     found = list(checker.finish(ended=ended, agent_exited=agent_exited))
     # The replay's v2 models cannot read v1 lines (a live v1 client's models see
     # them translated, which a saved transcript does not record).

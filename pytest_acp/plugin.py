@@ -56,8 +56,12 @@ from pytest_acp._tracking import (
 from pytest_acp.hooks import AcpHookSpecs
 from pytest_acp.normalize import Normalizer, normalize
 
-if TYPE_CHECKING:  # the conformance checks load with the first checked test
+if TYPE_CHECKING:  # acp_lite loads with the first ACP fixture, syrupy with acp_snapshot
+    from acp_lite.aio import AsyncClient, AsyncSession
+    from acp_lite.client import Client, Session
+    from acp_lite.permissions import ElicitationPolicy, PermissionPolicy
     from pytest_acp.conformance import Violation
+    from pytest_acp.snapshot import AcpSnapshotAssertion
 
 __all__ = ["AcpConformanceError", "AcpConformanceWarning", "AgentCommand", "TestTranscript"]
 
@@ -309,13 +313,13 @@ def acp_timeout(request: pytest.FixtureRequest) -> float:
 
 
 @pytest.fixture
-def acp_permission_policy(request: pytest.FixtureRequest) -> Callable[[Any, Any], Any]:
+def acp_permission_policy(request: pytest.FixtureRequest) -> PermissionPolicy:
     """How permission requests are answered (default: reject_once). Override to customise."""
     return settings.permission_policy(request.node, request.config)
 
 
 @pytest.fixture
-def acp_elicitation_policy(request: pytest.FixtureRequest) -> Callable[[Any, Any], Any]:
+def acp_elicitation_policy(request: pytest.FixtureRequest) -> ElicitationPolicy:
     """How elicitation requests are answered (default: decline). Override to customise."""
     return settings.elicitation_policy(request.node, request.config)
 
@@ -326,11 +330,11 @@ def acp_elicitation_policy(request: pytest.FixtureRequest) -> Callable[[Any, Any
 @pytest.fixture
 def acp_client(
     request: pytest.FixtureRequest,
-    acp_agent_command: Any,
+    acp_agent_command: object,
     acp_timeout: float,
-    acp_permission_policy: Callable[[Any, Any], Any],
-    acp_elicitation_policy: Callable[[Any, Any], Any],
-) -> Iterator[Any]:
+    acp_permission_policy: PermissionPolicy,
+    acp_elicitation_policy: ElicitationPolicy,
+) -> Iterator[Client]:
     """A connected blocking ``acp_lite.Client``: a fresh agent process per test, or a
     shared one with ``--acp-scope`` / ``@pytest.mark.acp_scope``."""
     __tracebackhide__ = True
@@ -376,7 +380,9 @@ def acp_client(
 
 
 @pytest.fixture
-def acp_session(request: pytest.FixtureRequest, acp_client: Any, tmp_path: Path) -> Iterator[Any]:
+def acp_session(
+    request: pytest.FixtureRequest, acp_client: Client, tmp_path: Path
+) -> Iterator[Session]:
     """A new session on ``acp_client`` whose ``cwd`` is the test's ``tmp_path``."""
     session = acp_client.new_session(cwd=tmp_path)
     yield session
@@ -389,11 +395,11 @@ def acp_session(request: pytest.FixtureRequest, acp_client: Any, tmp_path: Path)
 @pytest.fixture
 async def acp_async_client(
     request: pytest.FixtureRequest,
-    acp_agent_command: Any,
+    acp_agent_command: object,
     acp_timeout: float,
-    acp_permission_policy: Callable[[Any, Any], Any],
-    acp_elicitation_policy: Callable[[Any, Any], Any],
-) -> AsyncIterator[Any]:
+    acp_permission_policy: PermissionPolicy,
+    acp_elicitation_policy: ElicitationPolicy,
+) -> AsyncIterator[AsyncClient]:
     """A connected ``acp_lite.aio.AsyncClient`` for trio tests (needs pytest-trio: mark
     the test ``@pytest.mark.trio`` or set ``trio_mode = true``). One agent per test."""
     command = settings.as_agent_command(acp_agent_command)
@@ -416,7 +422,7 @@ async def acp_async_client(
 
 
 @pytest.fixture
-async def acp_async_session(acp_async_client: Any, tmp_path: Path) -> Any:
+async def acp_async_session(acp_async_client: AsyncClient, tmp_path: Path) -> AsyncSession:
     """A new session on ``acp_async_client`` whose ``cwd`` is the test's ``tmp_path``."""
     return await acp_async_client.new_session(cwd=tmp_path)
 
@@ -433,7 +439,7 @@ def _hook_normalizer(config: pytest.Config, view: str) -> Normalizer:
 
 
 @pytest.fixture
-def acp_snapshot(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+def acp_snapshot(request: pytest.FixtureRequest, tmp_path: Path) -> AcpSnapshotAssertion:
     """syrupy's ``snapshot`` for ACP update streams: ``assert turn.updates == acp_snapshot``.
 
     Per assertion: ``acp_snapshot(view="final", text=False, name="second")``.
@@ -573,7 +579,7 @@ def pytest_runtest_makereport(
             report.sections.append(
                 (f"ACP transcript{label}", render_transcript(entries[start:], start=start))
             )
-            if is_replay(t.client):
+            if is_replay(item, t.client):
                 continue  # a replay's "stderr" is its verdict, in the failure already
             try:
                 tail = list(t.client.stderr_tail())

@@ -51,7 +51,7 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
 """
 
 from acp_lite.aio._client import PROTOCOL_VERSION, AsyncClient, connect, connect_streams
-from acp_lite.aio._memory import connect_in_memory
+from acp_lite.aio._memory import PipeAgent, connect_in_memory
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession, prompt_blocks
 from acp_lite.aio._terminals import (
@@ -71,6 +71,7 @@ __all__ = [
     "ConnectionEvent",
     "LocalTerminals",
     "OversizeLine",
+    "PipeAgent",
     "TerminalCommand",
     "TerminalExitStatus",
     "TerminalHandler",

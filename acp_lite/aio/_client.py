@@ -185,9 +185,14 @@ class AsyncClient(ClientMethods):
 
     @property
     def returncode(self) -> int | None:
-        """The agent's exit status once it exited (``None`` while running / no process)."""
+        """The agent's exit status once it exited (``None`` while it runs): its
+        process's, or an in-process agent's that records how it ended (as
+        :meth:`stderr_tail` reads its log)."""
         process = self._conn.process
-        return process.returncode if process is not None else None
+        if process is not None:
+            return process.returncode
+        peer = self._conn._peer
+        return peer.returncode if peer is not None else None
 
     @property
     def pid(self) -> int | None:

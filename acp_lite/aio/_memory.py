@@ -126,9 +126,12 @@ async def connect_in_memory(
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(agent_task)
+            output = client_stream.receive_stream
+            if isinstance(agent, ReportsExit):  # the client reads how it ended
+                output = AgentOutput(output, agent)
             try:
                 async with connect_streams(
-                    client_stream.send_stream, client_stream.receive_stream, **connect_kwargs
+                    client_stream.send_stream, output, **connect_kwargs
                 ) as client:
                     yield client
             finally:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from acp_lite._lazy_names import lazy_names
 
 if TYPE_CHECKING:
-    from acp_lite.cassettes._convert import from_transcript
+    from acp_lite.cassettes._convert import from_transcript, recording_of
     from acp_lite.cassettes._format import (
         FORMAT_VERSION,
         Cassette,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 #: Public name -> the submodule that defines it.
 _LAZY: dict[str, str] = {
-    "from_transcript": "_convert",
+    **dict.fromkeys(["from_transcript", "recording_of"], "_convert"),
     **dict.fromkeys(
         ["FORMAT_VERSION", "Cassette", "CassetteError", "Header", "Record", "Recording"],
         "_format",
@@ -79,6 +79,7 @@ __all__ = [
     "Replayer",
     "from_transcript",
     "looks_like_credential",
+    "recording_of",
     "redact_records",
     "secrets_of",
 ]

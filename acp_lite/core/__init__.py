@@ -21,6 +21,7 @@ from acp_lite.core.events import (
 )
 from acp_lite.core.framing import LineFramer, OversizeLine
 from acp_lite.core.records import AgentRequest, PendingRequest, RequestId, SessionState
+from acp_lite.core.v1_shapes import is_v1_initialize
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -40,4 +41,5 @@ __all__ = [
     "SessionOpened",
     "SessionState",
     "UpdateApplied",
+    "is_v1_initialize",
 ]

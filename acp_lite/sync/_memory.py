@@ -63,6 +63,8 @@ def connect_in_memory(
     async def open_memory() -> StreamPair:
         client_stream, agent_stream = memory_stream_pair()
         trio.lowlevel.spawn_system_task(_run_native, function, agent_stream, name="in-memory-agent")
+        if isinstance(function, ReportsExit):  # the client reads how it ended
+            return client_stream.send_stream, AgentOutput(client_stream.receive_stream, function)
         return client_stream.send_stream, client_stream.receive_stream
 
     return connect_streams(open_memory, **kwargs)
