@@ -124,17 +124,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
             "acp_lite.aio._session_methods",
         }
     ): "the trio layer around Connection",
-    frozenset(
-        {
-            "acp_lite.core._receive",
-            "acp_lite.core._responses",
-            "acp_lite.core.connection",
-            "acp_lite.core.v1",
-        }
-    ): "the v1 translator stands on its own; the core's parts own their state",
-    frozenset(
-        {"pytest_acp._model_replay", "pytest_acp.conformance"}
-    ): "replay through the core's receive_data",
 }
 
 #: Imports of a ``_private`` name or module from outside the package that holds it,
@@ -142,8 +131,16 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
 #: Shrinks to empty; a new one fails test_no_new_private_import.
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("acp_lite.cli.replay", "acp_lite.cassettes._match.check_match_on"),
-        ("acp_lite.cli.record", "acp_lite.cassettes._convert.recording_of"),
+        ("acp_lite.aio._methods", "acp_lite.protocol._runtime.WireObject"),
+        ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.Template"),
+        ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.run_texts"),
+        ("acp_lite.core._router", "acp_lite.protocol._chunk_lines.Template"),
+        ("acp_lite.core._router", "acp_lite.protocol._chunk_lines.with_text"),
+        ("acp_lite.core.v1", "acp_lite.protocol.jsonrpc._fast_chunk"),
+        ("acp_lite.model.blocks", "acp_lite.protocol._chunk_lines.text_block"),
+        ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.Template"),
+        ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.with_text"),
+        ("acp_lite.model.session", "acp_lite.protocol._chunk_lines.Template"),
         ("acp_lite.sync._direct", "acp_lite.aio._connection.Connection"),
         ("acp_lite.sync._direct", "acp_lite.aio._outside.OUTSIDE"),
         ("acp_lite.sync._direct", "acp_lite.aio._outside.Parked"),
@@ -155,20 +152,6 @@ KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("acp_lite.sync._memory", "acp_lite.aio._memory.run_agent"),
         ("acp_lite.sync._memory", "acp_lite.aio._peer.AgentOutput"),
         ("acp_lite.sync._memory", "acp_lite.aio._peer.ReportsExit"),
-        ("acp_lite.aio._methods", "acp_lite.protocol._runtime.WireObject"),
-        ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.Template"),
-        ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.run_texts"),
-        ("acp_lite.core.connection", "acp_lite.protocol._chunk_lines.Template"),
-        ("acp_lite.core.connection", "acp_lite.protocol._chunk_lines.with_text"),
-        ("acp_lite.core.v1", "acp_lite.protocol.jsonrpc._fast_chunk"),
-        ("acp_lite.model.blocks", "acp_lite.protocol._chunk_lines.text_block"),
-        ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.Template"),
-        ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.with_text"),
-        ("acp_lite.model.session", "acp_lite.protocol._chunk_lines.Template"),
-        ("pytest_acp._cassettes", "acp_lite.cassettes._convert.recording_of"),
-        ("pytest_acp._cassettes", "acp_lite.cassettes._format.Recording"),
-        ("pytest_acp._fake_agent", "acp_lite.aio._memory.PipeAgent"),
-        ("pytest_acp._inprocess", "acp_lite.aio._memory.PipeAgent"),
     }
 )
 

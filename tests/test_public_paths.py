@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 LISTED = ROOT / "tests" / "data" / "public_names_before_relayout.txt"
 
 #: ``module:name`` -> why it no longer imports from there.
-REMOVED: dict[str, str] = {}
+REMOVED: dict[str, str] = {
+    "acp_lite.core.v1:V1Translator": "now V1Dialect (acp_lite.core.v1): it took the whole "
+    "ClientConnection and wrote its private fields; the dialect stands on the core's parts",
+}
 
 
 def _listed() -> list[tuple[str, str]]:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         Record,
         Recording,
     )
-    from acp_lite.cassettes._match import DEFAULT_MATCH_ON, MATCHERS
+    from acp_lite.cassettes._match import DEFAULT_MATCH_ON, MATCHERS, check_match_on
     from acp_lite.cassettes._redact import (
         CREDENTIAL_PATTERNS,
         Redactor,
@@ -48,7 +48,7 @@ _LAZY: dict[str, str] = {
         ["FORMAT_VERSION", "Cassette", "CassetteError", "Header", "Record", "Recording"],
         "_format",
     ),
-    **dict.fromkeys(["DEFAULT_MATCH_ON", "MATCHERS"], "_match"),
+    **dict.fromkeys(["DEFAULT_MATCH_ON", "MATCHERS", "check_match_on"], "_match"),
     **dict.fromkeys(
         [
             "CREDENTIAL_PATTERNS",
@@ -77,6 +77,7 @@ __all__ = [
     "Recording",
     "Redactor",
     "Replayer",
+    "check_match_on",
     "from_transcript",
     "looks_like_credential",
     "recording_of",

@@ -143,8 +143,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def record(target: str, argv: Sequence[str], err: TextIO) -> int:
     """Run ``argv`` behind this process's stdio, write the cassette, return its status."""
-    from acp_lite.cassettes import Cassette, Record
-    from acp_lite.cassettes._convert import recording_of
+    from acp_lite.cassettes import Cassette, Record, recording_of
     from acp_lite.transcript import TranscriptEntry
 
     _check_writable(target)

@@ -71,8 +71,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Serve the cassette on stdio; the exit status says whether the client matched."""
-    from acp_lite.cassettes import Cassette, CassetteError
-    from acp_lite.cassettes._match import check_match_on
+    from acp_lite.cassettes import Cassette, CassetteError, check_match_on
     from acp_lite.cassettes.agent import STDIO_MISMATCH_GRACE, serve_stdio
 
     try:
