@@ -51,7 +51,8 @@ from import_scan import (
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Module (or package) prefix -> layer, bottom (0) to top. A module's layer is
-#: that of its longest matching prefix.
+#: that of its longest matching prefix. docs/architecture.md draws this map
+#: (tests/test_layer_map.py checks that it draws exactly these entries).
 LAYERS: dict[str, int] = {
     # 0: leaf helpers: wire types and codec, errors, plain data, policies, hook specs
     "acp_lite.protocol": 0,
@@ -70,12 +71,10 @@ LAYERS: dict[str, int] = {
     "acp_lite.cassettes": 0,  # cassette format, redaction, matching, the sans-IO replay engine
     # 1: the session model
     "acp_lite.model": 1,
-    "acp_lite.model.requests": 1,  # records of the agent's requests and their answers
     # 2: the sans-IO connection state machine (core replaces the legacy rpc engine)
     "acp_lite.core": 2,
     # 3: trio: transport, connection pump, AsyncClient / AsyncSession
     "acp_lite.aio": 3,
-    "acp_lite.aio._turn_view": 3,  # builds Turn: the turn's events, requests, tool calls
     "acp_lite.cassettes.agent": 3,  # the replay engine over trio streams (in memory, stdio)
     # 4: the blocking facade
     "acp_lite.sync": 4,  # Client, Session, the portal, direct calls, mirrors, in-memory
