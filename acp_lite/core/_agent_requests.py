@@ -81,7 +81,7 @@ class AgentRequests:
         req = self.open.pop(request_id, None)
         sent = self._rpc.respond(request_id, result)
         if sent and req is not None and req.record is not None:
-            req.record._answer(
+            req.record.mark_answered(
                 result if isinstance(result, dict) else converter.unstructure(result)
             )
         return sent
@@ -93,7 +93,7 @@ class AgentRequests:
         req = self.open.pop(request_id, None)
         sent = self._rpc.respond_error(request_id, code, message, data)
         if sent and req is not None and req.record is not None:
-            req.record._fail(code, message)
+            req.record.mark_failed(code, message)
         return sent
 
     def withdrawn(self, ev: PeerCancelled) -> None:
@@ -101,7 +101,7 @@ class AgentRequests:
         req = self.open.pop(ev.id, None)
         if req is not None:
             if req.record is not None:
-                req.record._withdraw()
+                req.record.mark_withdrawn()
             self._emit(AgentRequestWithdrawn(req))
         self._reports.log_event("agent_cancelled_request", data=ev)
 

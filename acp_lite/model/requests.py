@@ -67,15 +67,22 @@ class AgentRequestRecord:
         """``True`` once the client sent a result (``status == "answered"``)."""
         return self.status == "answered"
 
-    def _answer(self, result: dict[str, object]) -> None:
+    # The connection settles a record when it answers (or the agent withdraws) the
+    # request; each is a no-op once the record is settled, so a late second outcome
+    # (an answer racing a withdrawal) cannot overwrite the first.
+
+    def mark_answered(self, result: dict[str, object]) -> None:
+        """Record that the client sent ``result`` (called by the connection)."""
         if self.status == "pending":
             self.status, self.result = "answered", result
 
-    def _fail(self, code: int, message: str) -> None:
+    def mark_failed(self, code: int, message: str) -> None:
+        """Record that the client answered with an error (called by the connection)."""
         if self.status == "pending":
             self.status, self.error = "failed", {"code": code, "message": message}
 
-    def _withdraw(self) -> None:
+    def mark_withdrawn(self) -> None:
+        """Record that the agent withdrew the request (called by the connection)."""
         if self.status == "pending":
             self.status = "withdrawn"
 

@@ -53,7 +53,6 @@ class Submission:
     done: bool = False
     first_event_index: int | None = None
     end_event_index: int | None = None
-    response_event_count: int | None = None
     user_message: MessageEntity | None = None
 
 
@@ -109,7 +108,6 @@ class SubmissionTracker:
             )
             # Inserted, but unlinkable: only the fallback can tell when its work ended.
             sub.status = "inserted"
-            sub.response_event_count = event_count
             self._open.append(sub)
             return sub, found
         other = self.by_message.get(message_id)
@@ -125,7 +123,6 @@ class SubmissionTracker:
         self.by_message[message_id] = sub
         sub.status = "inserted"
         sub.message_id = message_id
-        sub.response_event_count = event_count
         entity = user_messages.get(message_id)
         if entity is not None:
             self._link(sub, entity)
@@ -141,7 +138,6 @@ class SubmissionTracker:
         sub = self._get(request_id, event_count)
         sub.status = "rejected"
         sub.error = error
-        sub.response_event_count = event_count
         return sub
 
     def on_user_message(self, entity: MessageEntity) -> None:
