@@ -171,14 +171,12 @@ def _patch(entity: dict[str, Any], update: dict[str, Any], skip: Iterable[str] =
         if key in skipped:
             continue
         if key == "_meta" and isinstance(value, dict):
+            # The model's rule, so the snapshot folds _meta exactly as the model does
+            # (imported here: a run that never snapshots loads no client code).
+            from acp_lite.model.entities import patch_meta
+
             current = entity.get("_meta")
-            merged = dict(current) if isinstance(current, dict) else {}
-            for k, v in value.items():
-                if v is None:
-                    merged.pop(k, None)
-                else:
-                    merged[k] = v
-            entity["_meta"] = merged
+            entity["_meta"] = patch_meta(current if isinstance(current, dict) else None, value)
         else:
             entity[key] = value
 
