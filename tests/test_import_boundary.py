@@ -131,7 +131,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
 #: Shrinks to empty; a new one fails test_no_new_private_import.
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("acp_lite.aio._methods", "acp_lite.protocol._runtime.WireObject"),
         ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.Template"),
         ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.run_texts"),
         ("acp_lite.core._router", "acp_lite.protocol._chunk_lines.Template"),

@@ -1,6 +1,8 @@
 """Runtime helpers of the generated structure functions (``_generated.py``).
 
-Hand-written so the generator stays small; every name is private to the wire layer.
+Hand-written so the generator stays small. :class:`WireObject`, the base of every wire
+class, is public (``acp_lite.protocol.WireObject``); the rest is private to the wire
+layer.
 Errors are :class:`WireError` values built here, raised by the generated code.
 """
 
