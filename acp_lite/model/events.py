@@ -306,9 +306,10 @@ class EventLog(Sequence[Event]):
         pos = self._at(index)
         update = self._updates[pos]
         if update.__class__ is CompactLine:
+            compact: CompactLine = update
             text = cast("str", self._raws[pos])
             self._expand(pos)  # the raw dict, kept beside the update from now on
-            update = self._updates[pos] = update.update(text)
+            update = self._updates[pos] = compact.update(text)
         elif update.__class__ is str:
             update = self._updates[pos] = structure_update(self.raw(index))
         return update

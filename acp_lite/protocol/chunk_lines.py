@@ -82,7 +82,7 @@ def _copy_params(params: dict[str, Any]) -> dict[str, Any]:
 
 
 class CompactLine:
-    """The lines of one streamed chunk stream, less their text (see the module doc).
+    """The lines of one chunk stream, less their text (see the module doc).
 
     A line of the stream is exactly ``prefix`` + its text's body + ``suffix``; it is
     kept compactly as its stream's compact line and its text (a ``str`` the message
