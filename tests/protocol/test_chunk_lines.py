@@ -86,7 +86,9 @@ def test_compact_line_decodes_like_the_full_path(
                 text = update.content.text
                 same(compact.update(text), expected.params.update)
                 same(compact.params(text), expected.raw_params)
-                assert compact is t and verbatim == (compact.line(text) == line)
+                assert compact is t
+                if verbatim:  # else the line holds escapes: line() is for verbatim texts
+                    assert compact.line(text) == line
 
 
 def test_a_learned_stream_is_decoded_by_its_compact_line() -> None:
