@@ -51,7 +51,7 @@ class WireObject(metaclass=_WireMeta):
         return f"{type(self).__name__}({shown})"
 
 
-_new: Any = object.__new__
+_new: Any = object.__new__  # the generated structure functions' and fast constructors'
 
 _C = TypeVar("_C", bound=type)
 _FACTORY: Any = attrs.NOTHING  # the generated __init__'s default of a field made per instance

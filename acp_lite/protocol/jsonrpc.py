@@ -98,7 +98,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
 """Every ACP method of the schema (including drafts) -> :class:`MethodSpec`."""
 
 
-_new: Any = object.__new__  # the fast constructors' (no __init__)
+_new: Any = object.__new__  # Notification.fast's: the slots filled, no __init__
 
 
 @lazy_attrs.define
