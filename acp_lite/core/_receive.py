@@ -70,7 +70,8 @@ class Receiver:
         """Decode and route what arrives from now on with ``dialect``."""
         self._decode = dialect.decode
         # The connection's own chunk streams (protocol/chunk_lines.py): how it
-        # decodes never depends on another connection's traffic.
+        # decodes never depends on another connection's traffic. Without them (v1)
+        # an empty cache that nothing fills: no stream is ever hot.
         lines = dialect.chunk_lines
         self._lines = lines if lines is not None else ChunkLines()
         self._chunk = lines.decode if lines is not None else None
