@@ -14,11 +14,16 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import attrs
 
-__all__ = ["Direction", "LineShape", "Transcript", "TranscriptEntry", "dumps_record", "record_line"]
+if TYPE_CHECKING:
+    # For annotations only: the transcript does not load the wire layer (the pytest
+    # plugin imports it at start-up); a compact line comes from the connection.
+    from acp_lite.protocol.chunk_lines import CompactLine
+
+__all__ = ["Direction", "Transcript", "TranscriptEntry", "dumps_record", "record_line"]
 
 Direction = Literal["send", "recv"]
 
@@ -79,10 +84,10 @@ def _expand_times(starts: array[int], times: array[float], lo: int, n: int) -> l
     return out
 
 
-def _line(item: bytes | str, shape: LineShape | None) -> bytes:
-    if shape is None:
+def _line(item: bytes | str, compact: CompactLine | None) -> bytes:
+    if compact is None:
         return item  # type: ignore[return-value]
-    return shape.prefix + item.encode() + shape.suffix  # type: ignore[union-attr]
+    return compact.line(item)  # type: ignore[arg-type]
 
 
 def _reject_constant(name: str) -> Any:
@@ -116,20 +121,8 @@ def record_line(record: dict[str, Any]) -> bytes:
     return str(record.get("raw", "")).encode("utf-8", errors="surrogateescape")
 
 
-class LineShape(Protocol):
-    """The fixed bytes around the text of a compactly kept line (a chunk template,
-    ``acp_lite.protocol._chunk_lines.Template``): the line is ``prefix`` + the text
-    as UTF-8 + ``suffix``, byte for byte."""
-
-    @property
-    def prefix(self) -> bytes: ...
-
-    @property
-    def suffix(self) -> bytes: ...
-
-
 _Columns = tuple[
-    "list[bytes | str]", "list[LineShape | None]", "array[int]", "array[float]", bytearray
+    "list[bytes | str]", "list[CompactLine | None]", "array[int]", "array[float]", bytearray
 ]
 
 _SLACK = 1024
@@ -146,11 +139,12 @@ class Transcript:
 
     Storage: parallel columns, no object per line. A line is kept as its ``bytes``,
     or, when the connection recognised it as a streamed chunk's line whose text
-    is written as plain UTF-8 between the fixed bytes of its stream (a
-    :class:`LineShape`), as that text (the ``str`` the message's content holds
-    anyway) and the shape; :attr:`TranscriptEntry.line` rebuilds those bytes
-    exactly. Times are kept once per batch of lines received together (run-length:
-    where each run starts, and its time), directions a byte each.
+    is written as plain UTF-8 between the fixed bytes of its stream, as that text
+    (the ``str`` the message's content holds anyway) and its stream's
+    :class:`~acp_lite.protocol.chunk_lines.CompactLine`; :attr:`TranscriptEntry.line`
+    rebuilds those bytes exactly (``CompactLine.line``). Times are kept once per
+    batch of lines received together (run-length: where each run starts, and its
+    time), directions a byte each.
     """
 
     def __init__(self, max_entries: int | None = None) -> None:
@@ -197,13 +191,14 @@ class Transcript:
         self,
         direction: Direction,
         lines: list[bytes] | list[bytes | str],
-        shapes: list[LineShape | None] | None = None,
+        shapes: list[CompactLine | None] | None = None,
     ) -> None:
         """Append lines received (or sent) together, with one timestamp.
 
         With ``shapes`` (as long as ``lines``), an item whose shape is not ``None``
-        is the text of a line that is exactly ``shape.prefix`` + the text as UTF-8 +
-        ``shape.suffix`` (the caller checked it); the others are raw lines.
+        is the text of a line that is exactly ``shape.line(text)``: the text written
+        verbatim in a line of that compact line's stream (the caller checked it);
+        the others are raw lines.
         """
         now = time.monotonic()
         if self._t0 is None:
@@ -232,7 +227,7 @@ class Transcript:
         self._cols = (lines[cut:], shapes[cut:], new_starts, times[first:], dirs[cut:])
         self._cut += cut
 
-    def _snapshot(self) -> tuple[list[bytes | str], list[LineShape | None], list[float], bytes]:
+    def _snapshot(self) -> tuple[list[bytes | str], list[CompactLine | None], list[float], bytes]:
         # Copy the columns first (each copy is atomic under the GIL), directions
         # first: the writer appends to them last, so every line they count is in
         # the other columns (which may be longer: cut to one length).

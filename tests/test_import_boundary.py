@@ -130,16 +130,6 @@ KNOWN_CIRCLES: dict[frozenset[str], str] = {
 #: Shrinks to empty; a new one fails test_no_new_private_import.
 KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("acp_lite.aio._methods", "acp_lite.protocol._runtime.WireObject"),
-        ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.Template"),
-        ("acp_lite.core._receive", "acp_lite.protocol._chunk_lines.run_texts"),
-        ("acp_lite.core._router", "acp_lite.protocol._chunk_lines.Template"),
-        ("acp_lite.core._router", "acp_lite.protocol._chunk_lines.with_text"),
-        ("acp_lite.core.v1", "acp_lite.protocol.jsonrpc._fast_chunk"),
-        ("acp_lite.model.blocks", "acp_lite.protocol._chunk_lines.text_block"),
-        ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.Template"),
-        ("acp_lite.model.events", "acp_lite.protocol._chunk_lines.with_text"),
-        ("acp_lite.model.session", "acp_lite.protocol._chunk_lines.Template"),
         ("acp_lite.sync._direct", "acp_lite.aio._connection.Connection"),
         ("acp_lite.sync._direct", "acp_lite.aio._outside.OUTSIDE"),
         ("acp_lite.sync._direct", "acp_lite.aio._outside.Parked"),

@@ -23,6 +23,9 @@ LISTED = ROOT / "tests" / "data" / "public_names_before_relayout.txt"
 REMOVED: dict[str, str] = {
     "acp_lite.core.v1:V1Translator": "now V1Dialect (acp_lite.core.v1): it took the whole "
     "ClientConnection and wrote its private fields; the dialect stands on the core's parts",
+    "acp_lite.transcript:LineShape": "a compactly kept line is a "
+    "acp_lite.protocol.chunk_lines.CompactLine (CompactLine.line(text) rebuilds it); the "
+    "fast path's types stay in the wire layer (issue 22 item 5)",
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from gen_protocol_fast import FAST_CONSTRUCTORS, emit_fast
 from gen_protocol_types import FACTORY, PRIM_CHECK, ClassDef, Field, T, UnionDef, snake
 
 if TYPE_CHECKING:
@@ -234,14 +235,8 @@ class Emitter:
             )
             out.append(("error", "str | None", "None", why))
         elif cls.base is None:
-            out.append(
-                (
-                    "extra",
-                    "dict[str, Any]",
-                    FACTORY,
-                    "Keys the schema does not define, re-emitted unchanged.",
-                )
-            )
+            why = "Keys the schema does not define, re-emitted unchanged."
+            out.append(("extra", "dict[str, Any]", FACTORY, why))
         return out
 
     def init_fields(self, cls: ClassDef) -> list[tuple[str, str, str | None, str]]:
@@ -268,6 +263,9 @@ class Emitter:
         self.w()
         self.w(f"    def __init__({', '.join(params)}) -> None:")
         self.out.extend(body)
+        if cls.name in FAST_CONSTRUCTORS:  # hot paths build these (gen_protocol_fast.py)
+            kept = [(n, a, None if d == FACTORY else d, n == "extra") for n, a, d, _ in fields]
+            self.out.extend(emit_fast(cls.name, kept))
 
     def field_ann(self, f: Field) -> str:
         if f.tag_value is not None:

@@ -27,9 +27,9 @@ from acp_lite.protocol import (
     UNSET,
     AuthStatusUpdateNotification,
     InitializeResponse,
+    WireObject,
     converter,
 )
-from acp_lite.protocol._runtime import WireObject
 from acp_lite.protocol.capabilities import (
     param_capability,
     required_capability,

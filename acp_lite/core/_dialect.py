@@ -15,15 +15,12 @@ from typing import Any, Protocol
 from acp_lite.core._router import SessionRouter
 from acp_lite.core.records import PendingRequest, SessionState
 from acp_lite.core.rpc import ResponseReceived, RpcEngine
-from acp_lite.protocol import Message, decode_line
-from acp_lite.protocol.jsonrpc import decode_chunk_line
+from acp_lite.protocol import Message
+from acp_lite.protocol.chunk_lines import ChunkLines
 
-__all__ = ["ChunkDecoder", "Dialect", "RouteUpdate", "V2Dialect"]
+__all__ = ["Dialect", "RouteUpdate", "V2Dialect"]
 
-#: ``decode_chunk_line``: a streamed chunk's line like the previous ones, decoded
-#: to ``(session id, typed update, template, verbatim)``, or ``None``.
-ChunkDecoder = Callable[[bytes], Any]
-#: ``(session id, typed update, line, message, template)``: route one update.
+#: ``(session id, typed update, line, message, compact line)``: route one update.
 RouteUpdate = Callable[..., None]
 
 
@@ -35,14 +32,15 @@ class Dialect(Protocol):
     #: Whether a raw ``session/resume`` gets :meth:`ClientConnection.resume`'s
     #: bookkeeping (v1 picks its wire method when sending instead).
     resume_bookkeeping: bool
-    #: The chunk-line decoder of the hot path (``None``: every line is decoded by
-    #: :meth:`decode`, and there are no runs of chunk lines).
-    chunk_decoder: ChunkDecoder | None
+    #: The connection's own cache of its chunk streams' lines, the hot path's
+    #: (``ChunkLines.decode``; ``None``: every line is decoded by :meth:`decode`,
+    #: and there are no runs of chunk lines).
+    chunk_lines: ChunkLines | None
 
     @property
     def route_update(self) -> RouteUpdate:
         """Route a ``session/update`` to its session: ``(sid, update, line, msg,
-        template=None)``, as :meth:`SessionRouter.route`."""
+        compact=None)``, as :meth:`SessionRouter.route`."""
         ...
 
     def decode(self, line: bytes) -> Message | list[Message]:
@@ -80,21 +78,20 @@ class Dialect(Protocol):
 
 
 class V2Dialect:
-    """ACP v2 on the wire: nothing to translate."""
+    """ACP v2 on the wire: nothing to translate; lines are decoded with
+    ``chunk_lines``, the connection's own cache of its chunk streams."""
 
     version = 2
     resume_bookkeeping = True
 
-    def __init__(self, router: SessionRouter, rpc: RpcEngine) -> None:
-        self.chunk_decoder: ChunkDecoder | None = decode_chunk_line
-        # The router's own method: no extra step per update on the hot path.
+    def __init__(self, router: SessionRouter, rpc: RpcEngine, chunk_lines: ChunkLines) -> None:
+        self.chunk_lines: ChunkLines | None = chunk_lines
+        # The cache's and the router's own methods: no extra step per line or
+        # update on the hot path.
+        self.decode: Callable[[bytes], Message | list[Message]] = chunk_lines.decode_line
         self.route_update: RouteUpdate = router.route
         self.apply_held = router.apply
         self._rpc = rpc
-
-    def decode(self, line: bytes) -> Message | list[Message]:
-        """``decode_line``."""
-        return decode_line(line)
 
     def send_request(self, method: str, params: Any, session_id: str | None) -> PendingRequest:
         """Queue the request as it is."""

@@ -6,9 +6,9 @@ ways) and the hot stream's state. What the agent wrote is cut into lines
 by the connection's dialect and routed, in receive order: ``session/update`` to
 the dialect's router, anything else to the connection's dispatcher.
 
-The hot path: a run of lines of one chunk stream (``protocol/_chunk_lines.py``),
+The hot path: a run of lines of one chunk stream (``protocol/chunk_lines.py``),
 the common case of a streamed message, is found in the receive buffer without a
-Python step per line (:func:`~acp_lite.protocol._chunk_lines.run_texts`) and
+Python step per line (:func:`~acp_lite.protocol.chunk_lines.run_texts`) and
 applied to its session's model in one step (``SessionModel.feed_chunks``), with
 the same result as handling each line alone: the same model, event log and
 transcript (``tests/core/test_chunk_runs.py``).
@@ -27,9 +27,8 @@ from acp_lite.core.framing import LineFramer, OversizeLine
 from acp_lite.errors import ProtocolError
 from acp_lite.limits import Limits
 from acp_lite.protocol import Notification
-from acp_lite.protocol._chunk_lines import Template, run_texts
-from acp_lite.protocol.jsonrpc import CHUNK_LINES
-from acp_lite.transcript import LineShape, Transcript
+from acp_lite.protocol.chunk_lines import ChunkLines, CompactLine, run_texts
+from acp_lite.transcript import Transcript
 
 __all__ = ["Receiver"]
 
@@ -37,8 +36,8 @@ logger = logging.getLogger("acp_lite.connection")
 
 _COMPACT_AFTER: Final = 8
 """Lines of a chunk stream kept as bytes before the rest are kept compactly (its
-template and each text): the template, ~1.2 KB, then references are held for as
-long as those lines are, so a stream of a few chunks keeps its bytes instead."""
+compact line and each text): the compact line, ~1.2 KB, then references are held
+for as long as those lines are, so a stream of a few chunks keeps its bytes instead."""
 
 _UPDATE: Final = "session/update"
 
@@ -62,21 +61,26 @@ class Receiver:
         self._router = router
         self._findings = router.findings
         self._dispatch = dispatch
-        # The chunk template of the latest hits and how many in a row: a stream's
+        # The compact line of the latest hits and how many in a row: a stream's
         # lines are kept compactly only past _COMPACT_AFTER (receive_data).
-        self._hot: tuple[Template | None, int] = (None, 0)
+        self._hot: tuple[CompactLine | None, int] = (None, 0)
         self.speak(dialect)
 
     def speak(self, dialect: Dialect) -> None:
         """Decode and route what arrives from now on with ``dialect``."""
         self._decode = dialect.decode
-        self._chunk = dialect.chunk_decoder
+        # The connection's own chunk streams (protocol/chunk_lines.py): how it
+        # decodes never depends on another connection's traffic. Without them (v1)
+        # an empty cache that nothing fills: no stream is ever hot.
+        lines = dialect.chunk_lines
+        self._lines = lines if lines is not None else ChunkLines()
+        self._chunk = lines.decode if lines is not None else None
         self._route = dialect.route_update
         router = self._router
         # Runs of chunk lines skip what they would not feed: per-update findings,
         # per-update events, raw payloads kept otherwise.
         self._runs = (
-            self._chunk is not None
+            lines is not None
             and router.findings is None
             and not router.update_events
             and router.keep_raw
@@ -106,7 +110,7 @@ class Receiver:
             return
         data = block
         hot, hits = self._hot
-        newest = CHUNK_LINES.templates[:1]
+        newest = self._lines.kept[:1]
         if (
             hits >= _COMPACT_AFTER
             and hot is not None
@@ -127,7 +131,9 @@ class Receiver:
             lines = [x for x in lines if x and x != b"\r"]
         self._receive_plain(lines)
 
-    def _receive_run(self, t: Template, texts: list[str], escaped: list[tuple[int, bytes]]) -> bool:
+    def _receive_run(
+        self, t: CompactLine, texts: list[str], escaped: list[tuple[int, bytes]]
+    ) -> bool:
         """Apply a run of lines of ``t``'s stream carrying ``texts`` (``escaped``: the
         index and line of those not written verbatim), as :meth:`_receive_plain`
         would; ``False``: nothing done."""
@@ -138,12 +144,12 @@ class Receiver:
             if not state.model.feed_chunks(t, texts, state.replaying):
                 return False
         except Exception as exc:  # never let a run kill the connection
-            first = dict(escaped).get(0) or t.prefix + texts[0].encode() + t.suffix
+            first = dict(escaped).get(0) or t.line(texts[0])
             self._line_failed(first, exc)
         # As kept for each line of a stream past _COMPACT_AFTER: its text and its
-        # template, or the line itself when its text has escapes.
+        # compact line, or the line itself when its text has escapes.
         kept: list[bytes | str] = texts  # type: ignore[assignment]
-        shapes: list[LineShape | None] = [t] * len(texts)
+        shapes: list[CompactLine | None] = [t] * len(texts)
         if escaped:
             kept = kept.copy()
             for i, line in escaped:
@@ -156,18 +162,18 @@ class Receiver:
     def _receive_plain(self, lines: list[bytes]) -> None:
         # Non-empty lines, none oversize; one transcript call for all of them, made once
         # they are handled: a streamed chunk's line whose text is written verbatim is
-        # then kept as that text and its stream's template (transcript.py).
+        # then kept as that text and its stream's compact line (transcript.py).
         transcript = self.transcript
         decode = self._decode
         # A streamed chunk's line like the previous ones: its session id and typed
-        # update straight away (no envelope objects; protocol/_chunk_lines.py).
+        # update straight away (no envelope objects; protocol/chunk_lines.py).
         chunk = self._chunk
         route = self._route
         findings = self._findings
         at = transcript.dropped + len(transcript)  # the first line's index
         # The fresh list: a verbatim chunk's line is replaced by its text.
         kept: list[bytes | str] = lines  # type: ignore[assignment]
-        shapes: list[LineShape | None] | None = None
+        shapes: list[CompactLine | None] | None = None
         k = -1
         hot, hits = self._hot
         try:

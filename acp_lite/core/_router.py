@@ -22,7 +22,7 @@ from acp_lite.limits import Limits
 from acp_lite.model import SessionModel
 from acp_lite.model.rules import Violation
 from acp_lite.protocol import Notification, decode_line
-from acp_lite.protocol._chunk_lines import Template, with_text
+from acp_lite.protocol.chunk_lines import CompactLine
 from acp_lite.protocol.jsonrpc import loads_json
 
 __all__ = ["ApplyHeld", "SessionRouter"]
@@ -161,17 +161,17 @@ class SessionRouter:
         update: Any,
         line: bytes | None,
         msg: Notification | None,
-        template: Template | None = None,
+        compact: CompactLine | None = None,
     ) -> None:
         """Apply a ``session/update`` (``msg``, decoded from ``line`` when it was a
-        line of its own; ``None`` when only its update was decoded, by ``template``)
-        to its session, hold it, or log it."""
-        raw_update: dict[str, Any] | bytes | Template | None = None
+        line of its own; ``None`` when only its update was decoded, by its stream's
+        ``compact`` line) to its session, hold it, or log it."""
+        raw_update: dict[str, Any] | bytes | CompactLine | None = None
         if self.keep_raw:
-            if template is not None:
+            if compact is not None:
                 # Smaller still: the event log rebuilds the payload from the
-                # template and the chunk's text (model/events.py).
-                raw_update = template
+                # compact line and the chunk's text (model/events.py).
+                raw_update = compact
             elif line is not None:
                 # The line itself (the transcript holds it anyway): the event log
                 # decodes the payload again only if it is read (model/events.py).
@@ -259,8 +259,8 @@ class SessionRouter:
                     findings.at = now
                 if raw.__class__ is bytes:
                     raw = loads_json(raw)["params"]["update"]
-                elif raw.__class__ is Template:
-                    raw = with_text(raw.raw, update.content.text)["update"]
+                elif raw.__class__ is CompactLine:
+                    raw = raw.params(update.content.text)["update"]
                 self._reports.log_event(
                     "unknown_session_update", data=raw or update, session_id=sid
                 )

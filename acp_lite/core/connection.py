@@ -37,6 +37,7 @@ from acp_lite.errors import AcpError, AgentExited
 from acp_lite.limits import Limits
 from acp_lite.model.submissions import Submission
 from acp_lite.protocol import InitializeResponse
+from acp_lite.protocol.chunk_lines import ChunkLines
 
 __all__ = ["PROTOCOL_VERSION", "ClientConnection"]
 
@@ -81,8 +82,10 @@ class ClientConnection:
         rpc = RpcEngine(max_pending=limits.max_pending_requests)
         self.book = RequestBook(rpc, reports, emit, handlers, protocol_version=protocol_version)
         self.agent = AgentRequests(rpc, router, reports, emit)
-        #: The protocol spoken on the wire (v2 until ``initialize`` says v1).
-        self.dialect: Dialect = V2Dialect(router, rpc)
+        #: The protocol spoken on the wire (v2 until ``initialize`` says v1). The v2
+        #: dialect decodes with this connection's own cache of its chunk streams'
+        #: lines: how it decodes never depends on another connection's traffic.
+        self.dialect: Dialect = V2Dialect(router, rpc, ChunkLines())
         self.receiver = Receiver(limits, reports, router, self._dispatch, self.dialect)
         self._on_rpc: dict[type, Callable[[Any], None]] = {
             ResponseReceived: self._on_response,

@@ -43,7 +43,6 @@ import attrs
 
 from acp_lite.core import v1_shapes as shapes
 from acp_lite.core._book import Outcome, RequestBook
-from acp_lite.core._dialect import ChunkDecoder
 from acp_lite.core._reports import Reports
 from acp_lite.core._router import SessionRouter
 from acp_lite.core._v1_sessions import (
@@ -71,7 +70,8 @@ from acp_lite.protocol import (
     structure_update,
     unstructure,
 )
-from acp_lite.protocol.jsonrpc import _fast_chunk, loads_json
+from acp_lite.protocol.chunk_lines import ChunkLines
+from acp_lite.protocol.jsonrpc import loads_json, text_chunk_update
 
 __all__ = ["SOURCE_SYNTHESIZED", "SOURCE_TRANSLATED", "V1Dialect"]
 
@@ -104,7 +104,7 @@ class V1Dialect:
     #: method (``session/load`` replays the history whatever was asked).
     resume_bookkeeping = False
     #: Every v1 line is decoded here: no hot path of v2 chunk lines.
-    chunk_decoder: ChunkDecoder | None = None
+    chunk_lines: ChunkLines | None = None
 
     def __init__(self, router: SessionRouter, book: RequestBook, reports: Reports) -> None:
         #: What the dialect remembers of each session, by id.
@@ -250,7 +250,7 @@ class V1Dialect:
         update: Any,
         line: bytes | None,
         msg: Notification,
-        template: Any = None,
+        compact: Any = None,
     ) -> None:
         """A v1 ``session/update``: translate and apply it, hold it, or log it."""
         raw = msg.raw_params
@@ -286,7 +286,7 @@ class V1Dialect:
             try:
                 v2 = translate_update(sess, raw, state.replaying)
                 # The common text chunk takes the wire layer's fast path.
-                update = _fast_chunk({"sessionId": state.id, "update": v2})
+                update = text_chunk_update(v2)
                 if update is None:
                     update = structure_update(v2)
             except Exception:  # a malformed update: applied as received (unrecognised)

@@ -19,18 +19,18 @@ from collections.abc import Iterable, Iterator
 from typing import Any, SupportsIndex, overload
 
 from acp_lite.protocol import UNSET, TextContent, converter
-from acp_lite.protocol._chunk_lines import text_block
 
 __all__ = ["Blocks", "block_texts", "compact", "merge_text", "text_parts"]
 
 _get = list.__getitem__
 _iter = list.__iter__
+_text_block = TextContent.fast  # a plain text block, as decoding builds it
 
 
 def _block(item: Any) -> Any:
     if item.__class__ is not str:
         return item
-    return text_block(item)
+    return _text_block(item)
 
 
 def compact(block: Any) -> Any:

@@ -11,10 +11,12 @@ payload: such an entry keeps only its ``sessionUpdate`` tag, and its ``raw`` dic
 and typed ``update`` are decoded again from the line when first read (then cached).
 The log still holds the raw payload of every update, as bytes.
 
-A streamed chunk decoded by its stream's template (``protocol/_chunk_lines.py``) is
-kept smaller still: the template (shared by the whole stream) and the chunk's text
-(the ``str`` the message's content holds anyway). Its ``raw`` and ``update`` are
-rebuilt from those two exactly as decoding the line gives them. A run of such
+A streamed chunk decoded by its stream's compact line
+(:class:`~acp_lite.protocol.chunk_lines.CompactLine`) is kept smaller still: the
+compact line (shared by the whole stream) and the chunk's text (the ``str`` the
+message's content holds anyway). Its ``raw`` and ``update`` are rebuilt from those
+two (``CompactLine.params`` / ``CompactLine.update``) exactly as decoding the line
+gives them. A run of such
 chunks that arrived in one receive buffer is logged in one step
 (:meth:`EventLog.extend_chunks`), stamped with one time, as the transcript stamps
 the lines received together.
@@ -27,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, cast, overload
 
 from acp_lite.protocol import converter, structure_update
-from acp_lite.protocol._chunk_lines import Template, with_text
+from acp_lite.protocol.chunk_lines import CompactLine
 from acp_lite.protocol.jsonrpc import loads_json
 
 
@@ -152,7 +154,7 @@ class EventLog(Sequence[Event]):
         self._base = 0  # absolute index of the first kept event (= events dropped)
         # An update column entry is the typed update, or (when the raw column holds
         # the received line) just its tag, a ``str``: decoded again when read, or a
-        # chunk template (the raw column then holds the chunk's text, a ``str``).
+        # chunk's compact line (the raw column then holds the chunk's text, a ``str``).
         self._updates: list[Any] = []
         self._raws: list[dict[str, Any] | bytes | str | None] = []
         self._times = array("d")
@@ -190,7 +192,7 @@ class EventLog(Sequence[Event]):
     def append(
         self,
         update: Any,
-        raw: dict[str, Any] | bytes | Template | None,
+        raw: dict[str, Any] | bytes | CompactLine | None,
         time: float,
         replayed: bool,
         source: str | None = None,
@@ -198,11 +200,11 @@ class EventLog(Sequence[Event]):
         """Log one update; return its index.
 
         ``raw`` is the ``update`` dict as received, or the whole received JSON-RPC
-        line (``bytes``; the payload is its ``params.update``), or the chunk template
-        that decoded ``update`` from its line, or ``None``.
+        line (``bytes``; the payload is its ``params.update``), or the compact line
+        that decoded ``update`` (a chunk) from its line, or ``None``.
         """
         index = self._base + len(self._updates)
-        if raw.__class__ is Template:
+        if raw.__class__ is CompactLine:
             # Hottest path: two shared objects, nothing new retained (module doc).
             self._updates.append(raw)
             self._raws.append(update.content.text)
@@ -223,9 +225,9 @@ class EventLog(Sequence[Event]):
         return index
 
     def extend_chunks(
-        self, template: Template, texts: list[str], time: float, replayed: bool
+        self, line: CompactLine, texts: list[str], time: float, replayed: bool
     ) -> int:
-        """Log ``len(texts)`` chunk updates of ``template``'s stream (as :meth:`append`
+        """Log ``len(texts)`` chunk updates of ``line``'s stream (as :meth:`append`
         logs each, all stamped ``time``); return the first one's index.
 
         Trimmed at the very points :meth:`append` would trim (``max_events``)."""
@@ -243,7 +245,7 @@ class EventLog(Sequence[Event]):
             self._raws.extend(part)
             self._times.extend(array("d", (time,)) * take)  # in C
             self._replayed.extend(flag * take)
-            self._updates.extend([template] * take)
+            self._updates.extend([line] * take)
             done += take
             if limit is not None and len(self._updates) >= 2 * limit:
                 self._trim()
@@ -258,9 +260,9 @@ class EventLog(Sequence[Event]):
         return self._times[self._at(index)]
 
     def _expand(self, pos: int) -> dict[str, Any]:
-        # A template entry becomes tag + raw dict, as if fed by line and then read.
-        t: Template = self._updates[pos]
-        raw: dict[str, Any] = with_text(t.raw, self._raws[pos])["update"]  # type: ignore[arg-type]
+        # A compact entry becomes tag + raw dict, as if fed by line and then read.
+        t: CompactLine = self._updates[pos]
+        raw: dict[str, Any] = t.params(self._raws[pos])["update"]  # type: ignore[arg-type]
         self._raws[pos] = raw
         self._updates[pos] = t.tag
         return raw
@@ -295,7 +297,7 @@ class EventLog(Sequence[Event]):
         update = self._updates[self._at(index)]
         if update.__class__ is str:
             return update
-        if update.__class__ is Template:
+        if update.__class__ is CompactLine:
             return update.tag
         return str(getattr(update, "session_update", ""))
 
@@ -303,10 +305,11 @@ class EventLog(Sequence[Event]):
         """The decoded update of event ``index``."""
         pos = self._at(index)
         update = self._updates[pos]
-        if update.__class__ is Template:
+        if update.__class__ is CompactLine:
+            compact: CompactLine = update
             text = cast("str", self._raws[pos])
             self._expand(pos)  # the raw dict, kept beside the update from now on
-            update = self._updates[pos] = update.build(text)
+            update = self._updates[pos] = compact.update(text)
         elif update.__class__ is str:
             update = self._updates[pos] = structure_update(self.raw(index))
         return update
@@ -343,7 +346,7 @@ class EventLog(Sequence[Event]):
         """Event ``i`` (no bounds normalisation: ``i`` must be a valid index)."""
         pos = i - self._base
         update = self._updates[pos]
-        if update.__class__ is str or update.__class__ is Template:
+        if update.__class__ is str or update.__class__ is CompactLine:
             update = _LAZY  # decoded when read (module doc)
         return Event(i, update, bool(self._replayed[pos]), self._times[pos], self)
 

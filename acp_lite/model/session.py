@@ -71,7 +71,7 @@ from acp_lite.protocol import (
     UserMessage,
     UserMessageChunk,
 )
-from acp_lite.protocol._chunk_lines import Template
+from acp_lite.protocol.chunk_lines import CompactLine
 
 _CHUNK_TAGS = {
     "user_message_chunk": "user_message",
@@ -166,7 +166,7 @@ class SessionModel(SessionReads):
             UnrecognizedStateUpdate: self._on_unrecognized_state,
             UnrecognizedSessionUpdate: self._on_unrecognized,
         }
-        # feed_chunks: the chunk classes a template stands for (protocol/_chunk_lines.py).
+        # feed_chunks: the chunk classes a compact line stands for (CompactLine.update_class).
         self._texts_handlers: dict[type, Callable[[str, list[str], int], None]] = {
             AgentMessageChunk: store.chunk_texts_handler("agent_message", MessageEntity),
             AgentThoughtChunk: store.chunk_texts_handler("agent_thought", MessageEntity),
@@ -178,7 +178,7 @@ class SessionModel(SessionReads):
         self,
         update: Any,
         *,
-        raw: dict[str, Any] | bytes | Template | None = None,
+        raw: dict[str, Any] | bytes | CompactLine | None = None,
         session_id: str | None = None,
         replayed: bool = False,
         source: str | None = None,
@@ -187,8 +187,8 @@ class SessionModel(SessionReads):
 
         ``raw`` is the ``update`` dict as received (kept in the event log), or the
         whole received ``session/update`` line (``bytes``: kept as is, decoded on read),
-        or the chunk template that decoded ``update`` from its line (kept with the
-        chunk's text, rebuilt on read), ``session_id`` the notification's
+        or the compact line that decoded ``update`` (a chunk) from its line (kept
+        with the chunk's text, rebuilt on read), ``session_id`` the notification's
         ``sessionId`` (checked against this session's), ``replayed`` marks updates
         received during a history replay, ``source`` names the method when the update
         did not arrive as a ``session/update`` (``Event.source``).
@@ -201,7 +201,7 @@ class SessionModel(SessionReads):
     def feed(
         self,
         update: Any,
-        raw: dict[str, Any] | bytes | Template | None = None,
+        raw: dict[str, Any] | bytes | CompactLine | None = None,
         session_id: str | None = None,
         replayed: bool = False,
         source: str | None = None,
@@ -230,19 +230,20 @@ class SessionModel(SessionReads):
         handler(update, index)
         return index
 
-    def feed_chunks(self, template: Template, texts: list[str], replayed: bool = False) -> bool:
-        """Apply ``len(texts)`` chunk updates of ``template``'s stream, each carrying one
-        plain text block (``texts``), as :meth:`feed` applies each with the template as
-        ``raw``, all stamped with one time. ``False`` (nothing applied): feed them one
-        by one (a stream of another session, or of a chunk class no template has).
+    def feed_chunks(self, line: CompactLine, texts: list[str], replayed: bool = False) -> bool:
+        """Apply ``len(texts)`` chunk updates of ``line``'s stream, each carrying one
+        plain text block (``texts``), as :meth:`feed` applies each with the compact
+        line as ``raw``, all stamped with one time. ``False`` (nothing applied): feed
+        them one by one (a stream of another session, or of a chunk class no handler
+        takes in runs).
 
         The connection's hot path for a run of streamed chunk lines."""
-        on_texts = self._texts_handlers.get(template.cls)
-        if on_texts is None or template.session_id != self.session_id or not texts:
+        on_texts = self._texts_handlers.get(line.update_class)
+        if on_texts is None or line.session_id != self.session_id or not texts:
             return False
-        index = self._log.extend_chunks(template, texts, monotonic(), replayed)
+        index = self._log.extend_chunks(line, texts, monotonic(), replayed)
         self._store.replaying = replayed
-        on_texts(template.message_id, texts, index)
+        on_texts(line.message_id, texts, index)
         return True
 
     def _find_handler(self, update: Any) -> Callable[[Any, int], None]:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from acp_lite.protocol._errors import WireError
     from acp_lite.protocol._generated import *  # noqa: F403
     from acp_lite.protocol._generated import __all__ as _generated_all
+    from acp_lite.protocol._runtime import WireObject
     from acp_lite.protocol._unset import UNSET, Unset
     from acp_lite.protocol.constants import BUSY_STATES, STATES, STOP_REASONS, SessionState
     from acp_lite.protocol.jsonrpc import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 _OWN: dict[str, str] = {
     **dict.fromkeys(["converter", "structure_update", "unstructure"], "_converter"),
     "WireError": "_errors",
+    "WireObject": "_runtime",
     "UNSET": "_unset",
     "Unset": "_unset",
     **dict.fromkeys(["BUSY_STATES", "STATES", "STOP_REASONS", "SessionState"], "constants"),
@@ -97,6 +99,7 @@ if TYPE_CHECKING:
         "SessionState",
         "Unset",
         "WireError",
+        "WireObject",
         "converter",
         "decode_line",
         "decode_value",

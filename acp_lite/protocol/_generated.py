@@ -607,6 +607,23 @@ class AgentMessageChunk(ContentChunk):
         self.extra = {} if extra is _FACTORY else extra
         self.session_update = session_update
 
+    @staticmethod
+    def fast(
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = NO_EXTRA,
+    ) -> AgentMessageChunk:
+        """Made as decoding makes it (no checks, no copies; ``extra`` the shared
+        ``NO_EXTRA``): for hot paths, the values must be valid."""
+        o: AgentMessageChunk = _new(AgentMessageChunk)
+        o.session_update = "agent_message_chunk"
+        o.message_id = message_id
+        o.content = content
+        o.meta = meta
+        o.extra = extra
+        return o
+
 
 @wire_class
 class AgentThought(WireObject):
@@ -681,6 +698,23 @@ class AgentThoughtChunk(ContentChunk):
         self.meta = meta
         self.extra = {} if extra is _FACTORY else extra
         self.session_update = session_update
+
+    @staticmethod
+    def fast(
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = NO_EXTRA,
+    ) -> AgentThoughtChunk:
+        """Made as decoding makes it (no checks, no copies; ``extra`` the shared
+        ``NO_EXTRA``): for hot paths, the values must be valid."""
+        o: AgentThoughtChunk = _new(AgentThoughtChunk)
+        o.session_update = "agent_thought_chunk"
+        o.message_id = message_id
+        o.content = content
+        o.meta = meta
+        o.extra = extra
+        return o
 
 
 @wire_class
@@ -7666,6 +7700,23 @@ class TextContent(WireObject):
         self.meta = meta
         self.extra = {} if extra is _FACTORY else extra
 
+    @staticmethod
+    def fast(
+        text: str,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = NO_EXTRA,
+    ) -> TextContent:
+        """Made as decoding makes it (no checks, no copies; ``extra`` the shared
+        ``NO_EXTRA``): for hot paths, the values must be valid."""
+        o: TextContent = _new(TextContent)
+        o.type = "text"
+        o.text = text
+        o.annotations = annotations
+        o.meta = meta
+        o.extra = extra
+        return o
+
 
 @wire_class
 class TextResourceContents(WireObject):
@@ -8796,6 +8847,22 @@ class UpdateSessionNotification(WireObject):
         self.update = update
         self.meta = meta
         self.extra = {} if extra is _FACTORY else extra
+
+    @staticmethod
+    def fast(
+        session_id: SessionId,
+        update: SessionUpdate,
+        meta: dict[str, Any] | Unset | None = UNSET,
+        extra: dict[str, Any] = NO_EXTRA,
+    ) -> UpdateSessionNotification:
+        """Made as decoding makes it (no checks, no copies; ``extra`` the shared
+        ``NO_EXTRA``): for hot paths, the values must be valid."""
+        o: UpdateSessionNotification = _new(UpdateSessionNotification)
+        o.session_id = session_id
+        o.update = update
+        o.meta = meta
+        o.extra = extra
+        return o
 
 
 @wire_class

@@ -1,6 +1,8 @@
 """Runtime helpers of the generated structure functions (``_generated.py``).
 
-Hand-written so the generator stays small; every name is private to the wire layer.
+Hand-written so the generator stays small. :class:`WireObject`, the base of every wire
+class, is public (``acp_lite.protocol.WireObject``); the rest is private to the wire
+layer.
 Errors are :class:`WireError` values built here, raised by the generated code.
 """
 
@@ -49,7 +51,7 @@ class WireObject(metaclass=_WireMeta):
         return f"{type(self).__name__}({shown})"
 
 
-_new: Any = object.__new__
+_new: Any = object.__new__  # the generated structure functions' and fast constructors'
 
 _C = TypeVar("_C", bound=type)
 _FACTORY: Any = attrs.NOTHING  # the generated __init__'s default of a field made per instance

@@ -24,10 +24,8 @@ import attrs
 
 from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.protocol import _generated as g
-from acp_lite.protocol._chunk_lines import PROBE, ChunkLines, Template, text_chunk, with_text
 from acp_lite.protocol._converter import converter
 from acp_lite.protocol._errors import WireError
-from acp_lite.protocol._runtime import NO_EXTRA
 from acp_lite.protocol._unset import UNSET
 
 __all__ = [
@@ -45,6 +43,7 @@ __all__ = [
     "decode_line",
     "decode_value",
     "encode_message",
+    "text_chunk_update",
     "to_wire",
 ]
 
@@ -99,6 +98,9 @@ METHODS: Final[dict[str, MethodSpec]] = {
 """Every ACP method of the schema (including drafts) -> :class:`MethodSpec`."""
 
 
+_new: Any = object.__new__  # Notification.fast's: the slots filled, no __init__
+
+
 @lazy_attrs.define
 class ErrorObject:
     """The ``error`` member of an error response."""
@@ -130,6 +132,14 @@ class Notification:
     """Typed wire object for known methods, else the raw JSON value; ``UNSET`` = omitted."""
     raw_params: Any = attrs.field(default=UNSET, eq=False, repr=False)
     """The params dict as decoded (session/update keeps raw payloads without re-encoding)."""
+
+    @staticmethod
+    def fast(method: str, params: object, raw_params: object) -> Notification:
+        """Made as decoding makes it: no ``__init__``, no checks (the hot path, every
+        ``session/update``)."""
+        msg: Notification = _new(Notification)
+        msg.method, msg.params, msg.raw_params = method, params, raw_params
+        return msg
 
 
 @lazy_attrs.define
@@ -260,75 +270,20 @@ def _invalid(
 def decode_line(line: bytes | str) -> Message | list[Message]:
     """Decode one wire line (without or with its ``\\n``) into a message or a batch list.
 
-    Never raises: anything malformed comes back as :class:`InvalidMessage`.
+    Never raises: anything malformed comes back as :class:`InvalidMessage`. Stateless
+    (every line decoded in full): a connection decodes with the cache of its own
+    streamed chunks' lines, :class:`acp_lite.protocol.chunk_lines.ChunkLines`, which
+    gives the same messages.
     """
-    if line.__class__ is bytes:
-        # Hot path: a streamed chunk's line like the last ones but for its text
-        # (protocol/_chunk_lines.py): decode only the text.
-        msg = _chunk_message(line)
-        if msg is not None:
-            return msg
     try:
         obj = _loads(line)
     except (ValueError, TypeError, RecursionError) as exc:
         # JSONDecodeError and UnicodeDecodeError are ValueErrors; TypeError: not bytes-like.
         return _invalid(ErrorCode.PARSE_ERROR, f"Parse error: {exc}", line)
-    decoded = _decode_parsed(obj)
-    if (
-        decoded.__class__ is Notification
-        and line.__class__ is bytes
-        and decoded.params.__class__ is g.UpdateSessionNotification
-        and _fast_chunk(decoded.raw_params) is not None
-    ):
-        _CHUNK_LINES.learn(line, decoded.raw_params, _verify_template)
-    return decoded
-
-
-_CHUNK_LINES: Final = ChunkLines()
-_UPDATE: Final = "session/update"
-
-CHUNK_LINES: Final = _CHUNK_LINES
-"""The chunk templates :func:`decode_line` learned (the connection's hot path finds
-runs of the most recent one's lines, ``protocol/_chunk_lines.py``)."""
-
-decode_chunk_line: Final = _CHUNK_LINES.decode
-"""``(session id, update, template, verbatim)`` of a ``session/update`` line that fits
-a chunk template (see :func:`decode_line`), else ``None``: the objects ``decode_line`` puts in
-``params``, without the envelope (the connection's hot path needs only those)."""
-
-
-def _verify_template(probe: bytes, t: Template) -> bool:
-    """Whether ``probe`` (a template around the marker text) decodes, the full way, to
-    the template's update with the marker as its text."""
-    try:
-        msg = _decode_parsed(_loads(probe))
-    except (ValueError, TypeError, RecursionError):
-        return False
-    return (
-        msg.__class__ is Notification
-        and msg.params.__class__ is g.UpdateSessionNotification
-        and _fast_chunk(msg.raw_params) is not None
-        and msg.raw_params == with_text(t.raw, PROBE)
-    )
-
-
-def _chunk_message(line: bytes) -> Notification | None:
-    """What the full path builds for a line that fits a chunk template, or ``None``."""
-    hit = decode_chunk_line(line)
-    if hit is None:
-        return None
-    sid, update, t = hit[0], hit[1], hit[2]
-    params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
-    params.session_id, params.update = sid, update
-    params.meta, params.extra = UNSET, NO_EXTRA
-    msg: Notification = _new(Notification)
-    msg.method, msg.params = _UPDATE, params
-    msg.raw_params = with_text(t.raw, update.content.text)
-    return msg
+    return _decode_parsed(obj)
 
 
 def _decode_parsed(obj: Any) -> Message | list[Message]:
-    msg: Notification
     if type(obj) is dict:
         method = obj.get("method")
         if "id" not in obj and type(method) is str and obj.get("jsonrpc") == "2.0":
@@ -338,9 +293,7 @@ def _decode_parsed(obj: Any) -> Message | list[Message]:
             if method == "session/update":
                 fast = _fast_update(raw)
                 if fast is not None:
-                    msg = _new(Notification)
-                    msg.method, msg.params, msg.raw_params = method, fast, raw
-                    return msg
+                    return _notification(method, fast, raw)
             structure = _PARAMS.get(method)
             params: Any
             if structure is not None:
@@ -352,9 +305,7 @@ def _decode_parsed(obj: Any) -> Message | list[Message]:
                 params = raw
             else:
                 return decode_value(obj)
-            msg = _new(Notification)
-            msg.method, msg.params, msg.raw_params = method, params, raw
-            return msg
+            return _notification(method, params, raw)
         return decode_value(obj)
     if type(obj) is list:
         if not obj:  # JSON-RPC 2.0 section 6: an empty batch is one invalid request
@@ -363,49 +314,52 @@ def _decode_parsed(obj: Any) -> Message | list[Message]:
     return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: not an object or array", obj)
 
 
-# tag -> (class, the tag as an interned constant: the parsed string is not retained).
-_CHUNKS: Final[dict[str, tuple[type[Any], str]]] = {
-    "agent_message_chunk": (g.AgentMessageChunk, "agent_message_chunk"),
-    "agent_thought_chunk": (g.AgentThoughtChunk, "agent_thought_chunk"),
+# tag -> class (whose fast constructor sets the tag to its constant: the parsed
+# string is not retained).
+_CHUNKS: Final[dict[str, type[g.AgentMessageChunk] | type[g.AgentThoughtChunk]]] = {
+    "agent_message_chunk": g.AgentMessageChunk,
+    "agent_thought_chunk": g.AgentThoughtChunk,
 }
+_text_block: Final = g.TextContent.fast
+_update_params: Final = g.UpdateSessionNotification.fast
 
 
 def _fast_update(p: Any) -> g.UpdateSessionNotification | None:
     """The typed params of the most frequent ``session/update`` shape, or ``None``."""
-    update = _fast_chunk(p)
-    if update is None:
-        return None
-    params: g.UpdateSessionNotification = _new(g.UpdateSessionNotification)
-    params.session_id, params.update = p["sessionId"], update
-    params.meta, params.extra = UNSET, NO_EXTRA
-    return params
-
-
-def _fast_chunk(p: Any) -> Any:
-    """The typed update of ``session/update`` params of the most frequent shape, or ``None``.
-
-    Hot path (the notification path is the hot path): a message or thought chunk carrying one text
-    block and no other keys is built directly, skipping the generic structure
-    functions' per-key checks. The objects equal what those functions build; anything
-    else returns ``None`` and takes the generic path.
-    """
     if type(p) is not dict or len(p) != 2:
         return None
-    u = p.get("update")
-    if type(p.get("sessionId")) is not str or type(u) is not dict or len(u) != 3:
+    sid = p.get("sessionId")
+    if type(sid) is not str:
+        return None
+    update = text_chunk_update(p.get("update"))
+    if update is None:
+        return None
+    return _update_params(sid, update)
+
+
+def text_chunk_update(u: Any) -> g.AgentMessageChunk | g.AgentThoughtChunk | None:
+    """The typed update of a raw ``session/update`` payload (``params.update``) of the
+    most frequent shape, or ``None``.
+
+    Hot path (the notification path is the hot path): a message or thought chunk
+    carrying one text block and no other keys is built directly, skipping the generic
+    structure functions' per-key checks. The objects equal what those functions
+    build; anything else returns ``None`` (``structure_update`` then builds it).
+    """
+    if type(u) is not dict or len(u) != 3:
         return None
     tag = u.get("sessionUpdate")
     if type(tag) is not str:
         return None
-    kind = _CHUNKS.get(tag)
+    cls = _CHUNKS.get(tag)
     c = u.get("content")
     mid = u.get("messageId")
-    if kind is None or type(c) is not dict or type(mid) is not str or len(c) != 2:
+    if cls is None or type(c) is not dict or type(mid) is not str or len(c) != 2:
         return None
     text = c.get("text")
     if type(text) is not str or c.get("type") != "text":
         return None
-    return text_chunk(kind[0], kind[1], mid, text)
+    return cls.fast(mid, _text_block(text))
 
 
 def decode_value(d: Any) -> Message:
@@ -463,16 +417,14 @@ def _decode_call(d: dict[str, Any], method: Any, id: Any) -> Message:
         )
     if id is UNSET:
         # Hot path (every session/update): skip the keyword __init__.
-        msg: Notification = _new(Notification)
-        msg.method, msg.params, msg.raw_params = method, params, raw
-        return msg
+        return _notification(method, params, raw)
     # ACP: a request id is a string or an integer and MUST NOT be null (schema RequestId).
     if type(id) is not int and type(id) is not str:
         return _invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: bad id", d, None, method)
     return Request(id, method, params, raw)
 
 
-_new: Any = object.__new__
+_notification: Final = Notification.fast
 # method -> structure function of its params (one dict lookup on the hot path).
 _PARAMS: Final[dict[str, Callable[..., Any]]] = {
     m: g.STRUCTURE[spec.params] for m, spec in METHODS.items() if spec.params is not None

@@ -1,7 +1,7 @@
 """A run of a chunk stream's lines, applied in one step, gives what line by line gives.
 
 The connection finds runs of the hot chunk stream's lines in a receive buffer
-(``core/_receive.py``, ``protocol/_chunk_lines.run_texts``) and applies each run
+(``core/_receive.py``, ``protocol/chunk_lines.run_texts``) and applies each run
 to its session's model at once (``SessionModel.feed_chunks``). The reference here
 is the same connection with runs turned off: every line is then handled alone.
 Both must end with the same transcript (its stored form too), event log (stored
@@ -12,8 +12,6 @@ mix of streams, escapes, near-miss lines, garbage, read sizes and retention boun
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -24,8 +22,7 @@ from hypothesis_budget import examples
 import acp_lite.core._receive as receive
 from acp_lite.core import ClientConnection
 from acp_lite.limits import Limits
-from acp_lite.protocol._chunk_lines import Template, run_texts
-from acp_lite.protocol.jsonrpc import CHUNK_LINES, decode_line
+from acp_lite.protocol.chunk_lines import ChunkLines, CompactLine, run_texts
 
 from .test_connection import opened, update
 
@@ -99,17 +96,6 @@ def traffic(draw: Any) -> list[bytes]:
     return lines
 
 
-@contextmanager
-def fresh_templates() -> Iterator[None]:
-    """No chunk template learned yet (they are per process), as before, afterwards."""
-    saved = CHUNK_LINES.templates, CHUNK_LINES._tried
-    CHUNK_LINES.templates, CHUNK_LINES._tried = [], []
-    try:
-        yield
-    finally:
-        CHUNK_LINES.templates, CHUNK_LINES._tried = saved
-
-
 def _feed(limits: Limits, data: bytes, reads: list[int], runs: bool) -> ClientConnection:
     conn = ClientConnection(limits)
     opened(conn, "s1")
@@ -120,21 +106,21 @@ def _feed(limits: Limits, data: bytes, reads: list[int], runs: bool) -> ClientCo
     if not runs:
         receive.run_texts = lambda data, t: None
     try:
-        with fresh_templates():
-            at, k = 0, 0
-            while at < len(data):  # the read sizes, over and over
-                conn.receive_data(data[at : at + reads[k % len(reads)]])
-                at += reads[k % len(reads)]
-                k += 1
-            conn.receive_data(b"")
+        at, k = 0, 0
+        while at < len(data):  # the read sizes, over and over
+            conn.receive_data(data[at : at + reads[k % len(reads)]])
+            at += reads[k % len(reads)]
+            k += 1
+        conn.receive_data(b"")
     finally:
         receive.run_texts = saved
     return conn
 
 
 def _stored(value: Any) -> Any:
-    # A template by what it is (each connection learned its own), the rest as is.
-    return ("template", tuple(value[:7])) if value.__class__ is Template else value
+    # A compact line by what it is (each connection learned its own: they are equal
+    # when they stand for the same stream), the rest as is.
+    return ("compact", value) if value.__class__ is CompactLine else value
 
 
 def _state(conn: ClientConnection) -> Any:
@@ -206,7 +192,7 @@ def test_a_long_stream_is_applied_in_runs() -> None:
     data = b"".join(prefix + x.encode() + suffix + b"\n" for x in sent)
     taken: list[int] = []
 
-    def spy(data: bytes, t: Template) -> tuple[list[str], list[tuple[int, bytes]], int] | None:
+    def spy(data: bytes, t: CompactLine) -> tuple[list[str], list[tuple[int, bytes]], int] | None:
         run = run_texts(data, t)
         taken.append(0 if run is None else len(run[0]))
         return run
@@ -215,9 +201,8 @@ def test_a_long_stream_is_applied_in_runs() -> None:
     opened(conn, "s1")
     saved, receive.run_texts = receive.run_texts, spy
     try:
-        with fresh_templates():
-            for at in range(0, len(data), 8192):
-                conn.receive_data(data[at : at + 8192])
+        for at in range(0, len(data), 8192):
+            conn.receive_data(data[at : at + 8192])
     finally:
         receive.run_texts = saved
     assert sum(taken) > 2800  # all but the first read's lines (~55)
@@ -244,10 +229,10 @@ def test_a_long_stream_is_applied_in_runs() -> None:
 def test_run_texts(
     bodies: list[bytes | None], texts: list[str] | None, escaped: list[int], rest: int | None
 ) -> None:
-    with fresh_templates():
-        prefix, suffix = _shell("s1", "m1", "agent_message_chunk")
-        decode_line(prefix + b"learn" + suffix)
-        (t,) = CHUNK_LINES.templates
+    prefix, suffix = _shell("s1", "m1", "agent_message_chunk")
+    cache = ChunkLines()
+    cache.decode_line(prefix + b"learn" + suffix)
+    (t,) = cache.kept
     other = update("s1", {"sessionUpdate": "state_update", "state": "idle"})[:-1]
     lines = [other if x is None else prefix + x + suffix for x in bodies]
     data = b"\n".join(lines)

@@ -1,7 +1,7 @@
-"""Streamed chunk lines kept compactly (a template and the text) read back byte for byte.
+"""Streamed chunk lines kept compactly (a compact line and the text) read back exactly.
 
-The core keeps a verbatim chunk line as its stream's template and the chunk's text,
-and the event log keeps the template and the text too; what is read back must be
+The core keeps a verbatim chunk line as its stream's compact line and the chunk's
+text, and the event log keeps the compact line and the text too; what is read back must be
 exactly what the agent sent: every transcript line, the saved NDJSON, each event's
 ``raw`` and ``update`` (as decoding the line in full gives them).
 """
@@ -115,11 +115,11 @@ def _utf8(text: str) -> bool:
 
 def test_verbatim_chunk_lines_are_kept_compactly() -> None:
     """Guard against a test that cannot fail: the compact form is really used (a text
-    and a template in place of the bytes), and a line with escapes is kept as bytes."""
+    and a compact line in place of the bytes), and a line with escapes is kept as bytes."""
     conn = ClientConnection()
     opened(conn)
-    # The first teaches the template; the next 8 of the stream stay bytes (a short
-    # stream does not pay for its template), the rest are compact.
+    # The first teaches the compact line; the next 8 of the stream stay bytes (a
+    # short stream does not pay for its compact line), the rest are compact.
     texts = ["T:a", *"12345678", "b\u00e9", 'c"d', "e"]
     lines = [chunk_line(x, "m-kept", ascii_only=False) for x in texts]  # a new stream
     conn.receive_data(b"".join(x + b"\n" for x in lines))
@@ -127,7 +127,7 @@ def test_verbatim_chunk_lines_are_kept_compactly() -> None:
     assert items == [*lines[:9], "b\u00e9", lines[10], "e"]
     assert [e.line for e in conn.transcript.entries()[-len(lines) :]] == lines
     log = conn.sessions["s1"].model._log
-    assert log._raws[-1] == "e" and log._updates[-1].__class__.__name__ == "Template"
+    assert log._raws[-1] == "e" and log._updates[-1].__class__.__name__ == "CompactLine"
     assert log._raws[5] == lines[5]  # still the line
 
 

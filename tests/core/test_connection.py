@@ -295,7 +295,7 @@ def test_unknown_session_updates_are_logged_once_no_request_could_own_them() -> 
 
 
 def test_streamed_chunks_apply_and_log_like_any_update() -> None:
-    """Chunk lines decoded by their stream's template (protocol/_chunk_lines.py) reach
+    """Chunk lines decoded by their stream's compact line (protocol/chunk_lines.py) reach
     the model and the log as the full path would."""
     from acp_lite.protocol import Notification
 

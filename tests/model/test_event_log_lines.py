@@ -13,6 +13,7 @@ from typing import Any
 
 from acp_lite.model import SessionModel
 from acp_lite.protocol import Notification, UnrecognizedSessionUpdate, decode_line
+from acp_lite.protocol.chunk_lines import ChunkLines
 
 from .helpers import bg_tool, chunk, feed, idle, message, rules, state, tool
 
@@ -74,3 +75,27 @@ def test_apply_returns_the_update_it_was_given_and_the_log_agrees() -> None:
     assert ev.update is msg.params.update
     assert ev == m.events[0] and m.events[0].replayed and ev.raw == chunk("m", "x")
     assert m.events[0].update is m.events[0].update  # decoded once, then kept
+
+
+def test_compact_fed_log_reads_back_like_a_dict_fed_log() -> None:
+    """A chunk fed with its stream's compact line as ``raw`` (one by one, or a run
+    with ``feed_chunks``) reads back as decoding its line gives it."""
+    cache = ChunkLines()
+    texts = ["T:first ", "a", 'b "quoted"', "", "\u00e9\n"]
+    lines = [line_of(chunk("m", x))[:-1] for x in texts]
+    for line in lines:
+        cache.decode_line(line)
+    (compact,) = cache.kept
+    by_compact, by_dict = SessionModel("s"), SessionModel("s")
+    hit = cache.decode(lines[1])
+    assert hit is not None and hit[2] is compact
+    by_compact.apply(hit[1], raw=compact, session_id=hit[0])
+    assert by_compact.feed_chunks(compact, texts[2:])
+    assert not SessionModel("other").feed_chunks(compact, texts[2:])  # another session's stream
+    feed(by_dict, *(chunk("m", x) for x in texts[1:]))
+    assert len(by_compact.events) == len(texts) - 1
+    for got, want in zip(by_compact.events, by_dict.events, strict=True):
+        assert got.tag == want.tag == "agent_message_chunk"
+        assert got.raw == want.raw and list(got.raw) == list(want.raw)
+        assert got.update == want.update
+    assert by_compact.text() == by_dict.text() == "".join(texts[1:])

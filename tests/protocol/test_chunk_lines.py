@@ -1,15 +1,15 @@
-"""Chunk-line templates (``protocol/_chunk_lines.py``) decode exactly like the full path.
+"""Compact lines (``protocol/chunk_lines.py``) decode exactly like the full path.
 
 A line is learned, then lines with the same bytes around the text and any other
-bytes in its place are decoded both ways: with the template, and with no template
-(json + the structure functions). Results must be identical, errors included.
+bytes in its place are decoded both ways: by its stream's compact line, and in full
+(json + the structure functions). Results must be identical, errors included. Each
+connection has its own compact lines: one never changes how another decodes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
 from typing import Any
 
 from hypothesis import given, settings
@@ -17,35 +17,14 @@ from hypothesis import strategies as st
 from hypothesis_budget import examples
 from test_fast_decode import same
 
-from acp_lite.protocol import Notification, decode_line, jsonrpc
-from acp_lite.protocol._chunk_lines import ChunkLines
-
-
-@contextmanager
-def no_templates() -> Iterator[None]:
-    saved, jsonrpc._CHUNK_LINES.templates = jsonrpc._CHUNK_LINES.templates, []
-    tried, jsonrpc._CHUNK_LINES._tried = jsonrpc._CHUNK_LINES._tried, []
-    try:
-        yield
-    finally:
-        jsonrpc._CHUNK_LINES.templates, jsonrpc._CHUNK_LINES._tried = saved, tried
-
-
-def full(line: bytes) -> Any:
-    with no_templates():
-        out = decode_line(line)
-        jsonrpc._CHUNK_LINES.templates.clear()
-    return out
+from acp_lite.protocol import Notification, decode_line
+from acp_lite.protocol.chunk_lines import PROBE, ChunkLines, CompactLine
 
 
 def learned(line: bytes) -> ChunkLines:
-    """A fresh template cache that has seen ``line``."""
+    """A fresh cache that has seen ``line``."""
     cache = ChunkLines()
-    jsonrpc._CHUNK_LINES, saved = cache, jsonrpc._CHUNK_LINES
-    try:
-        decode_line(line)
-    finally:
-        jsonrpc._CHUNK_LINES = saved
+    cache.decode_line(line)
     return cache
 
 
@@ -86,93 +65,125 @@ bodies = st.one_of(
     spaced=st.booleans(),
     reverse=st.booleans(),
 )
-def test_template_decodes_like_the_full_path(
+def test_compact_line_decodes_like_the_full_path(
     first: str, body: bytes, ascii_only: bool, spaced: bool, reverse: bool
 ) -> None:
     # "T:" keeps the learned text unlike every other string of the line (unambiguous).
     line0 = chunk_line("T:" + first, ascii_only=ascii_only, spaced=spaced, reverse=reverse)
     cache = learned(line0)
-    assert len(cache.templates) == 1
-    saved, jsonrpc._CHUNK_LINES = jsonrpc._CHUNK_LINES, cache
-    try:
-        for t in cache.templates:
-            line = t.prefix + body + t.suffix
-            via_template = decode_line(line)
-            expected = full(line)
-            same(via_template, expected)
-            if isinstance(expected, Notification):
-                same(via_template.raw_params, expected.raw_params)  # type: ignore[union-attr]
-                hit = jsonrpc.decode_chunk_line(line)
-                if hit is not None:
-                    same(hit[:2], (expected.params.session_id, expected.params.update))
-    finally:
-        jsonrpc._CHUNK_LINES = saved
+    assert len(cache.kept) == 1
+    for t in cache.kept:
+        line = t.prefix + body + t.suffix
+        via_compact = cache.decode_line(line)
+        expected = decode_line(line)  # no cache: in full
+        same(via_compact, expected)
+        if isinstance(expected, Notification):
+            same(via_compact.raw_params, expected.raw_params)  # type: ignore[union-attr]
+            hit = cache.decode(line)
+            if hit is not None:
+                sid, update, compact, verbatim = hit
+                same((sid, update), (expected.params.session_id, expected.params.update))
+                text = update.content.text
+                same(compact.update(text), expected.params.update)
+                same(compact.params(text), expected.raw_params)
+                assert compact is t
+                if verbatim:  # else the line holds escapes: line() is for verbatim texts
+                    assert compact.line(text) == line
 
 
-def test_a_learned_stream_is_decoded_by_its_template() -> None:
-    """Guard against a test that cannot fail: the template path is really taken, for
+def test_a_learned_stream_is_decoded_by_its_compact_line() -> None:
+    """Guard against a test that cannot fail: the compact path is really taken, for
     plain text and escapes, and only for lines of the learned stream."""
     cache = learned(chunk_line("hello", ascii_only=False, spaced=False, reverse=False))
-    assert len(cache.templates) == 1
-    t = cache.templates[0]
+    assert len(cache.kept) == 1
+    t = cache.kept[0]
     for body, text in [(b"x", "x"), (b'a\\"b\\n\\u00e9', 'a"b\n\u00e9'), (b"", "")]:
         hit = cache.decode(t.prefix + body + t.suffix)
         assert hit is not None and hit[1].content.text == text and hit[2] is t
+        assert hit[3] == (body == text.encode())
     for body in [b'a"b', b"\x01", b"\xff", b"\\x"]:
         assert cache.decode(t.prefix + body + t.suffix) is None
     other = chunk_line("hello", ascii_only=False, spaced=True, reverse=False)
     assert cache.decode(other) is None
+    assert decode_line(t.prefix + b"x" + t.suffix) == cache.decode_line(t.prefix + b"x" + t.suffix)
+
+
+def test_a_compact_line_rebuilds_its_lines() -> None:
+    line = chunk_line("hello", ascii_only=False, spaced=True, reverse=True)
+    (t,) = learned(line).kept
+    assert t.line("hello") == line
+    assert (t.session_id, t.message_id, t.tag) == ("s1", "m-\u00e9", "agent_thought_chunk")
+    assert t.update_class.__name__ == "AgentThoughtChunk"
+    assert t.start == len(t.prefix) and t.end == -len(t.suffix)
+    assert t.sep == t.suffix + b"\n" + t.prefix
+    full = decode_line(t.line(PROBE))
+    assert isinstance(full, Notification)
+    assert t.params(PROBE) == full.raw_params and list(t.params(PROBE)) == list(full.raw_params)
+    assert t.update(PROBE) == full.params.update
+    # Each call builds new objects: the kept params are never handed out.
+    assert t.params("a") is not t.params("a")
+    t.params("a")["update"]["content"]["text"] = "changed"
+    assert t.params("b")["update"]["content"]["text"] == "b"
+    # Equal when they stand for the same stream (as two connections learn it).
+    (again,) = learned(t.line("other")).kept
+    assert again == t and hash(again) == hash(t) and again is not t
+    (other,) = learned(line.replace(b"m-\xc3\xa9", b"m-2")).kept
+    assert other != t
+    assert isinstance(t, CompactLine) and "agent_thought_chunk" in repr(t)
 
 
 def test_ambiguous_text_is_not_learned() -> None:
     # The text equals the message id: which one varies cannot be told from one line.
     line = chunk_line("m-\u00e9", ascii_only=False, spaced=False, reverse=False)
-    assert learned(line).templates == []
+    assert learned(line).kept == []
     # A non-chunk line teaches nothing either.
-    assert learned(b'{"jsonrpc":"2.0","id":1,"result":{}}').templates == []
+    assert learned(b'{"jsonrpc":"2.0","id":1,"result":{}}').kept == []
 
 
-def test_interleaved_streams_both_keep_their_template() -> None:
+def test_interleaved_streams_both_keep_their_compact_line() -> None:
     def line(text: str, stream: int) -> bytes:  # two messages, lines of each alike
         one = chunk_line(text, ascii_only=False, spaced=False, reverse=False)
         return one if stream == 1 else one.replace("m-\u00e9".encode(), b"m-2")
 
     cache = learned(line("T:one", 1))
-    saved, jsonrpc._CHUNK_LINES = jsonrpc._CHUNK_LINES, cache
-    try:
-        decode_line(line("T:two", 2))
-        assert len(cache.templates) == 2
-        for i in range(4):  # each hit moves its template to the front
-            hit = cache.decode(line(f"x{i}", 1 + i % 2))
-            assert hit is not None and hit[1].content.text == f"x{i}"
-            assert hit[1].message_id == ("m-\u00e9" if i % 2 == 0 else "m-2")
-            assert cache.templates[0] is hit[2] and len(cache.templates) == 2
-    finally:
-        jsonrpc._CHUNK_LINES = saved
+    cache.decode_line(line("T:two", 2))
+    assert len(cache.kept) == 2
+    for i in range(4):  # each hit moves its compact line to the front
+        hit = cache.decode(line(f"x{i}", 1 + i % 2))
+        assert hit is not None and hit[1].content.text == f"x{i}"
+        assert hit[1].message_id == ("m-\u00e9" if i % 2 == 0 else "m-2")
+        assert cache.kept[0] is hit[2] and len(cache.kept) == 2
 
 
-def test_threads_sharing_the_templates_never_lose_a_line() -> None:
-    """Every connection (one trio thread per blocking client) shares the templates;
-    concurrent reordering must not make a line fail."""
-    import threading
+def test_caches_in_two_threads_never_see_each_others_lines() -> None:
+    """One cache per connection: two decoding at once in two threads, each its own
+    streams, each learns only its own (nothing module-global is shared), and every
+    line decodes as it does in full."""
 
-    lines = [  # ten streams (message ids): more than the templates kept, so they churn
-        chunk_line("T:x", ascii_only=False, spaced=False, reverse=False).replace(
-            "m-\u00e9".encode(), f"m-{i}".encode()
-        )
-        for i in range(10)
-    ]
+    def stream(n: int, i: int) -> bytes:  # connection n's stream i
+        one = chunk_line("T:x", ascii_only=False, spaced=False, reverse=False)
+        return one.replace("m-\u00e9".encode(), f"m-{n}-{i}".encode())
+
+    caches = [ChunkLines(), ChunkLines()]
+    seen: list[set[str]] = [set(), set()]
     failures: list[object] = []
+    start = threading.Barrier(2)
 
-    def work(offset: int) -> None:
+    def work(n: int) -> None:
+        start.wait()
         for k in range(600):
-            got = decode_line(lines[(k + offset) % len(lines)])
-            if not isinstance(got, Notification):
+            line = stream(n, k % 3)
+            got = caches[n].decode_line(line)
+            if got != decode_line(line):
                 failures.append(got)
+            seen[n].update(t.message_id for t in caches[n].kept)
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert failures == []
+    assert seen == [{"m-0-0", "m-0-1", "m-0-2"}, {"m-1-0", "m-1-1", "m-1-2"}]
+    # Each really decoded by its compact lines (the check can fail).
+    assert caches[0].decode(stream(0, 1)) is not None and caches[1].decode(stream(0, 1)) is None

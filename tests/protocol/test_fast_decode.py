@@ -216,7 +216,7 @@ def test_non_notification_envelopes_are_not_shortcut(name: str, envelope: dict[s
     }
     with backend(name):
         line = json.dumps({**envelope, "params": params}).encode()
-        with mock.patch.object(jsonrpc, "_fast_chunk", lambda p: pytest.fail("shortcut")):
+        with mock.patch.object(jsonrpc, "text_chunk_update", lambda u: pytest.fail("shortcut")):
             check_line(line)
 
 

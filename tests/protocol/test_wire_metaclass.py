@@ -7,6 +7,7 @@ from types import MemberDescriptorType
 
 import attrs
 
+import acp_lite.protocol
 from acp_lite.protocol import _generated as g
 from acp_lite.protocol._runtime import WireObject, wire_class
 
@@ -29,3 +30,11 @@ def test_generated_classes_are_made_once_with_their_slots() -> None:
     assert g.ToolCallUpdate.__dict__["__slots__"] == ("session_update",)  # the rest: ToolCall's
     assert [a.name for a in attrs.fields(g.ToolCallUpdate)][:2] == ["tool_call_id", "name"]
     assert attrs.fields(g.ToolCallUpdate).session_update.default == "tool_call_update"
+
+
+def test_wire_object_is_public() -> None:
+    """Code outside the wire layer names the base of the wire classes by its public
+    name (``acp_lite.protocol.WireObject``)."""
+    assert acp_lite.protocol.WireObject is WireObject
+    assert "WireObject" in acp_lite.protocol.__all__
+    assert isinstance(g.TextContent(text="x"), acp_lite.protocol.WireObject)
