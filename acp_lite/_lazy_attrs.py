@@ -28,42 +28,110 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-__all__ = ["define", "frozen"]
+__all__ = [
+    "LAZY_FIELDS",
+    "NO_DEFAULT",
+    "Deferred",
+    "defer",
+    "define",
+    "frozen",
+    "is_processed",
+    "process",
+]
 
-_NO_DEFAULT: Final = object()
 _BUILD_LOCK = threading.RLock()
 _COUNTING_ATTR: Final = type(attrs.field())
 _CLASS_VARS: Final = ("typing.ClassVar", "t.ClassVar", "ClassVar", "typing_extensions.ClassVar")
 
 
+class Deferred:
+    """What a class whose attrs processing is deferred keeps until its first use
+    (``__lazy_attrs__``): its fields as ``(name, annotation, default)`` (a default
+    may be an ``attrs.field()``; ``NO_DEFAULT`` when there is none), and how to let
+    attrs process it, given the fields as attrs' ``these``.
+
+    Two kinds of classes use it: this module's record classes (attrs builds a
+    slotted twin whose members move onto the class) and the generated wire classes
+    (``acp_lite.protocol._runtime``: attrs processes them in place, their ``__init__``,
+    ``__eq__`` and ``__repr__`` being written already). One lock, one placeholder
+    and one way to read the fields serve both.
+    """
+
+    __slots__ = ("fields", "process")
+
+    def __init__(
+        self,
+        fields: tuple[tuple[str, Any, Any], ...],
+        process: Callable[[type, dict[str, Any]], None],
+    ) -> None:
+        self.fields = fields
+        self.process = process
+
+
+NO_DEFAULT: Final = object()
+"""The default of a deferred field that has none."""
+
+
 class _LazyFields:
     """``__attrs_attrs__`` of a class attrs has not processed yet: reading it lets
-    attrs process the class first."""
+    attrs process the class first (the class itself, or the deferred class a plain
+    subclass extends)."""
 
     def __get__(self, obj: object, owner: type) -> Any:
-        _build(owner)
-        return owner.__dict__["__attrs_attrs__"]
+        klass = _deferred_class(owner)
+        process(klass)
+        return klass.__dict__["__attrs_attrs__"]
 
 
-_LAZY_FIELDS: Final = _LazyFields()
+def _deferred_class(owner: type) -> type:
+    """``owner`` if it is a deferred class, else the deferred class it extends."""
+    for klass in owner.__mro__:
+        if "__lazy_attrs__" in klass.__dict__:
+            return klass
+    raise AttributeError("__attrs_attrs__")  # pragma: no cover - only on deferred classes
 
 
-def _build(cls: type) -> None:
-    """Let attrs process ``cls``: attrs builds its slotted twin from the same fields
-    and options, and the twin's methods and field records move onto ``cls``."""
+LAZY_FIELDS: Final = _LazyFields()
+"""The placeholder ``__attrs_attrs__`` of a deferred class."""
+
+
+def defer(ns: dict[str, Any], deferred: Deferred) -> None:
+    """Mark the class namespace ``ns`` (before the class is made) as deferred."""
+    ns["__lazy_attrs__"] = deferred
+    ns["__attrs_attrs__"] = LAZY_FIELDS
+
+
+def is_processed(cls: type) -> bool:
+    """Whether attrs processed ``cls`` (a deferred class) already."""
+    return cls.__dict__.get("__attrs_attrs__") is not LAZY_FIELDS
+
+
+def process(cls: type) -> None:
+    """Let attrs process the deferred class ``cls`` now (once: later calls, and calls
+    from other threads meanwhile, find it done)."""
     with _BUILD_LOCK:
-        if cls.__dict__.get("__attrs_attrs__") is not _LAZY_FIELDS:
+        if is_processed(cls):
             return  # by another thread meanwhile
-        fields, options, placeholders = cls.__dict__["__lazy_attrs__"]
+        deferred: Deferred = cls.__dict__["__lazy_attrs__"]
         these: dict[str, Any] = {}
-        for name, annotation, default in fields:
+        for name, annotation, default in deferred.fields:
             if isinstance(default, _COUNTING_ATTR):
                 default.type = annotation  # as attrs records an annotated field's type
                 these[name] = default
-            elif default is _NO_DEFAULT:
+            elif default is NO_DEFAULT:
                 these[name] = attrs.field(type=annotation)
             else:
                 these[name] = attrs.field(default=default, type=annotation)
+        deferred.process(cls, these)
+
+
+def _twin(
+    options: dict[str, Any], placeholders: frozenset[str]
+) -> Callable[[type, dict[str, Any]], None]:
+    """How a record class is processed: attrs builds its slotted twin from the same
+    fields and options, and the twin's methods and field records move onto ``cls``."""
+
+    def move(cls: type, these: dict[str, Any]) -> None:
         ns = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
         twin = attrs.define(these=these, slots=True, auto_detect=False, **options)(
             type(cls.__name__, (), ns)
@@ -85,6 +153,8 @@ def _build(cls: type) -> None:
         for name, value in copied:
             setattr(cls, name, value)
 
+    return move
+
 
 _NOT_COPIED: Final = frozenset(
     {"__module__", "__qualname__", "__doc__", "__slots__", "__dict__", "__weakref__"}
@@ -101,8 +171,9 @@ class _LazyMember:
         self.name = name
 
     def __get__(self, obj: object, owner: type) -> Any:
-        _build(owner)
-        if owner.__dict__.get(self.name) is self:  # pragma: no cover - _build replaces it
+        klass = _deferred_class(owner)
+        process(klass)
+        if klass.__dict__.get(self.name) is self:  # pragma: no cover - _build replaces it
             raise AttributeError(self.name)
         return getattr(owner if obj is None else obj, self.name)
 
@@ -152,11 +223,10 @@ def _lazy(cls: type, options: dict[str, Any]) -> type:
         for name, annotation in annotations.items()
         if not (isinstance(annotation, str) and annotation.startswith(_CLASS_VARS))
     ]
-    fields = tuple((name, annotations[name], ns.pop(name, _NO_DEFAULT)) for name in names)
+    fields = tuple((name, annotations[name], ns.pop(name, NO_DEFAULT)) for name in names)
     placeholders = frozenset(_PLACEHOLDERS - ns.keys())  # the class's own are kept
-    ns["__lazy_attrs__"] = (fields, options, placeholders)
+    defer(ns, Deferred(fields, _twin(options, placeholders)))
     ns["__slots__"] = (*names, "__weakref__")  # attrs' slotted classes take weak refs
-    ns["__attrs_attrs__"] = _LAZY_FIELDS
     for name in placeholders:
         ns[name] = _LazyMember(name)
     return type(cls)(cls.__name__, cls.__bases__, ns)

@@ -447,11 +447,11 @@ def _loaded_after() -> dict[str, Any]:
         # Which wire classes attrs has processed once a blocking client is importable:
         # a connection needs none (decoding fills slots; see protocol._runtime).
         "import acp_lite.client, acp_lite.protocol._generated as g\n"
-        "from acp_lite.protocol._runtime import _built\n"
+        "from acp_lite._lazy_attrs import is_processed\n"
         "def built():\n"
         "    cs = [getattr(g, n) for n in g.__all__]\n"
         "    return sorted(c.__name__ for c in cs if isinstance(c, type)\n"
-        "                  and '__wire_fields__' in vars(c) and _built(c))\n"
+        "                  and '__lazy_attrs__' in vars(c) and is_processed(c))\n"
         "out['wire_built'] = built()\n"
         "g.TextContent(text='x') == g.TextContent(text='x')\n"
         "out['wire_built_after_use'] = built()\n"

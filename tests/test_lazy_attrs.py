@@ -14,7 +14,7 @@ import attrs
 import pytest
 
 from acp_lite import _lazy_attrs as lazy_attrs
-from acp_lite._lazy_attrs import _LAZY_FIELDS
+from acp_lite._lazy_attrs import LAZY_FIELDS as _LAZY_FIELDS
 
 
 def _built(cls: type) -> bool:
@@ -193,3 +193,32 @@ def test_instances_made_without_init_behave_as_attrs() -> None:
             assert name == "n"
         case _:  # pragma: no cover - the match above must hold
             pytest.fail("positional match")
+
+
+def test_a_plain_subclass_processes_its_deferred_base() -> None:
+    """A class extending a deferred one (without the decorator) finds the base's
+    members and fields: looking them up through it processes the base."""
+
+    @lazy_attrs.define
+    class Base:
+        name: str
+
+    class Plain(Base):
+        __slots__ = ()
+
+    assert not lazy_attrs.is_processed(Base)
+    made = Plain("n")  # the base's __init__, through the subclass
+    assert lazy_attrs.is_processed(Base)
+    assert made.name == "n" and [a.name for a in attrs.fields(Plain)] == ["name"]
+
+
+def test_one_deferral_serves_records_and_wire_classes() -> None:
+    """The wire classes wait on the same placeholder and lock as the records (one
+    deferred-attrs mechanism, not two)."""
+    from acp_lite.protocol import _generated as g
+
+    assert g.TextContent.__dict__["__attrs_attrs__"] is lazy_attrs.LAZY_FIELDS or (
+        lazy_attrs.is_processed(g.TextContent)
+    )
+    assert isinstance(g.TextContent.__dict__["__lazy_attrs__"], lazy_attrs.Deferred)
+    assert isinstance(Mutable.__dict__["__lazy_attrs__"], lazy_attrs.Deferred)

@@ -8,12 +8,12 @@ Errors are :class:`WireError` values built here, raised by the generated code.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any, ClassVar, Final, TypeVar, dataclass_transform
 
 import attrs
 
+from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.protocol._errors import WireError
 
 _GENERATED_MODULE: Final = "acp_lite.protocol._generated"
@@ -55,56 +55,22 @@ _new: Any = object.__new__  # the generated structure functions' and fast constr
 
 _C = TypeVar("_C", bound=type)
 _FACTORY: Any = attrs.NOTHING  # the generated __init__'s default of a field made per instance
-_NO_DEFAULT: Final = object()
-_BUILD_LOCK = threading.RLock()
 
 
-class _LazyAttrsFields:
-    """``__attrs_attrs__`` of a wire class attrs has not processed yet: reading it
-    (``attrs.fields``, ``attrs.has``, ``attrs.evolve``, ``==``, ``repr``) lets attrs
-    process the class first."""
-
-    def __get__(self, obj: object, owner: type) -> Any:
-        for klass in owner.__mro__:  # the wire class itself, or the one a subclass extends
-            if "__wire_fields__" in klass.__dict__:
-                _build(klass)
-                return klass.__dict__["__attrs_attrs__"]
-        raise AttributeError("__attrs_attrs__")  # pragma: no cover - only on wire classes
-
-
-_LAZY_FIELDS: Final = _LazyAttrsFields()
-
-
-def _built(cls: type) -> bool:
-    return cls.__dict__.get("__attrs_attrs__") is not _LAZY_FIELDS
-
-
-def _build(cls: type) -> None:
-    """Let attrs process ``cls`` in place (``__attrs_attrs__`` and its bookkeeping)."""
-    with _BUILD_LOCK:
-        if _built(cls):
-            return  # by another thread meanwhile
-        these: dict[str, Any] = {}
-        for name, default in cls.__dict__["__wire_fields__"]:
-            if isinstance(default, _COUNTING_ATTR):
-                these[name] = default
-            elif default is _NO_DEFAULT:
-                these[name] = attrs.field()
-            else:
-                these[name] = attrs.field(default=default)
-        attrs.define(
-            these=these,
-            kw_only=True,
-            init=False,  # the generated __init__ is the one attrs would write
-            repr=False,
-            eq=False,
-            match_args=False,
-            slots=False,  # in place: the class has its __slots__ already
-            auto_detect=False,
-        )(cls)
-
-
-_COUNTING_ATTR: Final = type(attrs.field())
+def _process_in_place(cls: type, these: dict[str, Any]) -> None:
+    """How a wire class is processed: in place, as it has its ``__slots__``,
+    ``__init__``, ``__eq__`` and ``__repr__`` already (attrs adds its field records
+    and bookkeeping only)."""
+    attrs.define(
+        these=these,
+        kw_only=True,
+        init=False,  # the generated __init__ is the one attrs would write
+        repr=False,
+        eq=False,
+        match_args=False,
+        slots=False,  # in place: the class has its __slots__ already
+        auto_detect=False,
+    )(cls)
 
 
 @dataclass_transform(kw_only_default=True, field_specifiers=(attrs.field,))
@@ -118,7 +84,7 @@ def wire_class(cls: _C) -> _C:
     ``__slots__`` now; ``__attrs_attrs__`` (``attrs.fields``, ``attrs.has``,
     ``attrs.evolve``, ``==``, ``repr``) is attrs' own, made on first use.
     """
-    if "__wire_fields__" in cls.__dict__:
+    if "__lazy_attrs__" in cls.__dict__:
         return cls  # a class of the generated module: _WireMeta made it so already
     ns = dict(cls.__dict__)
     ns.pop("__dict__", None)
@@ -130,12 +96,12 @@ def wire_class(cls: _C) -> _C:
 
 def _wire_namespace(ns: dict[str, Any], bases: tuple[type, ...]) -> None:
     """Turn a class namespace into a wire class's: the annotated fields become
-    ``__slots__`` (their defaults move to ``__wire_fields__``), attrs' fields lazy."""
+    ``__slots__`` (their defaults move to ``__lazy_attrs__``), attrs' fields lazy."""
     own: dict[str, Any] = ns.get("__annotations__", {})
     inherited = {n for b in bases for k in b.__mro__ for n in k.__dict__.get("__slots__", ())}
-    ns["__wire_fields__"] = tuple((name, ns.pop(name, _NO_DEFAULT)) for name in own)
+    fields = tuple((name, None, ns.pop(name, lazy_attrs.NO_DEFAULT)) for name in own)
     ns["__slots__"] = tuple(name for name in own if name not in inherited)
-    ns["__attrs_attrs__"] = _LAZY_FIELDS
+    lazy_attrs.defer(ns, lazy_attrs.Deferred(fields, _process_in_place))
     ns["__attrs_own_setattr__"] = False  # as attrs.define(slots=True) sets it
 
 

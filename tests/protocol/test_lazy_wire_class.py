@@ -8,7 +8,8 @@ from typing import Any
 import attrs
 import pytest
 
-from acp_lite.protocol._runtime import _FACTORY, WireObject, _built, wire_class
+from acp_lite._lazy_attrs import is_processed as _built
+from acp_lite.protocol._runtime import _FACTORY, WireObject, wire_class
 
 
 def _pair() -> tuple[type[Any], type[Any], type[Any], type[Any]]:

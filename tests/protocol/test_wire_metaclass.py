@@ -21,7 +21,7 @@ def test_generated_classes_are_made_once_with_their_slots() -> None:
     assert len(classes) > 200
     for cls in classes:
         assert wire_class(cls) is cls  # already a wire class: not created again
-        own = [name for name, _ in cls.__dict__["__wire_fields__"]]
+        own = [name for name, *_ in cls.__dict__["__lazy_attrs__"].fields]
         slots = cls.__dict__["__slots__"]
         assert set(slots) <= set(own)  # the fields a base does not hold already
         assert all(isinstance(cls.__dict__[name], MemberDescriptorType) for name in slots)
