@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from acp_lite.auth import AuthMethod
     from acp_lite.files import FileHandler, LocalFiles, Workspace
     from acp_lite.hookspec import hookimpl
+    from acp_lite.jsontypes import JsonObject, JsonValue
     from acp_lite.limits import Limits
     from acp_lite.model import RULES, Event, SessionModel, Submission, Violation
     from acp_lite.sync import Client, Session, connect, connect_in_memory, connect_streams
@@ -94,6 +95,8 @@ _LAZY: dict[str, str] = {
     "Violation": "acp_lite.model",
     "RULES": "acp_lite.model",
     "hookimpl": "acp_lite.hookspec",
+    "JsonObject": "acp_lite.jsontypes",
+    "JsonValue": "acp_lite.jsontypes",
     "AuthMethod": "acp_lite.auth",
     "LocalFiles": "acp_lite.files",
     "FileHandler": "acp_lite.files",
@@ -122,6 +125,8 @@ __all__ = [
     "HandlerError",
     "InternalError",
     "InvalidParams",
+    "JsonObject",
+    "JsonValue",
     "Limits",
     "LocalFiles",
     "LocalTerminals",

@@ -61,6 +61,7 @@ LAYERS: dict[str, int] = {
     "acp_lite._version": 0,  # the version constant
     "acp_lite._lazy_names": 0,  # PEP 562 lazy package names (acp_lite/__init__.py uses it)
     "acp_lite.auth": 0,  # plain data; errors name the ways to log in
+    "acp_lite.jsontypes": 0,  # the JSON value type aliases
     "acp_lite.limits": 0,
     "acp_lite.options": 0,  # what every way of connecting takes alike (argv, limits)
     "acp_lite.transcript": 0,

@@ -53,7 +53,7 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
 from acp_lite.aio._client import PROTOCOL_VERSION, AsyncClient, connect, connect_streams
 from acp_lite.aio._memory import PipeAgent, connect_in_memory
 from acp_lite.aio._process import AgentProcess
-from acp_lite.aio._session import AsyncSession, prompt_blocks
+from acp_lite.aio._session import AsyncSession, PromptBlock, PromptContent, prompt_blocks
 from acp_lite.aio._terminals import (
     LocalTerminals,
     TerminalCommand,
@@ -72,6 +72,8 @@ __all__ = [
     "LocalTerminals",
     "OversizeLine",
     "PipeAgent",
+    "PromptBlock",
+    "PromptContent",
     "TerminalCommand",
     "TerminalExitStatus",
     "TerminalHandler",

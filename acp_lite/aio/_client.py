@@ -22,7 +22,14 @@ from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
 from acp_lite.options import command_argv, effective_limits
-from acp_lite.protocol import InitializeResponse, converter
+from acp_lite.protocol import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    McpServer,
+    Unset,
+    converter,
+)
 from acp_lite.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -51,7 +58,7 @@ def _wire(value: Any) -> Any:
     return converter.unstructure(value)
 
 
-def _extra(params: Mapping[str, Any]) -> dict[str, Any]:
+def _extra(params: Mapping[str, object]) -> dict[str, object]:
     # Extra keyword arguments are protocol parameters: JSON values only (a callable
     # such as on_permission= belongs to connect(), not to the agent).
     return {k: _to_wire(v, f"keyword argument {k!r}") for k, v in params.items()}
@@ -64,7 +71,7 @@ class AsyncClient(ClientMethods):
     """
 
     def __init__(
-        self, connection: Connection, hook_client: Callable[[AsyncClient], Any] | None = None
+        self, connection: Connection, hook_client: Callable[[AsyncClient], object] | None = None
     ) -> None:
         self._conn = connection
         # What hooks receive as ``client``: this object, or what the blocking facade
@@ -134,14 +141,15 @@ class AsyncClient(ClientMethods):
         return self._conn.core.protocol_version
 
     @property
-    def agent_info(self) -> Any:
+    def agent_info(self) -> Implementation | None:
         """The agent's ``Implementation`` (``name``, ``version``, ``title``)."""
         r = self.initialize_response
         return r.info if r is not None else None
 
     @property
-    def agent_capabilities(self) -> Any:
-        """The agent's ``AgentCapabilities`` (``UNSET`` if it sent none)."""
+    def agent_capabilities(self) -> AgentCapabilities | Unset | None:
+        """The agent's ``AgentCapabilities`` (``UNSET`` if it sent none; ``None``
+        before ``initialize``)."""
         r = self.initialize_response
         return r.capabilities if r is not None else None
 
@@ -215,18 +223,18 @@ class AsyncClient(ClientMethods):
 
     # ------------------------------------------------------------------ methods
 
-    async def notify(self, method: str, params: Any = None) -> None:
+    async def notify(self, method: str, params: object = None) -> None:
         """Send any notification (e.g. a ``_``-prefixed extension notification)."""
         self._conn.notify(method, {} if params is None else _wire(params))
 
     async def new_session(
         self,
         cwd: str | os.PathLike[str],
-        mcp_servers: Iterable[Any] = (),
+        mcp_servers: Iterable[McpServer | Mapping[str, object]] = (),
         additional_directories: Sequence[str | os.PathLike[str]] | None = None,
         *,
         timeout: float | None = None,
-        **params: Any,
+        **params: object,
     ) -> AsyncSession:
         """``session/new``; updates that arrive before its response are kept and applied."""
         wire: dict[str, Any] = {
@@ -245,9 +253,9 @@ class AsyncClient(ClientMethods):
         cwd: str | os.PathLike[str],
         replay: bool = False,
         *,
-        mcp_servers: Iterable[Any] = (),
+        mcp_servers: Iterable[McpServer | Mapping[str, object]] = (),
         timeout: float | None = None,
-        **params: Any,
+        **params: object,
     ) -> AsyncSession:
         """``session/resume``; with ``replay`` the history is replayed (events marked
         ``replayed``). The agent's state snapshot, not the response, sets the state."""

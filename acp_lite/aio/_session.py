@@ -4,25 +4,27 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import trio
 
 from acp_lite.aio._session_methods import SessionMethods
 from acp_lite.aio._turn_view import EventSlice, build_turn
 from acp_lite.errors import Timeout
+from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.model.submissions import Submission
-from acp_lite.protocol import IdleStateUpdate, converter
+from acp_lite.protocol import ContentBlock, IdleStateUpdate, converter
 from acp_lite.protocol.constants import IDLE
 from acp_lite.turn import Turn
 
 if TYPE_CHECKING:
     from acp_lite.aio._connection import Connection
     from acp_lite.core import PendingRequest, SessionState
+    from acp_lite.model.entities import Entity
     from acp_lite.model.session import Event
 
-__all__ = ["AsyncSession", "EventSlice", "prompt_blocks"]
+__all__ = ["AsyncSession", "EventSlice", "PromptBlock", "PromptContent", "prompt_blocks"]
 
 #: How long a stopped on_update dispatcher lets a running callback batch finish
 #: before abandoning it in its thread (seconds).
@@ -31,14 +33,22 @@ _CALLBACK_GRACE = 0.25
 logger = logging.getLogger("acp_lite.session")
 
 
-def prompt_blocks(content: Any) -> list[Any]:
-    """The wire ``prompt`` array for ``content``: a str, a content block or a list.
+PromptBlock: TypeAlias = str | ContentBlock | Mapping[str, JsonValue]
+"""One block of a prompt: a text, a typed content block or a wire dict."""
+
+PromptContent: TypeAlias = PromptBlock | Sequence[PromptBlock]
+"""What ``submit`` / ``prompt`` / ``run`` take: one block or a sequence of them."""
+
+
+def prompt_blocks(content: PromptContent) -> list[JsonObject]:
+    """The wire ``prompt`` array for ``content``: a str, a content block or a sequence.
 
     Blocks may be typed (``TextContent(...)``) or wire dicts; strings become text.
     """
-    items = content if isinstance(content, list | tuple) else [content]
-    blocks: list[Any] = []
-    for item in items:
+    if isinstance(content, str) or not isinstance(content, Sequence):
+        content = [content]
+    blocks: list[JsonObject] = []
+    for item in content:
         if isinstance(item, str):
             blocks.append({"type": "text", "text": item})
         elif isinstance(item, dict):
@@ -91,7 +101,7 @@ class AsyncSession(SessionMethods):
         return self.model.events
 
     @property
-    def timeline(self) -> list[Any]:
+    def timeline(self) -> list[Entity]:
         """Entities in timeline order."""
         return self.model.timeline
 
@@ -140,7 +150,7 @@ class AsyncSession(SessionMethods):
 
     # ------------------------------------------------------------------ prompts
 
-    async def submit(self, content: Any) -> Submission:
+    async def submit(self, content: PromptContent) -> Submission:
         """Send ``session/prompt`` and return its pending :class:`Submission` at once.
 
         Prompting during active work is allowed (spec: "Prompts during active
@@ -167,7 +177,7 @@ class AsyncSession(SessionMethods):
                 self._prompts.pop(entry.id, None)
         return submission
 
-    async def prompt(self, content: Any, *, timeout: float | None = None) -> Submission:
+    async def prompt(self, content: PromptContent, *, timeout: float | None = None) -> Submission:
         """Send a prompt; return once the agent inserted it (``submission.message_id``).
 
         Raises :class:`~acp_lite.errors.PromptRejected` when the agent answers
@@ -191,7 +201,7 @@ class AsyncSession(SessionMethods):
 
     async def run(
         self,
-        content: Any,
+        content: PromptContent,
         *,
         timeout: float | None = None,
         insert_timeout: float | None = None,
@@ -208,7 +218,7 @@ class AsyncSession(SessionMethods):
 
     async def _run(
         self,
-        content: Any,
+        content: PromptContent,
         timeout: float | None,
         started: list[Submission],
         insert_timeout: float | None = None,

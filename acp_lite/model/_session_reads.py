@@ -7,20 +7,35 @@ reads the state the model's update handlers keep; none changes it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
-from acp_lite.model.entities import ENTITY_KINDS, Entity, PlanEntity, ToolCallEntity
+from acp_lite.jsontypes import JsonObject
+from acp_lite.model.entities import (
+    ENTITY_KINDS,
+    CompactionEntity,
+    Entity,
+    MessageEntity,
+    PlanEntity,
+    SessionMessageEntity,
+    SubagentEntity,
+    TerminalEntity,
+    ToolCallEntity,
+)
 from acp_lite.model.events import Event, EventLog
 from acp_lite.model.requests import RequestLog
 from acp_lite.model.rules import Violation
 from acp_lite.model.state import IDLE, ContextUsage, SessionInfo
 from acp_lite.model.submissions import RequestId, Submission, SubmissionTracker
+from acp_lite.protocol import AvailableCommand, BackgroundWork, Error, SessionConfigOption, Usage
 
 if TYPE_CHECKING:
     from acp_lite.model.foreground import Foreground
     from acp_lite.model.store import EntityStore
 
-__all__ = ["SessionReads"]
+__all__ = ["MessageKind", "SessionReads"]
+
+MessageKind = Literal["user_message", "agent_message", "agent_thought"]
+"""The entity kinds whose entities are plain :class:`MessageEntity` records."""
 
 
 class SessionReads:
@@ -38,8 +53,8 @@ class SessionReads:
         _kinds: dict[str, dict[str, Any]]
         _fg: Foreground
         _usage: ContextUsage | None
-        _config_options: list[Any]
-        _available_commands: list[Any]
+        _config_options: list[SessionConfigOption | JsonObject]
+        _available_commands: list[AvailableCommand | JsonObject]
         _info: SessionInfo
 
     @property
@@ -73,23 +88,78 @@ class SessionReads:
         """Entities in timeline order (each placed by its first update or chunk)."""
         return list(self._timeline)
 
-    def entity(self, kind: str, entity_id: str) -> Any:
+    # The kind names the entity's class (ENTITY_KINDS); an unknown kind is a KeyError.
+    @overload
+    def entity(self, kind: MessageKind, entity_id: str) -> MessageEntity: ...
+    @overload
+    def entity(self, kind: Literal["session_message"], entity_id: str) -> SessionMessageEntity: ...
+    @overload
+    def entity(self, kind: Literal["tool_call"], entity_id: str) -> ToolCallEntity: ...
+    @overload
+    def entity(self, kind: Literal["terminal"], entity_id: str) -> TerminalEntity: ...
+    @overload
+    def entity(self, kind: Literal["plan"], entity_id: str) -> PlanEntity: ...
+    @overload
+    def entity(self, kind: Literal["compaction"], entity_id: str) -> CompactionEntity: ...
+    @overload
+    def entity(self, kind: Literal["subagent"], entity_id: str) -> SubagentEntity: ...
+    @overload
+    def entity(self, kind: str, entity_id: str) -> Entity: ...
+    def entity(self, kind: str, entity_id: str) -> Entity:
         """The entity of ``kind`` with ``entity_id``; ``KeyError`` when never reported."""
         try:
-            return self._kinds[kind][entity_id]
+            found: Entity = self._kinds[kind][entity_id]
         except KeyError:
             if kind not in self._kinds:
                 raise KeyError(f"unknown entity kind {kind!r}; kinds: {ENTITY_KINDS}") from None
             others = [k for k, ents in self._kinds.items() if entity_id in ents]
             hint = f" (but there is a {', '.join(others)} with that id)" if others else ""
             raise KeyError(f"no {kind} {entity_id!r} was reported{hint}") from None
+        return found
 
-    def get_entity(self, kind: str, entity_id: str) -> Any:
+    @overload
+    def get_entity(self, kind: MessageKind, entity_id: str) -> MessageEntity | None: ...
+    @overload
+    def get_entity(
+        self, kind: Literal["session_message"], entity_id: str
+    ) -> SessionMessageEntity | None: ...
+    @overload
+    def get_entity(self, kind: Literal["tool_call"], entity_id: str) -> ToolCallEntity | None: ...
+    @overload
+    def get_entity(self, kind: Literal["terminal"], entity_id: str) -> TerminalEntity | None: ...
+    @overload
+    def get_entity(self, kind: Literal["plan"], entity_id: str) -> PlanEntity | None: ...
+    @overload
+    def get_entity(
+        self, kind: Literal["compaction"], entity_id: str
+    ) -> CompactionEntity | None: ...
+    @overload
+    def get_entity(self, kind: Literal["subagent"], entity_id: str) -> SubagentEntity | None: ...
+    @overload
+    def get_entity(self, kind: str, entity_id: str) -> Entity | None: ...
+    def get_entity(self, kind: str, entity_id: str) -> Entity | None:
         """Like :meth:`entity` but ``None`` when the entity was never reported."""
-        return self._kinds.get(kind, {}).get(entity_id)
+        found: Entity | None = self._kinds.get(kind, {}).get(entity_id)
+        return found
 
-    def entities(self, kind: str) -> list[Any]:
-        """All entities of one kind, in timeline order."""
+    @overload
+    def entities(self, kind: MessageKind) -> list[MessageEntity]: ...
+    @overload
+    def entities(self, kind: Literal["session_message"]) -> list[SessionMessageEntity]: ...
+    @overload
+    def entities(self, kind: Literal["tool_call"]) -> list[ToolCallEntity]: ...
+    @overload
+    def entities(self, kind: Literal["terminal"]) -> list[TerminalEntity]: ...
+    @overload
+    def entities(self, kind: Literal["plan"]) -> list[PlanEntity]: ...
+    @overload
+    def entities(self, kind: Literal["compaction"]) -> list[CompactionEntity]: ...
+    @overload
+    def entities(self, kind: Literal["subagent"]) -> list[SubagentEntity]: ...
+    @overload
+    def entities(self, kind: str) -> list[Entity]: ...
+    def entities(self, kind: str) -> Sequence[Entity]:
+        """All entities of one kind, in timeline order (a new list)."""
         return sorted(self._kinds[kind].values(), key=_position)
 
     @property
@@ -135,12 +205,12 @@ class SessionReads:
         return self._fg.stop_reason
 
     @property
-    def error(self) -> Any:
+    def error(self) -> Error | None:
         """The ``error`` beside an ``error`` stop reason, else ``None``."""
         return self._fg.error
 
     @property
-    def token_usage(self) -> Any:
+    def token_usage(self) -> Usage | None:
         """Token ``usage`` of the idle that ended the last foreground work, if reported."""
         return self._fg.token_usage
 
@@ -155,7 +225,7 @@ class SessionReads:
         return self._fg.updates > 0
 
     @property
-    def background(self) -> list[Any] | None:
+    def background(self) -> list[BackgroundWork] | None:
         """The latest background list; ``None`` when unknown (omitted, null, malformed)."""
         items = self._fg.background
         return None if items is None else list(items)
@@ -185,13 +255,15 @@ class SessionReads:
         return self._usage
 
     @property
-    def config_options(self) -> list[Any]:
-        """Current session config options (latest ``config_option_update`` or setup)."""
+    def config_options(self) -> list[SessionConfigOption | JsonObject]:
+        """Current session config options (latest ``config_option_update`` or setup;
+        wire dicts when the setup response was given as JSON)."""
         return list(self._config_options)
 
     @property
-    def available_commands(self) -> list[Any]:
-        """Current available commands (latest ``available_commands_update`` or setup)."""
+    def available_commands(self) -> list[AvailableCommand | JsonObject]:
+        """Current available commands (latest ``available_commands_update`` or setup;
+        wire dicts when the setup response was given as JSON)."""
         return list(self._available_commands)
 
     @property
@@ -237,7 +309,7 @@ class SessionReads:
         """
         return sep.join(m.text for m in self._agent_messages(submission))
 
-    def _agent_messages(self, submission: Submission | RequestId | None) -> Iterator[Any]:
+    def _agent_messages(self, submission: Submission | RequestId | None) -> Iterator[MessageEntity]:
         if submission is None:
             lo, hi = 0, None
         else:
@@ -250,7 +322,7 @@ class SessionReads:
                 continue
             if hi is not None and ent.first_event_index > hi:
                 break
-            yield ent
+            yield cast(MessageEntity, ent)  # the store makes agent messages MessageEntity
 
 
 def _position(entity: Entity) -> int:

@@ -22,7 +22,7 @@ from acp_lite.model.state import (
     is_custom,
 )
 from acp_lite.model.submissions import SubmissionTracker
-from acp_lite.protocol import UNSET
+from acp_lite.protocol import UNSET, BackgroundWork, Error, Usage
 from acp_lite.protocol.constants import CANCELLED, ERROR
 
 Violate = Callable[[str, str, "int | None"], None]
@@ -40,11 +40,11 @@ class Foreground:
         self.state = IDLE
         self.last_known_state = IDLE
         self.stop_reason: str | None = None
-        self.error: Any = None
-        self.token_usage: Any = None
+        self.error: Error | None = None
+        self.token_usage: Usage | None = None
         self.updates = 0
         self.completions = 0
-        self.background: list[Any] | None = None
+        self.background: list[BackgroundWork] | None = None
         # Keys of the latest *concrete* list. Kept while background is unknown, to
         # see removals against the last list that was actually reported.
         self.listed: set[tuple[str, str]] = set()

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from time import monotonic
 from typing import Any
 
+from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.model._session_reads import SessionReads
 from acp_lite.model.entities import (
     MessageEntity,
@@ -38,22 +39,32 @@ from acp_lite.model.state import (
     SessionInfo,
 )
 from acp_lite.model.store import EntityStore, finished, patch_field
-from acp_lite.model.submissions import RequestId, Submission, SubmissionTracker
+from acp_lite.model.submissions import (
+    RequestId,
+    Submission,
+    SubmissionTracker,
+    SubmittedContent,
+)
 from acp_lite.protocol import (
     UNSET,
     AgentMessage,
     AgentMessageChunk,
     AgentThought,
     AgentThoughtChunk,
+    AvailableCommand,
     AvailableCommandsUpdate,
     CompactionSummaryChunk,
     CompactionUpdate,
     ConfigOptionUpdate,
+    ErrorObject,
+    ForkSessionResponse,
     IdleStateUpdate,
+    NewSessionResponse,
     Notice,
     PlanRemoved,
     PlanUpdate,
     RequiresActionStateUpdate,
+    ResumeSessionResponse,
     RunningStateUpdate,
     SessionConfigOption,
     SessionInfoUpdate,
@@ -128,8 +139,8 @@ class SessionModel(SessionReads):
         self._fg = Foreground(self._kinds, self._subs, self._violate)
         # Current values.
         self._usage: ContextUsage | None = None
-        self._config_options: list[Any] = []
-        self._available_commands: list[Any] = []
+        self._config_options: list[SessionConfigOption | JsonObject] = []
+        self._available_commands: list[AvailableCommand | JsonObject] = []
         self._config_reported = False
         self._commands_reported = False
         self._info = SessionInfo()
@@ -252,7 +263,7 @@ class SessionModel(SessionReads):
                 return handler
         return self._on_foreign
 
-    def submit(self, request_id: RequestId, content: Any = None) -> Submission:
+    def submit(self, request_id: RequestId, content: SubmittedContent = None) -> Submission:
         """Record that ``session/prompt`` request ``request_id`` was sent."""
         self._fg.resyncing = False  # prompting means any resume is over
         keep = self._max_entities
@@ -271,7 +282,7 @@ class SessionModel(SessionReads):
         self._record(found)
         return sub
 
-    def prompt_rejected(self, request_id: RequestId, error: Any) -> Submission:
+    def prompt_rejected(self, request_id: RequestId, error: ErrorObject) -> Submission:
         """The prompt was answered with a JSON-RPC error: it was not inserted."""
         return self._subs.rejected(request_id, error, len(self._log))
 
@@ -297,7 +308,16 @@ class SessionModel(SessionReads):
         self._fg.resyncing = False
         self._resume_state_mark = None
 
-    def setup_response(self, result: Any = None, *, resumed: bool = False) -> None:
+    def setup_response(
+        self,
+        result: NewSessionResponse
+        | ForkSessionResponse
+        | ResumeSessionResponse
+        | Mapping[str, JsonValue]
+        | None = None,
+        *,
+        resumed: bool = False,
+    ) -> None:
         """The ``session/new`` (or, with ``resumed``, ``session/resume``) response arrived.
 
         Never touches the foreground state: a state reported before the response

@@ -18,16 +18,22 @@ has not echoed the user message does the first such idle after the response coun
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal, TypeAlias
 
 import attrs
 
+from acp_lite.jsontypes import JsonValue
 from acp_lite.model.entities import MessageEntity
 from acp_lite.model.rules import Violation, violation
+from acp_lite.protocol import ContentBlock, Error, ErrorObject, Usage
 
 SubmissionStatus = Literal["pending", "inserted", "rejected"]
 RequestId = int | str
+
+SubmittedContent: TypeAlias = Sequence[ContentBlock | Mapping[str, JsonValue]] | None
+"""A submission's ``content``: the prompt's blocks as sent (typed or wire dicts), or
+``None`` when the model was not told (a response for a prompt it did not see)."""
 
 
 @attrs.define(eq=False)
@@ -43,13 +49,13 @@ class Submission:
     """
 
     request_id: RequestId
-    content: Any
+    content: SubmittedContent
     sent_event_count: int
     status: SubmissionStatus = "pending"
     message_id: str | None = None
-    error: Any = None
+    error: ErrorObject | Error | None = None
     stop_reason: str | None = None
-    usage: Any = None
+    usage: Usage | None = None
     done: bool = False
     first_event_index: int | None = None
     end_event_index: int | None = None
@@ -60,8 +66,8 @@ class Submission:
 class _EndingIdle:
     event_index: int
     stop_reason: str | None
-    error: Any
-    usage: Any
+    error: Error | None
+    usage: Usage | None
 
 
 class SubmissionTracker:
@@ -78,7 +84,9 @@ class SubmissionTracker:
         # it never came is only known at the end (SessionModel.finish).
         self._unechoed: list[tuple[Submission, int]] = []
 
-    def submit(self, request_id: RequestId, content: Any, event_count: int) -> Submission:
+    def submit(
+        self, request_id: RequestId, content: SubmittedContent, event_count: int
+    ) -> Submission:
         sub = Submission(request_id, content, event_count)
         self.by_request[request_id] = sub
         return sub
@@ -134,7 +142,7 @@ class SubmissionTracker:
         self._open.append(sub)
         return sub, found
 
-    def rejected(self, request_id: RequestId, error: Any, event_count: int) -> Submission:
+    def rejected(self, request_id: RequestId, error: ErrorObject, event_count: int) -> Submission:
         sub = self._get(request_id, event_count)
         sub.status = "rejected"
         sub.error = error
@@ -147,7 +155,7 @@ class SubmissionTracker:
             self._link(sub, entity)
 
     def on_ending_idle(
-        self, event_index: int, stop_reason: str | None, error: Any, usage: Any
+        self, event_index: int, stop_reason: str | None, error: Error | None, usage: Usage | None
     ) -> list[Violation]:
         """An idle ended foreground work: every open submission's work has ended."""
         idle = _EndingIdle(event_index, stop_reason, error, usage)
@@ -227,4 +235,10 @@ class SubmissionTracker:
         sub.end_event_index = idle.event_index
 
 
-__all__ = ["RequestId", "Submission", "SubmissionStatus", "SubmissionTracker"]
+__all__ = [
+    "RequestId",
+    "Submission",
+    "SubmissionStatus",
+    "SubmissionTracker",
+    "SubmittedContent",
+]

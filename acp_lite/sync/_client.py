@@ -44,10 +44,12 @@ from acp_lite.sync._mirror import DirectRunner, Facade, blocking
 from acp_lite.sync._portal import ClientClosed, Portal
 
 if TYPE_CHECKING:
-    from acp_lite.aio import ConnectionEvent
+    from acp_lite.aio import ConnectionEvent, PromptContent
     from acp_lite.model import SessionModel
+    from acp_lite.model.entities import Entity
     from acp_lite.model.events import Event
     from acp_lite.model.submissions import Submission
+    from acp_lite.protocol import AgentCapabilities, Implementation, InitializeResponse, Unset
     from acp_lite.transcript import Transcript
     from acp_lite.turn import Turn
 
@@ -145,9 +147,9 @@ class Session(Facade):
         return self._async.updates
 
     @property
-    def timeline(self) -> list[Any]:
+    def timeline(self) -> list[Entity]:
         """Entities in timeline order (a consistent snapshot)."""
-        result: list[Any] = self._client._read(lambda: list(self._async.timeline))
+        result: list[Entity] = self._client._read(lambda: list(self._async.timeline))
         return result
 
     def text(self, submission: Submission | int | None = None) -> str:
@@ -169,7 +171,7 @@ class Session(Facade):
 
     def run(
         self,
-        content: Any,
+        content: PromptContent,
         *,
         timeout: float | None = None,
         insert_timeout: float | None = None,
@@ -410,13 +412,13 @@ class Client(Facade):
         return self._async.protocol_version
 
     @property
-    def agent_info(self) -> Any:
+    def agent_info(self) -> Implementation | None:
         """The agent's ``Implementation`` (``name``, ``version``, ``title``)."""
         return self._async.agent_info
 
     @property
-    def agent_capabilities(self) -> Any:
-        """The agent's ``AgentCapabilities``."""
+    def agent_capabilities(self) -> AgentCapabilities | Unset | None:
+        """The agent's ``AgentCapabilities`` (``UNSET`` if it sent none)."""
         return self._async.agent_capabilities
 
     @property
@@ -426,7 +428,7 @@ class Client(Facade):
         return self._async.auth_methods
 
     @property
-    def initialize_response(self) -> Any:
+    def initialize_response(self) -> InitializeResponse | None:
         """The typed ``InitializeResponse``."""
         return self._async.initialize_response
 
