@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from acp_lite.auth import AuthMethod
+    from acp_lite.jsontypes import JsonValue
 
 __all__ = [
     "AcpError",
@@ -378,7 +379,7 @@ class UnsupportedProtocolVersion(AcpError):
         self,
         message: str,
         *,
-        version: Any,
+        version: JsonValue,
         stderr_tail: Sequence[str] = (),
     ) -> None:
         super().__init__(message, method="initialize", stderr_tail=stderr_tail)

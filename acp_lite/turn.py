@@ -10,7 +10,7 @@ to turn anything but a normal end into :class:`TurnFailed`.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.errors import TurnFailed
@@ -18,11 +18,14 @@ from acp_lite.protocol.constants import END_TURN
 
 if TYPE_CHECKING:
     from acp_lite.model.entities import ToolCallEntity
+    from acp_lite.model.events import Event
     from acp_lite.model.requests import (
         AgentRequestRecord,
         ElicitationRecord,
         PermissionRequestRecord,
     )
+    from acp_lite.model.submissions import Submission
+    from acp_lite.protocol import Error, ErrorObject
 
 __all__ = ["Turn", "TurnFailed"]
 
@@ -52,11 +55,11 @@ class Turn:
       ``session.model.tool_calls``) this work created or updated, in timeline order.
     """
 
-    submission: Any
+    submission: Submission
     message_id: str | None
-    updates: Sequence[Any] = ()
+    updates: Sequence[Event] = ()
     stop_reason: str | None = None
-    error: Any = None
+    error: Error | ErrorObject | None = None
     text: str = ""
     session_id: str | None = None
     requests: Sequence[AgentRequestRecord] = ()

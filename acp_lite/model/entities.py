@@ -17,8 +17,25 @@ from typing import Any
 
 import attrs
 
+from acp_lite.jsontypes import JsonValue
 from acp_lite.model.blocks import Blocks, merge_text, text_parts
-from acp_lite.protocol import UNSET, Content, PlanItems, TextContent
+from acp_lite.protocol import (
+    UNSET,
+    Content,
+    ContentBlock,
+    PlanEntry,
+    PlanItems,
+    PlanUpdateContent,
+    StateUpdate,
+    SubagentSessionCapabilities,
+    TerminalCapabilities,
+    TerminalExitStatus,
+    TerminalSize,
+    TextContent,
+    ToolCallCapabilities,
+    ToolCallContent,
+    ToolCallLocation,
+)
 from acp_lite.protocol import Terminal as TerminalRef
 
 MESSAGE_KINDS = ("user_message", "agent_message", "agent_thought", "session_message")
@@ -143,7 +160,7 @@ class MessageEntity(Entity):
     blocks compactly; it reads as the blocks received).
     """
 
-    content: list[Any] = attrs.Factory(Blocks)
+    content: list[ContentBlock] = attrs.Factory(Blocks)
     #: How many received blocks were joined into others by ``Limits.max_message_blocks``
     #: (0: ``content`` holds every chunk as received).
     merged: int = attrs.field(default=0, init=False)
@@ -155,7 +172,7 @@ class MessageEntity(Entity):
         """The text blocks of ``content`` joined (no separator)."""
         return self._cache.read(self.content, text_parts)
 
-    def _replace(self, blocks: list[Any] | None) -> None:
+    def _replace(self, blocks: list[ContentBlock] | None) -> None:
         self.content = Blocks(blocks) if blocks else Blocks()
         self._cache = _TextCache()
         self._bound = None
@@ -175,7 +192,8 @@ class MessageEntity(Entity):
         while done < n:
             due = limit if self._bound is None else self._bound.at
             take = min(n - done, max(1, due + 1 - len(content)))
-            list.extend(content, texts[done : done + take])
+            # The texts themselves: what a Blocks holds for a plain text block.
+            list.extend(content, texts[done : done + take])  # type: ignore[misc]
             done += take
             if len(content) > limit:
                 self._limit_blocks(limit)
@@ -216,11 +234,11 @@ class ToolCallEntity(Entity):
     title: str | None = None
     tool_kind: str = "other"
     status: str = "pending"
-    content: list[Any] = attrs.Factory(list)
-    locations: list[Any] = attrs.Factory(list)
-    raw_input: Any = None
-    raw_output: Any = None
-    capabilities: Any = None
+    content: list[ToolCallContent] = attrs.Factory(list)
+    locations: list[ToolCallLocation] = attrs.Factory(list)
+    raw_input: JsonValue = None
+    raw_output: JsonValue = None
+    capabilities: ToolCallCapabilities | None = None
     cancel_hint: bool = False
     #: Fields the schema does not know, as last reported (each key replaced by
     #: the latest update that carried it), so nothing the agent sent is lost.
@@ -247,7 +265,7 @@ class ToolCallEntity(Entity):
         """Ids of the terminals this tool call's content references."""
         return [c.terminal_id for c in self.content if isinstance(c, TerminalRef)]
 
-    def _replace(self, items: list[Any] | None) -> None:
+    def _replace(self, items: list[ToolCallContent] | None) -> None:
         self.content = list(items) if items else []
         self._cache = _TextCache()
 
@@ -263,9 +281,9 @@ class TerminalEntity(Entity):
 
     command: str | None = None
     cwd: str | None = None
-    exit_status: Any = None
-    size: Any = None
-    capabilities: Any = None
+    exit_status: TerminalExitStatus | None = None
+    size: TerminalSize | None = None
+    capabilities: TerminalCapabilities | None = None
     _parts: list[bytes] | None = attrs.field(default=None, init=False, repr=False)
 
     @property
@@ -309,7 +327,7 @@ class PlanEntity(Entity):
     ``removed`` is set by ``plan_removed``; the entity keeps its timeline position.
     """
 
-    plan: Any = None
+    plan: PlanUpdateContent | None = None
     removed: bool = False
 
     @property
@@ -318,7 +336,7 @@ class PlanEntity(Entity):
         return None if self.plan is None else str(getattr(self.plan, "type", None))
 
     @property
-    def entries(self) -> list[Any]:
+    def entries(self) -> list[PlanEntry]:
         """The entries of an item-based plan (empty for other plan types)."""
         if isinstance(self.plan, PlanItems):
             return list(self.plan.entries)
@@ -334,7 +352,7 @@ class CompactionEntity(Entity):
     """
 
     status: str = "in_progress"
-    summary: list[Any] = attrs.Factory(Blocks)
+    summary: list[ContentBlock] = attrs.Factory(Blocks)
     error: str | None = None
     #: How many received blocks were joined into others by ``Limits.max_message_blocks``.
     merged: int = attrs.field(default=0, init=False)
@@ -347,7 +365,7 @@ class CompactionEntity(Entity):
         )
 
     @property
-    def content(self) -> list[Any]:
+    def content(self) -> list[ContentBlock]:
         """Alias of ``summary``, so every entity with content has ``content``."""
         return self.summary
 
@@ -356,7 +374,7 @@ class CompactionEntity(Entity):
         """The text blocks of ``summary`` joined."""
         return self._cache.read(self.summary, text_parts)
 
-    def _replace(self, blocks: list[Any] | None) -> None:
+    def _replace(self, blocks: list[ContentBlock] | None) -> None:
         self.summary = Blocks(blocks) if blocks else Blocks()
         self._cache = _TextCache()
         self._bound = None
@@ -372,8 +390,8 @@ class SubagentEntity(Entity):
 
     title: str | None = None
     description: str | None = None
-    capabilities: Any = None
-    state: Any = None
+    capabilities: SubagentSessionCapabilities | None = None
+    state: StateUpdate | None = None
     cwd: str | None = None
     additional_directories: list[str] | None = None
 

@@ -26,11 +26,14 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from acp_lite.protocol import converter, structure_update
 from acp_lite.protocol.chunk_lines import CompactLine
 from acp_lite.protocol.jsonrpc import loads_json
+
+if TYPE_CHECKING:
+    from acp_lite.jsontypes import JsonObject
 
 
 class Event:
@@ -267,7 +270,7 @@ class EventLog(Sequence[Event]):
         self._updates[pos] = t.tag
         return raw
 
-    def raw(self, index: int) -> dict[str, Any]:
+    def raw(self, index: int) -> JsonObject:
         """The raw payload of event ``index`` (re-encoded once if it was not kept)."""
         pos = self._at(index)
         raw = self._raws[pos]
@@ -279,7 +282,7 @@ class EventLog(Sequence[Event]):
             raw = self._raws[pos] = _from_line(raw)
         return raw  # type: ignore[return-value]
 
-    def kept_raw(self, index: int) -> dict[str, Any] | None:
+    def kept_raw(self, index: int) -> JsonObject | None:
         """The raw payload as passed to ``apply`` (``None`` when it was not)."""
         pos = self._at(index)
         raw = self._raws[pos]

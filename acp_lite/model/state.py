@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -17,6 +17,9 @@ from acp_lite.protocol.constants import (
     is_custom,
 )
 from acp_lite.protocol.constants import STATES as KNOWN_STATES
+
+if TYPE_CHECKING:
+    from acp_lite.protocol import Cost
 
 
 def background_key(item: Any) -> tuple[str, str] | None:
@@ -45,7 +48,7 @@ class ContextUsage:
 
     used: int
     size: int
-    cost: Any = None
+    cost: Cost | None = None
 
 
 @attrs.define

@@ -174,7 +174,7 @@ class EntityStore:
             ent.last_event_index = index + len(texts) - 1
             if limit is None:
                 # What Blocks.append holds for each plain text block: its text.
-                extend(ent.content, texts)
+                extend(ent.content, texts)  # type: ignore[misc]
             else:
                 ent._append_texts(texts, limit)
 
