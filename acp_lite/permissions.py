@@ -29,16 +29,26 @@ older spellings ``allow``, ``reject`` and ``cancelled`` are accepted aliases
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Protocol, TypeAlias
+from typing import Final, Protocol, TypeAlias, TypeVar
 
-from acp_lite.protocol import CreateElicitationResponse, converter
+from acp_lite.protocol import (
+    CreateElicitationRequest,
+    CreateElicitationResponse,
+    RequestPermissionRequest,
+    converter,
+)
+
+_S = TypeVar("_S")
 
 __all__ = [
     "CANCELLED",
     "ELICITATION_POLICIES",
     "PERMISSION_ALIASES",
     "PERMISSION_POLICIES",
+    "ElicitationCallback",
+    "ElicitationContent",
     "ElicitationPolicy",
+    "PermissionCallback",
     "PermissionPolicy",
     "accept",
     "accept_defaults",
@@ -83,14 +93,31 @@ class _Option(Protocol):
 
 class _PermissionRequest(Protocol):
     @property
-    def options(self) -> Sequence[Any]: ...
+    def options(self) -> Sequence[_Option]: ...
 
 
-PermissionPolicy: TypeAlias = Callable[[Any, Any], "str | None"]
-"""``(request: RequestPermissionRequest, session) -> option id | CANCELLED | None``."""
+PermissionPolicy: TypeAlias = Callable[[RequestPermissionRequest, object], "str | None"]
+"""``(request: RequestPermissionRequest, session) -> option id | CANCELLED | None``
+(a policy for any session: it may not rely on what the session is)."""
 
-ElicitationPolicy: TypeAlias = Callable[[Any, Any], Any]
+ElicitationPolicy: TypeAlias = Callable[
+    [CreateElicitationRequest, object], CreateElicitationResponse
+]
 """``(request: CreateElicitationRequest, session | None) -> CreateElicitationResponse``."""
+
+PermissionCallback: TypeAlias = Callable[[RequestPermissionRequest, _S], "str | None"]
+"""``on_permission``: ``(request, session) -> option id | CANCELLED | None``, ``_S``
+the session it gets (``Session``; ``AsyncSession`` in :mod:`acp_lite.aio`)."""
+
+ElicitationCallback: TypeAlias = Callable[
+    [CreateElicitationRequest, _S], "CreateElicitationResponse | Mapping[str, object] | None"
+]
+"""``on_elicitation``: ``(request, session or None) -> response``; a wire dict is sent
+as given, ``None`` declines."""
+
+ElicitationContent: TypeAlias = Mapping[str, "str | int | float | bool | Sequence[str]"]
+"""An accepted form's ``content``: property name -> value (spec: a string, number,
+boolean or a list of strings)."""
 
 _ALLOW_KINDS = ("allow_once", "allow_always")
 _REJECT_KINDS = ("reject_once", "reject_always")
@@ -115,20 +142,20 @@ def choose(*kinds: str) -> PermissionPolicy:
     if not kinds:
         raise ValueError("choose() needs at least one option kind")
 
-    def policy(request: Any, session: Any) -> str | None:
+    def policy(request: _PermissionRequest, session: object) -> str | None:
         return option_of_kind(request, *kinds)
 
     policy.__name__ = policy.__qualname__ = f"choose{kinds!r}"
     return policy
 
 
-def allow_once(request: Any, session: Any) -> str | None:
+def allow_once(request: _PermissionRequest, session: object) -> str | None:
     """Select the ``allow_once`` option; ``cancelled`` when none is offered
     (never escalates to ``allow_always``)."""
     return option_of_kind(request, "allow_once")
 
 
-def allow_always(request: Any, session: Any) -> str | None:
+def allow_always(request: _PermissionRequest, session: object) -> str | None:
     """Select ``allow_always``, else ``allow_once``; ``cancelled`` when neither is offered."""
     return option_of_kind(request, "allow_always", "allow_once")
 
@@ -148,12 +175,14 @@ def reject_always(request: _PermissionRequest, session: object) -> str | None:
     return option_of_kind(request, "reject_always", "reject_once")
 
 
-def cancelled(request: Any, session: Any) -> str | None:
+def cancelled(request: object, session: object) -> str | None:
     """Always answer the ``cancelled`` outcome (the agent must not proceed)."""
     return None
 
 
-def ask(question: Callable[[Any, Any], object]) -> PermissionPolicy:
+def ask(
+    question: Callable[[RequestPermissionRequest, _S], object],
+) -> Callable[[RequestPermissionRequest, _S], str | None]:
     """Wrap a decision function (for example one that asks a human) into a policy.
 
     ``question(request, session)`` may block and returns one of:
@@ -168,7 +197,7 @@ def ask(question: Callable[[Any, Any], object]) -> PermissionPolicy:
     never silently taken as approval.
     """
 
-    def policy(request: Any, session: Any) -> str | None:
+    def policy(request: RequestPermissionRequest, session: _S) -> str | None:
         answer = question(request, session)
         if answer is None or answer is CANCELLED:
             return None
@@ -196,31 +225,31 @@ def ask(question: Callable[[Any, Any], object]) -> PermissionPolicy:
 # --- elicitation ------------------------------------------------------------------------
 
 
-def _elicitation_response(payload: dict[str, Any]) -> CreateElicitationResponse:
+def _elicitation_response(payload: Mapping[str, object]) -> CreateElicitationResponse:
     return converter.structure(payload, CreateElicitationResponse)
 
 
-def decline(request: Any, session: Any) -> CreateElicitationResponse:
+def decline(request: object, session: object) -> CreateElicitationResponse:
     """Answer ``{"action": "decline"}``: the user said no. The default elicitation policy."""
     return _elicitation_response({"action": "decline"})
 
 
-def cancel(request: Any, session: Any) -> CreateElicitationResponse:
+def cancel(request: object, session: object) -> CreateElicitationResponse:
     """Answer ``{"action": "cancel"}``: dismissed without a choice."""
     return _elicitation_response({"action": "cancel"})
 
 
-def accept(content: Mapping[str, Any] | None = None) -> ElicitationPolicy:
+def accept(content: ElicitationContent | None = None) -> ElicitationPolicy:
     """A policy answering ``{"action": "accept", "content": content}``.
 
     ``content`` maps the requested schema's property names to values (str, int,
     float, bool or a list of str); ``None`` sends no content (for URL mode).
     """
-    payload: dict[str, Any] = {"action": "accept"}
+    payload: dict[str, object] = {"action": "accept"}
     if content is not None:
         payload["content"] = dict(content)
 
-    def policy(request: Any, session: Any) -> CreateElicitationResponse:
+    def policy(request: object, session: object) -> CreateElicitationResponse:
         return _elicitation_response(dict(payload))
 
     policy.__name__ = policy.__qualname__ = f"accept({content!r})"
@@ -302,7 +331,7 @@ def elicitation_policy(name: str) -> _Elicitation:
     return policy
 
 
-def permission_outcome(answer: object) -> dict[str, Any]:
+def permission_outcome(answer: object) -> dict[str, str]:
     """The wire ``RequestPermissionOutcome`` for a policy's answer.
 
     ``None`` / :data:`CANCELLED` -> ``{"outcome": "cancelled"}``, an option id ->

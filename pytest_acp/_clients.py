@@ -17,6 +17,11 @@ if TYPE_CHECKING:  # loaded with the first client (the conformance checks)
     from acp_lite.client import Client
     from acp_lite.limits import Limits
     from acp_lite.permissions import ElicitationPolicy, PermissionPolicy
+    from acp_lite.protocol import (
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        RequestPermissionRequest,
+    )
     from pytest_acp._incremental import IncrementalCheck
 
 __all__ = [
@@ -44,11 +49,13 @@ class Policies:
         self.current_permission = permission
         self.current_elicitation = elicitation
 
-    def permission(self, request: object, session: object) -> str | None:
+    def permission(self, request: RequestPermissionRequest, session: object) -> str | None:
         """The current test's answer to a permission request."""
         return self.current_permission(request, session)
 
-    def elicitation(self, request: object, session: object) -> object:
+    def elicitation(
+        self, request: CreateElicitationRequest, session: object
+    ) -> CreateElicitationResponse:
         """The current test's answer to an elicitation request."""
         return self.current_elicitation(request, session)
 

@@ -24,6 +24,7 @@ from acp_lite.model.rules import Violation
 from acp_lite.options import command_argv, effective_limits
 from acp_lite.protocol import (
     AgentCapabilities,
+    ClientCapabilities,
     Implementation,
     InitializeResponse,
     McpServer,
@@ -34,6 +35,8 @@ from acp_lite.transcript import Transcript
 
 if TYPE_CHECKING:
     import pluggy
+
+    from acp_lite.permissions import ElicitationCallback, PermissionCallback
 
 __all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
 
@@ -88,8 +91,8 @@ class AsyncClient(ClientMethods):
     async def _initialize(
         self,
         *,
-        client_info: Mapping[str, Any] | Any | None,
-        capabilities: Mapping[str, Any] | Any | None,
+        client_info: Implementation | Mapping[str, object] | None,
+        capabilities: ClientCapabilities | Mapping[str, object] | None,
         timeout: float | None,
     ) -> None:
         conn = self._conn
@@ -298,19 +301,19 @@ async def connect_streams(
     receive_stream: trio.abc.ReceiveStream,
     *,
     timeout: float | None = None,
-    client_info: Mapping[str, Any] | Any | None = None,
-    capabilities: Mapping[str, Any] | Any | None = None,
-    on_permission: Callable[[Any, Any], Any] | None = None,
-    on_elicitation: Callable[[Any, Any], Any] | None = None,
+    client_info: Implementation | Mapping[str, object] | None = None,
+    capabilities: ClientCapabilities | Mapping[str, object] | None = None,
+    on_permission: PermissionCallback[AsyncSession] | None = None,
+    on_elicitation: ElicitationCallback[AsyncSession | None] | None = None,
     files: FileHandler | None = None,
     terminals: TerminalHandler | None = None,
-    plugins: Iterable[Any] = (),
+    plugins: Iterable[object] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
     conformance: bool = False,
     _process: AgentProcess | None = None,
-    _session_view: Callable[[AsyncSession], Any] | None = None,
-    _hook_client: Callable[[AsyncClient], Any] | None = None,
+    _session_view: Callable[[AsyncSession], object] | None = None,
+    _hook_client: Callable[[AsyncClient], object] | None = None,
 ) -> AsyncIterator[AsyncClient]:
     """Connect over an already-open pair of byte streams and run ``initialize``.
 
@@ -365,18 +368,18 @@ async def connect(
     env: Mapping[str, str] | None = None,
     inherit_env: bool = True,
     timeout: float | None = None,
-    client_info: Mapping[str, Any] | Any | None = None,
-    capabilities: Mapping[str, Any] | Any | None = None,
-    on_permission: Callable[[Any, Any], Any] | None = None,
-    on_elicitation: Callable[[Any, Any], Any] | None = None,
+    client_info: Implementation | Mapping[str, object] | None = None,
+    capabilities: ClientCapabilities | Mapping[str, object] | None = None,
+    on_permission: PermissionCallback[AsyncSession] | None = None,
+    on_elicitation: ElicitationCallback[AsyncSession | None] | None = None,
     files: FileHandler | None = None,
     terminals: TerminalHandler | None = None,
-    plugins: Iterable[Any] = (),
+    plugins: Iterable[object] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
     conformance: bool = False,
-    _session_view: Callable[[AsyncSession], Any] | None = None,
-    _hook_client: Callable[[AsyncClient], Any] | None = None,
+    _session_view: Callable[[AsyncSession], object] | None = None,
+    _hook_client: Callable[[AsyncClient], object] | None = None,
 ) -> AsyncIterator[AsyncClient]:
     """Start the agent ``command`` (argv list, no shell), ``initialize``, yield the client.
 
@@ -416,7 +419,7 @@ async def connect(
             await process.aclose()
 
 
-def _plugin_manager(plugins: Iterable[Any]) -> pluggy.PluginManager | None:
+def _plugin_manager(plugins: Iterable[object]) -> pluggy.PluginManager | None:
     """The plugins' ``pluggy.PluginManager``, or ``None`` without plugins (then
     pluggy, a sizeable import, is not needed)."""
     if not plugins:

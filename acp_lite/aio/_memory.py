@@ -23,6 +23,7 @@ from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.aio._terminals import TerminalHandler
 from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
+from acp_lite.protocol import CreateElicitationResponse
 
 __all__ = [
     "AgentFunction",
@@ -54,8 +55,10 @@ class ConnectOptions(TypedDict, total=False):
     timeout: float | None
     client_info: Mapping[str, object] | None
     capabilities: Mapping[str, object] | None
-    on_permission: Callable[..., object] | None
-    on_elicitation: Callable[..., object] | None
+    # The session argument is the connection's (AsyncSession; the blocking Session
+    # for acp_lite.connect_in_memory, which shares these keywords).
+    on_permission: Callable[..., str | None] | None
+    on_elicitation: Callable[..., CreateElicitationResponse | Mapping[str, object] | None] | None
     files: FileHandler | None
     terminals: TerminalHandler | None
     plugins: Iterable[object]

@@ -14,11 +14,11 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import trio
 
-from acp_lite.aio import AsyncClient
+from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.aio import connect as aio_connect
 from acp_lite.aio import connect_streams as aio_connect_streams
 from acp_lite.limits import Limits
@@ -28,6 +28,8 @@ from acp_lite.sync._client import BACKSTOP, Client, Session
 if TYPE_CHECKING:
     from acp_lite.aio import TerminalHandler
     from acp_lite.files import FileHandler
+    from acp_lite.permissions import ElicitationCallback, PermissionCallback
+    from acp_lite.protocol import ClientCapabilities, Implementation
 
 __all__ = ["StreamPair", "connect", "connect_streams"]
 
@@ -39,13 +41,13 @@ def connect(
     env: Mapping[str, str] | None = None,
     inherit_env: bool = True,
     timeout: float | None = None,
-    client_info: Mapping[str, Any] | Any | None = None,
-    capabilities: Mapping[str, Any] | Any | None = None,
-    on_permission: Callable[[Any, Session], Any] | None = None,
-    on_elicitation: Callable[[Any, Session | None], Any] | None = None,
+    client_info: Implementation | Mapping[str, object] | None = None,
+    capabilities: ClientCapabilities | Mapping[str, object] | None = None,
+    on_permission: PermissionCallback[Session] | None = None,
+    on_elicitation: ElicitationCallback[Session | None] | None = None,
     files: FileHandler | None = None,
     terminals: TerminalHandler | None = None,
-    plugins: Iterable[Any] = (),
+    plugins: Iterable[object] = (),
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
     conformance: bool = False,
@@ -80,8 +82,9 @@ def connect(
         timeout=timeout,
         client_info=client_info,
         capabilities=capabilities,
-        on_permission=on_permission,
-        on_elicitation=on_elicitation,
+        # The callbacks get the blocking Session: _session_view maps each AsyncSession.
+        on_permission=cast("PermissionCallback[AsyncSession] | None", on_permission),
+        on_elicitation=cast("ElicitationCallback[AsyncSession | None] | None", on_elicitation),
         files=files,
         terminals=terminals,
         plugins=plugins,
@@ -103,13 +106,13 @@ def connect_streams(
     open_streams: Callable[[], StreamPair | Awaitable[StreamPair]],
     *,
     timeout: float | None = None,
-    client_info: Mapping[str, Any] | Any | None = None,
-    capabilities: Mapping[str, Any] | Any | None = None,
-    on_permission: Callable[[Any, Session], Any] | None = None,
-    on_elicitation: Callable[[Any, Session | None], Any] | None = None,
+    client_info: Implementation | Mapping[str, object] | None = None,
+    capabilities: ClientCapabilities | Mapping[str, object] | None = None,
+    on_permission: PermissionCallback[Session] | None = None,
+    on_elicitation: ElicitationCallback[Session | None] | None = None,
     files: FileHandler | None = None,
     terminals: TerminalHandler | None = None,
-    plugins: Iterable[Any] = (),
+    plugins: Iterable[object] = (),
     limits: Limits | None = None,
     name: str = "streams",
     protocol_version: int | Literal["auto"] = "auto",
@@ -140,8 +143,9 @@ def connect_streams(
             timeout=timeout,
             client_info=client_info,
             capabilities=capabilities,
-            on_permission=on_permission,
-            on_elicitation=on_elicitation,
+            # The callbacks get the blocking Session (session_view maps each one).
+            on_permission=cast("PermissionCallback[AsyncSession] | None", on_permission),
+            on_elicitation=cast("ElicitationCallback[AsyncSession | None] | None", on_elicitation),
             files=files,
             terminals=terminals,
             plugins=plugins,
