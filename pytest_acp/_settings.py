@@ -71,11 +71,12 @@ class AgentCommand:
     argv: tuple[str, ...]
     env: Mapping[str, str] = attrs.field(factory=dict)
     cwd: str | None = None
-    in_process: Callable[..., Any] | None = attrs.field(default=None, kw_only=True)
+    # Called with what its shape takes (a factory, or the agent itself: see above).
+    in_process: Callable[..., object] | None = attrs.field(default=None, kw_only=True)
 
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[object, ...]:
         """Identity used to share one agent between tests."""
-        key: tuple[Any, ...] = (self.argv, tuple(sorted(self.env.items())), self.cwd)
+        key: tuple[object, ...] = (self.argv, tuple(sorted(self.env.items())), self.cwd)
         return key if self.in_process is None else (*key, self.in_process)
 
     def __str__(self) -> str:

@@ -20,6 +20,8 @@ from pytest_acp._safejson import NOT_JSON, loads
 # The conformance checks (and the session model under them) load when a test's
 # traffic is checked: the plugin is imported by every pytest run, ACP or not.
 if TYPE_CHECKING:
+    from acp_lite.jsontypes import JsonValue
+    from acp_lite.transcript import TranscriptEntry
     from pytest_acp._incremental import IncrementalCheck
     from pytest_acp.conformance import Violation
 
@@ -94,18 +96,18 @@ class TestTranscript:
     def __init__(self, node: pytest.Item) -> None:
         self._node = node
 
-    def entries(self) -> list[Any]:
+    def entries(self) -> list[TranscriptEntry]:
         """``TranscriptEntry`` objects (``direction``, ``time``, ``line``)."""
-        out: list[Any] = []
+        out: list[TranscriptEntry] = []
         for tracked in self._node.stash.get(TRACKED, []):
             entries, start = traffic_of(tracked)
             out.extend(entries[start:])
         out.sort(key=lambda e: e.time)
         return out
 
-    def messages(self, direction: str | None = None) -> list[Any]:
+    def messages(self, direction: str | None = None) -> list[JsonValue]:
         """Decoded JSON values (a non-JSON line is kept as its text)."""
-        out: list[Any] = []
+        out: list[JsonValue] = []
         for e in self.entries():
             if direction is None or e.direction == direction:
                 value = loads(e.line)

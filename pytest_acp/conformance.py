@@ -19,11 +19,12 @@ works on a live client's transcript and on a saved NDJSON file alike.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 import attrs
 
 from acp_lite.core import is_v1_initialize
+from acp_lite.jsontypes import JsonValue
 from acp_lite.model import rules as model_rules
 
 # One record type for the whole project, defined in the lower layer and
@@ -199,7 +200,7 @@ class ConnectionChecker:
 
     # -- feeding ------------------------------------------------------------------
 
-    def feed(self, direction: str, line: bytes | str, index: int) -> Any:
+    def feed(self, direction: str, line: bytes | str, index: int) -> object:
         """One wire line (``direction`` "send" = client -> agent) at transcript ``index``.
 
         Returns the decoded JSON value (:data:`NOT_JSON` for a line that is not JSON),
@@ -213,7 +214,7 @@ class ConnectionChecker:
         self.feed_json(direction, value, index)
         return value
 
-    def feed_json(self, direction: str, value: Any, index: int) -> None:
+    def feed_json(self, direction: str, value: JsonValue, index: int) -> None:
         """One decoded wire value (a message or a batch)."""
         messages = value if isinstance(value, list) and value else [value]
         for msg in messages:
@@ -461,7 +462,7 @@ class ConnectionChecker:
         return self.violations
 
 
-def _is_jsonrpc(msg: Any) -> bool:
+def _is_jsonrpc(msg: object) -> TypeGuard[Mapping[str, Any]]:
     if not isinstance(msg, Mapping) or msg.get("jsonrpc") != "2.0":
         return False
     if isinstance(msg.get("method"), str):
@@ -469,7 +470,9 @@ def _is_jsonrpc(msg: Any) -> bool:
     return "id" in msg and (("result" in msg) != ("error" in msg))
 
 
-SavedTranscript: TypeAlias = Transcript | Iterable[TranscriptEntry] | Iterable[Mapping[str, Any]]
+SavedTranscript: TypeAlias = (
+    Transcript | Iterable[TranscriptEntry] | Iterable[Mapping[str, JsonValue]]
+)
 """What :func:`check_transcript` reads: a ``Transcript``, its entries, or NDJSON
 records (each a JSON object: ``dir`` and ``msg`` or ``raw``)."""
 

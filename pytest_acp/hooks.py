@@ -9,9 +9,12 @@ Implement them in a ``conftest.py`` or a plugin, like any pytest hook::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from acp_lite.jsontypes import JsonObject, JsonValue
 
 __all__ = ["AcpHookSpecs"]
 
@@ -21,7 +24,7 @@ class AcpHookSpecs:
 
     @pytest.hookspec
     def pytest_acp_normalize(
-        self, update: dict[str, Any], view: str, config: pytest.Config
+        self, update: JsonObject, view: str, config: pytest.Config
     ) -> bool | None:
         """Normalise one update payload before it is snapshotted (``acp_snapshot``) or
         returned by the ``acp_normalize`` fixture. The agent's requests come here too,
@@ -37,7 +40,7 @@ class AcpHookSpecs:
 
     @pytest.hookspec
     def pytest_acp_cassette_redact(
-        self, message: dict[str, Any] | list[Any], direction: str, config: pytest.Config
+        self, message: JsonObject | list[JsonValue], direction: str, config: pytest.Config
     ) -> None:
         """Redact more before a recorded line is written to a cassette
         (``@pytest.mark.acp_cassette`` recording).

@@ -32,11 +32,14 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_acp._safejson import NOT_JSON, loads
 from pytest_acp._safejson import key as json_key
 from pytest_acp._views import CHUNK_ID_KEYS, final_view, merged_view
+
+if TYPE_CHECKING:
+    from acp_lite.jsontypes import JsonObject
 
 __all__ = [
     "CHUNK_ID_KEYS",
@@ -54,7 +57,7 @@ __all__ = [
 View = Literal["raw", "merged", "final"]
 VIEWS: tuple[str, ...] = ("raw", "merged", "final")
 
-Normalizer = Callable[[dict[str, Any]], "dict[str, Any] | bool | None"]
+Normalizer = Callable[["JsonObject"], "JsonObject | bool | None"]
 """A project normaliser: receives one update payload or request line (a fresh copy,
 raw ids, built-in redaction already applied) and may mutate it in place or return a
 replacement dict; ``False`` drops it. Request lines have ``request`` instead of
@@ -98,7 +101,7 @@ class IdMap:
         self._map: dict[tuple[str, str], str] = {}
         self._counts: dict[str, int] = {}
 
-    def placeholder(self, kind: str, value: Any) -> str:
+    def placeholder(self, kind: str, value: object) -> str:
         """The placeholder for ``value`` (a str or int id) of id kind ``kind``."""
         key = (kind, json_key(value))
         found = self._map.get(key)
@@ -320,7 +323,7 @@ def _items_of(data: Any) -> Iterable[Any]:
     raise TypeError(f"cannot read ACP updates from {type(data).__name__}")
 
 
-def extract_updates(data: Any) -> list[dict[str, Any]]:
+def extract_updates(data: object) -> list[JsonObject]:
     """Update payload dicts (deep copies) from ``data``.
 
     Accepts a sequence of: update payloads, ``session/update`` params or whole
@@ -492,11 +495,11 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def order_keys(update: dict[str, Any]) -> dict[str, Any]:
+def order_keys(update: JsonObject) -> JsonObject:
     """``sessionUpdate`` (or a request line's ``request``) first, then the other keys
     sorted (recursively): a stable, readable order that does not depend on the
     agent's key order."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     first = "sessionUpdate" if "sessionUpdate" in update else "request"
     if first in update:
         out[first] = update[first]
@@ -510,7 +513,7 @@ def order_keys(update: dict[str, Any]) -> dict[str, Any]:
 
 
 def normalize(
-    updates: Any,
+    updates: object,
     view: View | str = "merged",
     *,
     text: bool = True,
@@ -520,7 +523,7 @@ def normalize(
     placeholders: bool = True,
     normalizers: Iterable[Normalizer] = (),
     requests: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Normalise an update stream into comparable wire dicts (see the module docstring).
 
     Args:

@@ -59,6 +59,7 @@ from pytest_acp.normalize import Normalizer, normalize
 if TYPE_CHECKING:  # acp_lite loads with the first ACP fixture, syrupy with acp_snapshot
     from acp_lite.aio import AsyncClient, AsyncSession
     from acp_lite.client import Client, Session
+    from acp_lite.jsontypes import JsonObject
     from acp_lite.permissions import ElicitationPolicy, PermissionPolicy
     from pytest_acp.conformance import Violation
     from pytest_acp.snapshot import AcpSnapshotAssertion
@@ -464,12 +465,12 @@ def acp_snapshot(request: pytest.FixtureRequest, tmp_path: Path) -> AcpSnapshotA
 @pytest.fixture
 def acp_normalize(
     request: pytest.FixtureRequest, tmp_path: Path
-) -> Callable[..., list[dict[str, Any]]]:
+) -> Callable[..., list[JsonObject]]:
     """:func:`pytest_acp.normalize.normalize` with this test's ``tmp_path`` and the
     project's ``pytest_acp_normalize`` hooks applied."""
     config = request.config
 
-    def run(updates: Any, view: str = "merged", **kwargs: Any) -> list[dict[str, Any]]:
+    def run(updates: object, view: str = "merged", **kwargs: Any) -> list[JsonObject]:
         kwargs.setdefault("tmp_path", tmp_path)
         extra = list(kwargs.pop("normalizers", ()))
         return normalize(

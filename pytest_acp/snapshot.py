@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 from syrupy.assertion import SnapshotAssertion
 from syrupy.exceptions import TaintedSnapshotError
+from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
@@ -75,7 +76,7 @@ def _dumps(value: Any) -> str:
 
 
 def serialize_updates(
-    data: Any,
+    data: object,
     options: SnapshotOptions | None = None,
     *,
     exclude: PropertyFilter | None = None,
@@ -124,7 +125,7 @@ class AcpSnapshotExtension(SingleFileSnapshotExtension):
 
     def read_snapshot_data_from_location(
         self, *, snapshot_location: str, snapshot_name: str, session_id: str
-    ) -> SerializableData | None:
+    ) -> SerializedData | None:
         data = super().read_snapshot_data_from_location(
             snapshot_location=snapshot_location,
             snapshot_name=snapshot_name,
@@ -197,7 +198,7 @@ class AcpSnapshotAssertion(SnapshotAssertion):
         exclude: PropertyFilter | None = None,
         include: PropertyFilter | None = None,
         matcher: PropertyMatcher | None = None,
-        extension_class: type[Any] | None = None,
+        extension_class: type[AbstractSyrupyExtension] | None = None,
     ) -> SnapshotAssertion:
         new = super().with_defaults(
             exclude=exclude, include=include, matcher=matcher, extension_class=extension_class

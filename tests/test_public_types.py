@@ -1,7 +1,8 @@
 """No new ``typing.Any`` in the public API.
 
-Walks ``acp_lite.__all__`` (and the modules it lists), ``acp_lite.aio.__all__`` and
-``acp_lite.model.__all__``: every public function, and every public class's
+Walks ``acp_lite.__all__`` (and the modules it lists), ``acp_lite.aio.__all__``,
+``acp_lite.model.__all__`` and pytest_acp's public modules (their ``__all__`` and
+the plugin's fixtures): every public function, and every public class's
 annotated fields, methods (parameters and return) and properties. An annotation
 that is, or contains, ``typing.Any`` must be allowed by rule (the protocol's open
 values: ``meta``, ``extra``, ``raw``, ``data``; the raw ``request`` method's
@@ -26,59 +27,59 @@ import attrs
 import acp_lite
 import acp_lite.aio
 import acp_lite.model
+import pytest_acp
+import pytest_acp.conformance
+import pytest_acp.hooks
+import pytest_acp.normalize
+import pytest_acp.plugin
+import pytest_acp.snapshot
 from acp_lite.protocol._runtime import WireObject
 
 #: Parameter / field names whose values are the protocol's open JSON values.
 OPEN_NAMES = frozenset({"meta", "extra", "raw", "data"})
 
-#: ``name.member:param`` entries that are Any today (to be typed, then removed).
+#: ``name.member:param`` entries still ``Any``, each with why. Only the protocol's
+#: open values belong here for good; the entries marked "for now" live in modules
+#: another change reworks (the chunk fast path: the event log, the transcript, the
+#: wire layer) and are typed there.
 KNOWN_ANY: frozenset[str] = frozenset(
     {
+        # What SessionModel.apply is given and the event log keeps: a SessionUpdate, or
+        # a foreign object the model reports (malformed-update). For now.
         "acp_lite.Event.__init__:update",
-        "acp_lite.Event.raw:return",
         "acp_lite.Event.update:return",
         "acp_lite.SessionModel.apply:update",
         "acp_lite.SessionModel.feed:update",
+        "acp_lite.model.EventLog.append:update",
+        "acp_lite.model.EventLog.update:return",
+        # The update's raw wire JSON (open); JsonObject once the event is reworked.
+        "acp_lite.Event.raw:return",
+        # A wire line's raw JSON (open): any JSON value, or a record object. For now.
         "acp_lite.TranscriptEntry.json:return",
         "acp_lite.TranscriptEntry.message:return",
         "acp_lite.TranscriptEntry.to_record:return",
-        "acp_lite.model.EventLog.append:update",
-        "acp_lite.model.EventLog.update:return",
-        "acp_lite.protocol.CreateElicitationResponse.__init__:content",
+        # Generated wire classes: values the schema leaves open (any JSON).
+        "acp_lite.protocol.CreateElicitationResponse.__init__:content",  # form answers
         "acp_lite.protocol.CreateElicitationResponse.content",
         "acp_lite.protocol.ElicitationAcceptAction.__init__:content",
         "acp_lite.protocol.ElicitationAcceptAction.content",
-        "acp_lite.protocol.ElicitationSchema.__init__:properties",
+        "acp_lite.protocol.ElicitationSchema.__init__:properties",  # JSON Schema
         "acp_lite.protocol.ElicitationSchema.properties",
-        "acp_lite.protocol.MessageMcpNotification.__init__:params",
+        "acp_lite.protocol.MessageMcpNotification.__init__:params",  # MCP's own JSON
         "acp_lite.protocol.MessageMcpNotification.params",
         "acp_lite.protocol.MessageMcpRequest.__init__:params",
         "acp_lite.protocol.MessageMcpRequest.params",
         "acp_lite.protocol.MessageMcpResponse.__init__:result",
         "acp_lite.protocol.MessageMcpResponse.result",
-        "acp_lite.protocol.MethodSpec.__init__:params",
-        "acp_lite.protocol.MethodSpec.__init__:result",
-        "acp_lite.protocol.MethodSpec.params",
-        "acp_lite.protocol.MethodSpec.result",
-        "acp_lite.protocol.Notification.__init__:params",
-        "acp_lite.protocol.Notification.__init__:raw_params",
-        "acp_lite.protocol.Notification.params",
-        "acp_lite.protocol.Notification.raw_params",
-        "acp_lite.protocol.ProxySuccessorNotification.__init__:params",
+        "acp_lite.protocol.ProxySuccessorNotification.__init__:params",  # forwarded as is
         "acp_lite.protocol.ProxySuccessorNotification.params",
         "acp_lite.protocol.ProxySuccessorRequest.__init__:params",
         "acp_lite.protocol.ProxySuccessorRequest.params",
-        "acp_lite.protocol.Request.__init__:params",
-        "acp_lite.protocol.Request.__init__:raw_params",
-        "acp_lite.protocol.Request.params",
-        "acp_lite.protocol.Request.raw_params",
-        "acp_lite.protocol.Response.__init__:result",
-        "acp_lite.protocol.Response.result",
-        "acp_lite.protocol.SetProviderRequest.__init__:headers",
+        "acp_lite.protocol.SetProviderRequest.__init__:headers",  # integration-specific
         "acp_lite.protocol.SetProviderRequest.headers",
-        "acp_lite.protocol.SetSessionConfigOptionRequest.__init__:value",
+        "acp_lite.protocol.SetSessionConfigOptionRequest.__init__:value",  # per option type
         "acp_lite.protocol.SetSessionConfigOptionRequest.value",
-        "acp_lite.protocol.ToolCall.__init__:raw_input",
+        "acp_lite.protocol.ToolCall.__init__:raw_input",  # the tool's own input / output
         "acp_lite.protocol.ToolCall.__init__:raw_output",
         "acp_lite.protocol.ToolCall.raw_input",
         "acp_lite.protocol.ToolCall.raw_output",
@@ -86,11 +87,38 @@ KNOWN_ANY: frozenset[str] = frozenset(
         "acp_lite.protocol.ToolCallUpdate.__init__:raw_output",
         "acp_lite.protocol.ToolCallUpdate.raw_input",
         "acp_lite.protocol.ToolCallUpdate.raw_output",
-        "acp_lite.protocol.decode_value:d",
+        # The JSON-RPC envelope: params / result of any method, typed or raw wire JSON.
+        "acp_lite.protocol.Notification.__init__:params",
+        "acp_lite.protocol.Notification.__init__:raw_params",
+        "acp_lite.protocol.Notification.params",
+        "acp_lite.protocol.Notification.raw_params",
+        "acp_lite.protocol.Request.__init__:params",
+        "acp_lite.protocol.Request.__init__:raw_params",
+        "acp_lite.protocol.Request.params",
+        "acp_lite.protocol.Request.raw_params",
+        "acp_lite.protocol.Response.__init__:result",
+        "acp_lite.protocol.Response.result",
+        "acp_lite.protocol.decode_value:d",  # one parsed JSON value, classified
+        "acp_lite.protocol.to_wire:return",  # a message's JSON object
+        # The converter: any JSON value in (structure_update), any wire value out.
         "acp_lite.protocol.structure_update:update",
-        "acp_lite.protocol.to_wire:return",
         "acp_lite.protocol.unstructure:obj",
         "acp_lite.protocol.unstructure:return",
+        # A wire class or union alias (a type form, which no annotation names). For now.
+        "acp_lite.protocol.MethodSpec.__init__:params",
+        "acp_lite.protocol.MethodSpec.__init__:result",
+        "acp_lite.protocol.MethodSpec.params",
+        "acp_lite.protocol.MethodSpec.result",
+        # syrupy's own PropertyFilter / PropertyMatcher (its signatures, its Any).
+        "pytest_acp.snapshot.AcpSnapshotAssertion.with_defaults:exclude",
+        "pytest_acp.snapshot.AcpSnapshotAssertion.with_defaults:include",
+        "pytest_acp.snapshot.AcpSnapshotAssertion.with_defaults:matcher",
+        "pytest_acp.snapshot.AcpSnapshotExtension.serialize:exclude",
+        "pytest_acp.snapshot.AcpSnapshotExtension.serialize:include",
+        "pytest_acp.snapshot.AcpSnapshotExtension.serialize:matcher",
+        "pytest_acp.snapshot.serialize_updates:exclude",
+        "pytest_acp.snapshot.serialize_updates:include",
+        "pytest_acp.snapshot.serialize_updates:matcher",
     }
 )
 
@@ -163,6 +191,33 @@ def _class_hints(qual: str, cls: type) -> Iterator[tuple[str, object]]:
             yield from _callable_hints(f"{qual}.{name}", member)
 
 
+#: pytest_acp's public modules (the plugin's fixtures are found by what they are).
+#: (``pytest_acp.normalize`` the attribute is the function: the module by its name.)
+PYTEST_ACP_MODULES: tuple[types.ModuleType, ...] = (
+    pytest_acp,
+    pytest_acp.plugin,
+    sys.modules["pytest_acp.normalize"],
+    pytest_acp.conformance,
+    pytest_acp.snapshot,
+    pytest_acp.hooks,
+)
+
+
+def _fixture_function(value: object) -> Callable[..., object] | None:
+    """The function a ``@pytest.fixture`` wraps, or ``None`` for anything else."""
+    wrapped = getattr(value, "__wrapped__", None)
+    if type(value).__name__ == "FixtureFunctionDefinition" and inspect.isfunction(wrapped):
+        return wrapped
+    return None
+
+
+def _fixtures(module: types.ModuleType) -> Iterator[tuple[str, Callable[..., object]]]:
+    for name, value in sorted(vars(module).items()):
+        fn = _fixture_function(value)
+        if fn is not None and _ours(fn):
+            yield name, fn
+
+
 def _walk() -> Iterator[tuple[str, object, object]]:
     """(qualified name, annotation, owning object) of every public annotation."""
     seen: set[int] = set()
@@ -170,6 +225,7 @@ def _walk() -> Iterator[tuple[str, object, object]]:
         ("acp_lite", acp_lite),
         ("acp_lite.aio", acp_lite.aio),
         ("acp_lite.model", acp_lite.model),
+        *((m.__name__, m) for m in PYTEST_ACP_MODULES),
     ]
     for name in _public_names(acp_lite):
         value = getattr(acp_lite, name)
@@ -188,6 +244,12 @@ def _walk() -> Iterator[tuple[str, object, object]]:
                 seen.add(id(value))
                 for key, annotation in _callable_hints(f"{label}.{name}", value):
                     yield key, annotation, value
+        # Fixtures are public by name (their return / yield type is what tests get).
+        for name, fn in _fixtures(module):
+            if id(fn) not in seen:
+                seen.add(id(fn))
+                for key, annotation in _callable_hints(f"{label}.{name}", fn):
+                    yield key, annotation, fn
 
 
 def _allowed(key: str) -> bool:
@@ -216,6 +278,10 @@ def test_walk_sees_the_public_surface() -> None:
         "acp_lite.aio.AsyncSession.fork:cwd",
         "acp_lite.Client.new_session:cwd",
         "acp_lite.SessionModel.apply:update",
+        "pytest_acp.plugin.acp_client:return",
+        "pytest_acp.plugin.acp_fake_agent:return",
+        "pytest_acp.normalize:updates",
+        "pytest_acp.normalize.order_keys:update",
     ):
         assert anchor in keys, anchor
     assert issubclass(acp_lite.protocol.AgentCapabilities, WireObject)
@@ -249,3 +315,24 @@ def test_contains_any_sees_nested_and_string_annotations() -> None:
     assert _contains_any("Mapping[str, Any] | None")
     assert not _contains_any("Anything | None")
     assert not _contains_any(dict[str, object])
+
+
+def test_public_type_aliases_hold_no_any() -> None:
+    # Aliases are not walked (they are no function or class): check them here.
+    import acp_lite.permissions as permissions
+
+    normalize_module = sys.modules["pytest_acp.normalize"]
+
+    aliases: dict[str, object] = {
+        "JsonValue": acp_lite.JsonValue,
+        "JsonObject": acp_lite.JsonObject,
+        "PromptBlock": acp_lite.aio.PromptBlock,
+        "PromptContent": acp_lite.aio.PromptContent,
+        "PermissionPolicy": permissions.PermissionPolicy,
+        "PermissionCallback": permissions.PermissionCallback,
+        "ElicitationPolicy": permissions.ElicitationPolicy,
+        "ElicitationCallback": permissions.ElicitationCallback,
+        "ElicitationContent": permissions.ElicitationContent,
+        "Normalizer": normalize_module.Normalizer,
+    }
+    assert not [name for name, alias in aliases.items() if _contains_any(alias)]
