@@ -29,9 +29,22 @@ if none answers, the default policy (:func:`acp_lite.permissions.reject_once`,
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import pluggy
+
+if TYPE_CHECKING:
+    from acp_lite.jsontypes import JsonValue
+    from acp_lite.model.events import Event
+    from acp_lite.protocol import (
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        RequestPermissionRequest,
+    )
+
+# ``client`` / ``session`` are typed ``object``: an AsyncClient / AsyncSession or the
+# blocking Client / Session (see above), which this bottom-layer module cannot name.
 
 __all__ = ["PROJECT_NAME", "AcpHookSpec", "hookimpl", "hookspec", "plugin_manager"]
 
@@ -49,21 +62,21 @@ class AcpHookSpec:
     """The hooks a plugin may implement. Register with ``pm.add_hookspecs(AcpHookSpec)``."""
 
     @hookspec
-    def acp_connection_opened(self, client: Any) -> None:
+    def acp_connection_opened(self, client: object) -> None:
         """The agent answered ``initialize``: ``client`` is ready to use.
 
         Runs on the trio thread; must not block.
         """
 
     @hookspec
-    def acp_connection_closed(self, client: Any) -> None:
+    def acp_connection_closed(self, client: object) -> None:
         """The connection was closed (by ``close()`` or because the agent exited).
 
         Called once per connection; runs on the trio thread; must not block.
         """
 
     @hookspec
-    def acp_session_update(self, session: Any, event: Any) -> None:
+    def acp_session_update(self, session: object, event: Event) -> None:
         """A ``session/update`` was applied to ``session.model``.
 
         ``event`` is the model's ``Event`` (``index``, ``update``, ``raw``,
@@ -72,7 +85,9 @@ class AcpHookSpec:
         """
 
     @hookspec(firstresult=True)
-    def acp_permission_request(self, request: Any, session: Any) -> Any:
+    def acp_permission_request(
+        self, request: RequestPermissionRequest, session: object
+    ) -> str | None:
         """Answer a ``session/request_permission`` request.
 
         ``request`` is the typed ``RequestPermissionRequest`` (``title``,
@@ -84,7 +99,9 @@ class AcpHookSpec:
         """
 
     @hookspec(firstresult=True)
-    def acp_elicitation_request(self, request: Any, session: Any) -> Any:
+    def acp_elicitation_request(
+        self, request: CreateElicitationRequest, session: object
+    ) -> CreateElicitationResponse | Mapping[str, object] | None:
         """Answer an ``elicitation/create`` request.
 
         ``request`` is the typed ``CreateElicitationRequest``; ``session`` is the
@@ -95,14 +112,14 @@ class AcpHookSpec:
         """
 
     @hookspec
-    def acp_extension_notification(self, client: Any, method: str, params: Any) -> None:
+    def acp_extension_notification(self, client: object, method: str, params: JsonValue) -> None:
         """The agent sent a ``_``-prefixed extension notification.
 
         ``params`` is the raw JSON value. Runs on the trio thread; must not block.
         """
 
 
-def plugin_manager(plugins: Any = ()) -> pluggy.PluginManager:
+def plugin_manager(plugins: Iterable[object] = ()) -> pluggy.PluginManager:
     """A ``PluginManager`` with the acp_lite hookspecs and ``plugins`` registered."""
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(AcpHookSpec)

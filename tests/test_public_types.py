@@ -1,7 +1,8 @@
 """No new ``typing.Any`` in the public API.
 
 Walks ``acp_lite.__all__`` (and the modules it lists), ``acp_lite.aio.__all__``,
-``acp_lite.model.__all__`` and pytest_acp's public modules (their ``__all__`` and
+``acp_lite.model.__all__``, ``acp_lite.hookspec``, ``acp_lite.cassettes`` and
+pytest_acp's public modules (their ``__all__`` and
 the plugin's fixtures): every public function, and every public class's
 annotated fields, methods (parameters and return) and properties. An annotation
 that is, or contains, ``typing.Any`` must be allowed by rule (the protocol's open
@@ -26,6 +27,8 @@ import attrs
 
 import acp_lite
 import acp_lite.aio
+import acp_lite.cassettes
+import acp_lite.hookspec
 import acp_lite.model
 import pytest_acp
 import pytest_acp.conformance
@@ -225,6 +228,8 @@ def _walk() -> Iterator[tuple[str, object, object]]:
         ("acp_lite", acp_lite),
         ("acp_lite.aio", acp_lite.aio),
         ("acp_lite.model", acp_lite.model),
+        ("acp_lite.hookspec", acp_lite.hookspec),
+        ("acp_lite.cassettes", acp_lite.cassettes),
         *((m.__name__, m) for m in PYTEST_ACP_MODULES),
     ]
     for name in _public_names(acp_lite):
@@ -278,6 +283,8 @@ def test_walk_sees_the_public_surface() -> None:
         "acp_lite.aio.AsyncSession.fork:cwd",
         "acp_lite.Client.new_session:cwd",
         "acp_lite.SessionModel.apply:update",
+        "acp_lite.hookspec.AcpHookSpec.acp_permission_request:request",
+        "acp_lite.cassettes.Record.message",
         "pytest_acp.plugin.acp_client:return",
         "pytest_acp.plugin.acp_fake_agent:return",
         "pytest_acp.normalize:updates",

@@ -21,11 +21,12 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeGuard, TypeVar
 
 import attrs
 
 from acp_lite.errors import CassetteError
+from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.transcript import dumps_record
 
 __all__ = [
@@ -42,6 +43,8 @@ FORMAT_VERSION = 1
 """The ``acpCassette`` value of the headers this version writes."""
 
 RecordDirection = Literal["send", "recv", "exit"]
+
+_N = TypeVar("_N", int, float)
 
 
 def library_version() -> str:
@@ -77,16 +80,28 @@ class Header:
         }
 
     @classmethod
-    def from_json(cls, value: dict[str, Any]) -> Header:
-        """Read a header line's object (unknown keys are ignored)."""
+    def from_json(cls, value: JsonObject) -> Header:
+        """Read a header line's object (unknown keys are ignored; ``ValueError`` when
+        ``acpCassette`` is not a format number)."""
         version = value.get("protocolVersion")
         return cls(
-            format=int(value.get("acpCassette", FORMAT_VERSION)),
+            format=_number(value.get("acpCassette", FORMAT_VERSION), "acpCassette", int),
             protocol_version=version if isinstance(version, int) else None,
             agent=str(value.get("agent", "")),
             acp_lite=str(value.get("acpLite", "")),
             recorded_at=str(value.get("recordedAt", "")),
         )
+
+
+def _is_direction(value: object) -> TypeGuard[RecordDirection]:
+    return value in ("send", "recv", "exit")
+
+
+def _number(value: JsonValue, key: str, kind: type[_N]) -> _N:
+    # A number (or its text, as int() / float() read it); else the line is malformed.
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"{key!r} is {value!r}, not a number")
+    return kind(value)
 
 
 @attrs.frozen
@@ -98,7 +113,7 @@ class Record:
 
     direction: RecordDirection
     time: float
-    message: Any = None
+    message: JsonValue = None
     raw: str | None = None
     returncode: int | None = None
 
@@ -114,12 +129,12 @@ class Record:
         return out
 
     @classmethod
-    def from_json(cls, value: dict[str, Any]) -> Record:
+    def from_json(cls, value: JsonObject) -> Record:
         """Read one transcript record (``ValueError`` when it is not one)."""
         direction = value.get("dir")
-        if direction not in ("send", "recv", "exit"):
+        if not _is_direction(direction):
             raise ValueError(f"not a transcript record: 'dir' is {direction!r}")
-        time = float(value.get("t", 0.0))
+        time = _number(value.get("t", 0.0), "t", float)
         if direction == "exit":
             code = value.get("returncode")
             return cls("exit", time, returncode=code if isinstance(code, int) else None)
@@ -196,7 +211,10 @@ class Cassette:
                 raise CassetteError(f"{name}:{n}: not JSON: {exc}") from None
             if isinstance(value, dict) and "acpCassette" in value:
                 close()
-                header, records, lines = Header.from_json(value), [], []
+                try:
+                    header, records, lines = Header.from_json(value), [], []
+                except ValueError as exc:
+                    raise CassetteError(f"{name}:{n}: {exc}") from None
                 continue
             if not isinstance(value, dict):
                 raise CassetteError(f"{name}:{n}: not a transcript record: {text_line[:80]}")

@@ -268,6 +268,11 @@ def test_cassette_files_round_trip_and_bad_lines_are_named(tmp_path: Path) -> No
         Cassette.loads('{"dir": "send", "t": 0, "msg": 1}\n{"dir": "up"}\n', "x.jsonl")
     with pytest.raises(CassetteError, match=r"^x\.jsonl:1: not JSON"):
         Cassette.loads("{", "x.jsonl")
+    # Numbers of the wrong JSON type name their line too (not a bare TypeError).
+    with pytest.raises(CassetteError, match=r"^x\.jsonl:1: 't' is \[1\], not a number"):
+        Cassette.loads('{"dir": "send", "t": [1], "msg": 1}\n', "x.jsonl")
+    with pytest.raises(CassetteError, match=r"^x\.jsonl:1: 'acpCassette' is \{\}, not a number"):
+        Cassette.loads('{"acpCassette": {}}\n', "x.jsonl")
 
 
 def test_auth_payloads_and_mcp_secrets_are_redacted() -> None:
