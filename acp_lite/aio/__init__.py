@@ -24,6 +24,10 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
   :class:`AsyncSession` to what callbacks and hooks receive as ``session`` (the
   facade passes its blocking ``Session``); ``_hook_client(async_client)`` likewise
   gives what hooks receive as ``client`` (from ``acp_connection_opened`` on).
+  ``connect_with(argv, options)`` / ``connect_streams_with(send, receive, options)``
+  are the same with the keywords as one :class:`acp_lite.options.ConnectOptions`
+  (its ``session_view`` / ``hook_client`` are those two): the facade builds that
+  value once from its own keywords and passes it down.
 * :class:`AsyncClient`: ``protocol_version``, ``agent_info``,
   ``agent_capabilities``, ``auth_methods``, ``transcript``, ``events`` (client
   event log of :class:`ConnectionEvent`), ``sessions``, ``closed``, ``pid``,
@@ -50,7 +54,14 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
   an id are answered with their JSON-RPC error.
 """
 
-from acp_lite.aio._client import PROTOCOL_VERSION, AsyncClient, connect, connect_streams
+from acp_lite.aio._client import (
+    PROTOCOL_VERSION,
+    AsyncClient,
+    connect,
+    connect_streams,
+    connect_streams_with,
+    connect_with,
+)
 from acp_lite.aio._memory import PipeAgent, connect_in_memory
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession, prompt_blocks
@@ -79,5 +90,7 @@ __all__ = [
     "connect",
     "connect_in_memory",
     "connect_streams",
+    "connect_streams_with",
+    "connect_with",
     "prompt_blocks",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import trio
 
@@ -21,14 +21,18 @@ from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
 from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
-from acp_lite.options import command_argv, effective_limits
+from acp_lite.options import ConnectOptions, command_argv, effective_limits
 from acp_lite.protocol import InitializeResponse, converter
 from acp_lite.transcript import Transcript
 
-if TYPE_CHECKING:
-    import pluggy
-
-__all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "AsyncClient",
+    "connect",
+    "connect_streams",
+    "connect_streams_with",
+    "connect_with",
+]
 
 
 def _version() -> str:
@@ -315,28 +319,45 @@ async def connect_streams(
     agent requests ``fs/*`` / ``terminal/*`` (e.g. ``acp_lite.LocalFiles()``,
     ``acp_lite.LocalTerminals()``); only what is given is advertised.
     """
-    limits = effective_limits(limits, timeout)
-    conn = Connection(
-        send_stream,
-        receive_stream,
-        limits=limits,
-        process=_process,
-        plugin_manager=_plugin_manager(plugins),
+    options = ConnectOptions(
+        limits=effective_limits(limits, timeout),
+        timeout=timeout,
+        client_info=client_info,
+        capabilities=capabilities,
         on_permission=on_permission,
         on_elicitation=on_elicitation,
-        session_view=_session_view,
-        protocol_version=protocol_version,
-        conformance=conformance,
         files=files,
         terminals=terminals,
+        plugins=tuple(plugins),
+        protocol_version=protocol_version,
+        conformance=conformance,
+        session_view=_session_view,
+        hook_client=_hook_client,
     )
-    client = AsyncClient(conn, _hook_client)
+    async with connect_streams_with(send_stream, receive_stream, options, process=_process) as c:
+        yield c
+
+
+@asynccontextmanager
+async def connect_streams_with(
+    send_stream: trio.abc.SendStream,
+    receive_stream: trio.abc.ReceiveStream,
+    options: ConnectOptions,
+    *,
+    process: AgentProcess | None = None,
+) -> AsyncIterator[AsyncClient]:
+    """:func:`connect_streams` with its options as one :class:`~acp_lite.options.ConnectOptions`
+    (``process``: the agent process the streams belong to, if any)."""
+    conn = Connection(send_stream, receive_stream, options, process=process, sessions=AsyncSession)
+    client = AsyncClient(conn, options.hook_client)
     try:
         async with trio.open_nursery() as nursery:
             conn.start(nursery)
             try:
                 await client._initialize(
-                    client_info=client_info, capabilities=capabilities, timeout=None
+                    client_info=options.client_info,
+                    capabilities=options.capabilities,
+                    timeout=None,
                 )
                 yield client
             finally:
@@ -379,40 +400,44 @@ async def connect(
     :func:`connect_streams`.
     """
     argv = command_argv(command)
-    limits = effective_limits(limits, timeout)
+    options = ConnectOptions(
+        limits=effective_limits(limits, timeout),
+        cwd=cwd,
+        env=env,
+        inherit_env=inherit_env,
+        timeout=timeout,
+        client_info=client_info,
+        capabilities=capabilities,
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
+        files=files,
+        terminals=terminals,
+        plugins=tuple(plugins),
+        protocol_version=protocol_version,
+        conformance=conformance,
+        session_view=_session_view,
+        hook_client=_hook_client,
+    )
+    async with connect_with(argv, options) as client:
+        yield client
+
+
+@asynccontextmanager
+async def connect_with(argv: Sequence[str], options: ConnectOptions) -> AsyncIterator[AsyncClient]:
+    """:func:`connect` with the argv list checked (:func:`~acp_lite.options.command_argv`)
+    and its options as one :class:`~acp_lite.options.ConnectOptions`."""
     process = await AgentProcess.start(
-        argv, cwd=cwd, env=env, inherit_env=inherit_env, limits=limits
+        list(argv),
+        cwd=options.cwd,
+        env=options.env,
+        inherit_env=options.inherit_env,
+        limits=options.limits,
     )
     try:
-        async with connect_streams(
-            process.stdin,
-            process.stdout,
-            timeout=timeout,
-            client_info=client_info,
-            capabilities=capabilities,
-            on_permission=on_permission,
-            on_elicitation=on_elicitation,
-            files=files,
-            terminals=terminals,
-            plugins=plugins,
-            limits=limits,
-            protocol_version=protocol_version,
-            conformance=conformance,
-            _process=process,
-            _session_view=_session_view,
-            _hook_client=_hook_client,
+        async with connect_streams_with(
+            process.stdin, process.stdout, options, process=process
         ) as client:
             yield client
     finally:
         with trio.CancelScope(shield=True):
             await process.aclose()
-
-
-def _plugin_manager(plugins: Iterable[Any]) -> pluggy.PluginManager | None:
-    """The plugins' ``pluggy.PluginManager``, or ``None`` without plugins (then
-    pluggy, a sizeable import, is not needed)."""
-    if not plugins:
-        return None
-    from acp_lite.hookspec import plugin_manager
-
-    return plugin_manager(plugins)

@@ -13,7 +13,7 @@ import logging
 import math
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
@@ -37,16 +37,14 @@ from acp_lite.core import (
     UpdateApplied,
 )
 from acp_lite.errors import AcpError, AgentExited, Timeout, TransportError
-from acp_lite.limits import Limits
+from acp_lite.options import ConnectOptions
 from acp_lite.protocol import ErrorCode
 
 if TYPE_CHECKING:
     import pluggy
 
     from acp_lite.aio._session import AsyncSession
-    from acp_lite.aio._terminals import TerminalHandler
     from acp_lite.core import AgentRequest
-    from acp_lite.files import FileHandler
     from acp_lite.transcript import Transcript
 
 __all__ = ["Connection"]
@@ -67,18 +65,17 @@ class Connection:
         self,
         send_stream: trio.abc.SendStream,
         receive_stream: trio.abc.ReceiveStream,
+        options: ConnectOptions,
         *,
-        limits: Limits,
+        sessions: Callable[[Connection, SessionState], Any],
         process: AgentProcess | None = None,
-        plugin_manager: pluggy.PluginManager | None = None,
-        on_permission: Callable[[Any, Any], Any] | None = None,
-        on_elicitation: Callable[[Any, Any], Any] | None = None,
-        session_view: Callable[[AsyncSession], Any] | None = None,
-        protocol_version: int | Literal["auto"] = "auto",
-        conformance: bool = False,
-        files: FileHandler | None = None,
-        terminals: TerminalHandler | None = None,
     ) -> None:
+        """``sessions(connection, state)`` makes the session object of a core session
+        state (``AsyncSession``), the first time one is needed."""
+        limits = options.limits
+        plugin_manager = _plugin_manager(options.plugins)
+        protocol_version = options.protocol_version
+        self._make_session = sessions
         self.limits = limits
         self.process = process
         self._send_stream = send_stream
@@ -92,14 +89,16 @@ class Connection:
             stderr_tail=self.stderr_tail,
             update_events=self._update_hook is not None,
             protocol_version=protocol_version,
-            locate_findings=conformance,
+            locate_findings=options.conformance,
         )
-        self.session_view = session_view
+        self.session_view = options.session_view
         #: The ``protocol_version`` asked for (1, 2 or "auto").
         self.requested_version = protocol_version
-        self._decider = AgentRequestDecider(plugin_manager, on_permission, on_elicitation)
+        self._decider = AgentRequestDecider(
+            plugin_manager, options.on_permission, options.on_elicitation
+        )
         #: Serves fs/* and terminal/* when the user gave handlers (else None).
-        self.client_requests = ClientRequests.create(files, terminals)
+        self.client_requests = ClientRequests.create(options.files, options.terminals)
         if self.client_requests is not None:
             rpc = self.core.rpc
             rpc.handled_methods = rpc.handled_methods | self.client_requests.methods
@@ -147,9 +146,7 @@ class Connection:
         """The :class:`AsyncSession` of a core session state (made on first use)."""
         handle = state.handle
         if handle is None:
-            from acp_lite.aio._session import AsyncSession
-
-            handle = AsyncSession(self, state)
+            handle = self._make_session(self, state)
         return handle  # type: ignore[no-any-return]
 
     def stderr_tail(self) -> list[str]:
@@ -588,3 +585,13 @@ class Connection:
             logger.exception("hook %s raised", name)
             self.core.log_event("callback_error", error=exc, method=name)
             return None
+
+
+def _plugin_manager(plugins: tuple[Any, ...]) -> pluggy.PluginManager | None:
+    """The plugins' ``pluggy.PluginManager``, or ``None`` without plugins (then
+    pluggy, a sizeable import, is not needed)."""
+    if not plugins:
+        return None
+    from acp_lite.hookspec import plugin_manager
+
+    return plugin_manager(plugins)

@@ -26,7 +26,7 @@ from acp_lite.limits import Limits
 
 __all__ = [
     "AgentFunction",
-    "ConnectOptions",
+    "ConnectKeywords",
     "PipeAgent",
     "connect_in_memory",
     "memory_stream_pair",
@@ -48,8 +48,8 @@ class PipeAgent(Protocol):
         ...
 
 
-class ConnectOptions(TypedDict, total=False):
-    """The options of :func:`~acp_lite.aio.connect_streams`, for ``connect_in_memory``."""
+class ConnectKeywords(TypedDict, total=False):
+    """The keywords of :func:`~acp_lite.aio.connect_streams`, for ``connect_in_memory``."""
 
     timeout: float | None
     client_info: Mapping[str, object] | None
@@ -99,7 +99,7 @@ async def run_agent(agent: AgentFunction, stream: trio.abc.Stream) -> None:
 
 @asynccontextmanager
 async def connect_in_memory(
-    agent: PipeAgent | AgentFunction, **connect_kwargs: Unpack[ConnectOptions]
+    agent: PipeAgent | AgentFunction, **connect_kwargs: Unpack[ConnectKeywords]
 ) -> AsyncIterator[AsyncClient]:
     """Connect to an agent in this process, run ``initialize``, yield the client.
 
@@ -149,7 +149,7 @@ async def connect_in_memory(
 
 
 @asynccontextmanager
-async def _in_process(agent: PipeAgent, kwargs: ConnectOptions) -> AsyncIterator[AsyncClient]:
+async def _in_process(agent: PipeAgent, kwargs: ConnectKeywords) -> AsyncIterator[AsyncClient]:
     write_fd, read_fd = agent.start()
     send = trio.lowlevel.FdStream(write_fd)
     receive = trio.lowlevel.FdStream(read_fd)

@@ -18,11 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 
-from acp_lite.aio import AsyncClient
-from acp_lite.aio import connect as aio_connect
-from acp_lite.aio import connect_streams as aio_connect_streams
+from acp_lite.aio import AsyncClient, connect_streams_with, connect_with
 from acp_lite.limits import Limits
-from acp_lite.options import command_argv, effective_limits
+from acp_lite.options import ConnectOptions, command_argv, effective_limits
 from acp_lite.sync._client import BACKSTOP, Client, Session
 
 if TYPE_CHECKING:
@@ -68,12 +66,10 @@ def connect(
     without them those are neither advertised nor served.
     """
     argv = command_argv(command)  # TypeError for a string: no shell splits it
-    limits = effective_limits(limits, timeout)
-    name = os.path.basename(argv[0])
-    plugins = list(plugins)
-    client = Client._new(name, limits)
-    connection = aio_connect(
-        argv,
+    client = Client._new(os.path.basename(argv[0]), effective_limits(limits, timeout))
+    plugins = tuple(plugins)
+    options = ConnectOptions(
+        limits=client._limits,
         cwd=cwd,
         env=env,
         inherit_env=inherit_env,
@@ -85,14 +81,13 @@ def connect(
         files=files,
         terminals=terminals,
         plugins=plugins,
-        limits=limits,
         protocol_version=protocol_version,
         conformance=conformance,
-        _session_view=client._weak_session_view,
+        session_view=client._weak_session_view,
         # Hooks receive the blocking client (held strongly only when there are hooks).
-        _hook_client=client._attach if plugins else None,
+        hook_client=client._attach if plugins else None,
     )
-    _enter(client, connection, timeout)
+    _enter(client, connect_with(argv, options), timeout)
     return client
 
 
@@ -124,33 +119,29 @@ def connect_streams(
     ``async`` function around ``trio.open_tcp_stream``. ``close()`` closes the
     streams; there is no process to stop. Other arguments as for :func:`connect`.
     """
-    limits = effective_limits(limits, timeout)
-    plugins = list(plugins)
-    client = Client._new(name, limits)
-    session_view = client._weak_session_view
-    hook_client = client._attach if plugins else None
+    client = Client._new(name, effective_limits(limits, timeout))
+    plugins = tuple(plugins)
+    options = ConnectOptions(
+        limits=client._limits,
+        timeout=timeout,
+        client_info=client_info,
+        capabilities=capabilities,
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
+        files=files,
+        terminals=terminals,
+        plugins=plugins,
+        protocol_version=protocol_version,
+        conformance=conformance,
+        session_view=client._weak_session_view,
+        hook_client=client._attach if plugins else None,
+    )
 
     @asynccontextmanager
     async def streams_connection() -> AsyncIterator[AsyncClient]:
         opened = open_streams()
         send, receive = await opened if inspect.isawaitable(opened) else opened
-        async with aio_connect_streams(
-            send,
-            receive,
-            timeout=timeout,
-            client_info=client_info,
-            capabilities=capabilities,
-            on_permission=on_permission,
-            on_elicitation=on_elicitation,
-            files=files,
-            terminals=terminals,
-            plugins=plugins,
-            limits=limits,
-            protocol_version=protocol_version,
-            conformance=conformance,
-            _session_view=session_view,
-            _hook_client=hook_client,
-        ) as aclient:
+        async with connect_streams_with(send, receive, options) as aclient:
             yield aclient
 
     _enter(client, streams_connection(), timeout)
