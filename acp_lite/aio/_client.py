@@ -21,7 +21,7 @@ from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
 from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
-from acp_lite.options import ConnectOptions, command_argv, effective_limits
+from acp_lite.options import ConnectOptions, command_argv
 from acp_lite.protocol import InitializeResponse, converter
 from acp_lite.transcript import Transcript
 
@@ -304,9 +304,6 @@ async def connect_streams(
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
     conformance: bool = False,
-    _process: AgentProcess | None = None,
-    _session_view: Callable[[AsyncSession], Any] | None = None,
-    _hook_client: Callable[[AsyncClient], Any] | None = None,
 ) -> AsyncIterator[AsyncClient]:
     """Connect over an already-open pair of byte streams and run ``initialize``.
 
@@ -317,10 +314,10 @@ async def connect_streams(
     ``conformance=True`` locates the session models' violations in the transcript
     (:meth:`AsyncClient.violations`). ``files`` / ``terminals`` serve the ACP v1
     agent requests ``fs/*`` / ``terminal/*`` (e.g. ``acp_lite.LocalFiles()``,
-    ``acp_lite.LocalTerminals()``); only what is given is advertised.
+    ``acp_lite.LocalTerminals()``); only what is given is advertised. A bad value
+    raises ``TypeError`` / ``ValueError`` here (:class:`~acp_lite.options.ConnectOptions`).
     """
     options = ConnectOptions(
-        limits=effective_limits(limits, timeout),
         timeout=timeout,
         client_info=client_info,
         capabilities=capabilities,
@@ -328,14 +325,13 @@ async def connect_streams(
         on_elicitation=on_elicitation,
         files=files,
         terminals=terminals,
-        plugins=tuple(plugins),
+        plugins=plugins,
+        limits=limits,
         protocol_version=protocol_version,
         conformance=conformance,
-        session_view=_session_view,
-        hook_client=_hook_client,
     )
-    async with connect_streams_with(send_stream, receive_stream, options, process=_process) as c:
-        yield c
+    async with connect_streams_with(send_stream, receive_stream, options) as client:
+        yield client
 
 
 @asynccontextmanager
@@ -345,11 +341,34 @@ async def connect_streams_with(
     options: ConnectOptions,
     *,
     process: AgentProcess | None = None,
+    session_view: Callable[[AsyncSession], object] | None = None,
+    hook_client: Callable[[AsyncClient], object] | None = None,
 ) -> AsyncIterator[AsyncClient]:
-    """:func:`connect_streams` with its options as one :class:`~acp_lite.options.ConnectOptions`
-    (``process``: the agent process the streams belong to, if any)."""
-    conn = Connection(send_stream, receive_stream, options, process=process, sessions=AsyncSession)
-    client = AsyncClient(conn, options.hook_client)
+    """:func:`connect_streams` with its options as one :class:`~acp_lite.options.ConnectOptions`.
+
+    ``process``: the agent process the streams belong to (:func:`connect_with`
+    passes it; without one, ``options`` may not set ``cwd`` / ``env`` /
+    ``inherit_env``: there is no process they could apply to). For a layer above
+    this one (the blocking facade passes its ``Session`` and ``Client``):
+    ``session_view(async_session)`` is what callbacks and hooks receive as
+    ``session``, ``hook_client(async_client)`` what hooks receive as ``client``
+    (``None``: the async objects).
+    """
+    if process is None and options.process_options:
+        names = ", ".join(sorted(options.process_options))
+        raise ValueError(
+            f"{names}: options of an agent process, and these streams have none "
+            "(connect_with starts one)"
+        )
+    conn = Connection(
+        send_stream,
+        receive_stream,
+        options,
+        sessions=AsyncSession,
+        session_view=session_view,
+        process=process,
+    )
+    client = AsyncClient(conn, hook_client)
     try:
         async with trio.open_nursery() as nursery:
             conn.start(nursery)
@@ -388,8 +407,6 @@ async def connect(
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
     conformance: bool = False,
-    _session_view: Callable[[AsyncSession], Any] | None = None,
-    _hook_client: Callable[[AsyncClient], Any] | None = None,
 ) -> AsyncIterator[AsyncClient]:
     """Start the agent ``command`` (argv list, no shell), ``initialize``, yield the client.
 
@@ -397,11 +414,11 @@ async def connect(
     ``inherit_env=False``. Leaving the block closes the agent: close stdin, wait,
     SIGTERM, wait, SIGKILL (bounded by ``limits.shutdown_timeout``).
     ``protocol_version``, ``conformance``, ``files`` and ``terminals`` as for
-    :func:`connect_streams`.
+    :func:`connect_streams`. A bad value raises ``TypeError`` / ``ValueError``
+    before the agent starts.
     """
     argv = command_argv(command)
     options = ConnectOptions(
-        limits=effective_limits(limits, timeout),
         cwd=cwd,
         env=env,
         inherit_env=inherit_env,
@@ -412,30 +429,41 @@ async def connect(
         on_elicitation=on_elicitation,
         files=files,
         terminals=terminals,
-        plugins=tuple(plugins),
+        plugins=plugins,
+        limits=limits,
         protocol_version=protocol_version,
         conformance=conformance,
-        session_view=_session_view,
-        hook_client=_hook_client,
     )
     async with connect_with(argv, options) as client:
         yield client
 
 
 @asynccontextmanager
-async def connect_with(argv: Sequence[str], options: ConnectOptions) -> AsyncIterator[AsyncClient]:
-    """:func:`connect` with the argv list checked (:func:`~acp_lite.options.command_argv`)
-    and its options as one :class:`~acp_lite.options.ConnectOptions`."""
+async def connect_with(
+    command: Sequence[str | os.PathLike[str]],
+    options: ConnectOptions,
+    *,
+    session_view: Callable[[AsyncSession], object] | None = None,
+    hook_client: Callable[[AsyncClient], object] | None = None,
+) -> AsyncIterator[AsyncClient]:
+    """:func:`connect` with its options as one :class:`~acp_lite.options.ConnectOptions`
+    (``session_view`` / ``hook_client`` as for :func:`connect_streams_with`)."""
+    argv = command_argv(command)
     process = await AgentProcess.start(
-        list(argv),
+        argv,
         cwd=options.cwd,
         env=options.env,
         inherit_env=options.inherit_env,
-        limits=options.limits,
+        limits=options.effective_limits,
     )
     try:
         async with connect_streams_with(
-            process.stdin, process.stdout, options, process=process
+            process.stdin,
+            process.stdout,
+            options,
+            process=process,
+            session_view=session_view,
+            hook_client=hook_client,
         ) as client:
             yield client
     finally:

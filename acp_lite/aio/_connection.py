@@ -68,11 +68,15 @@ class Connection:
         options: ConnectOptions,
         *,
         sessions: Callable[[Connection, SessionState], Any],
+        session_view: Callable[[AsyncSession], Any] | None = None,
         process: AgentProcess | None = None,
     ) -> None:
         """``sessions(connection, state)`` makes the session object of a core session
-        state (``AsyncSession``), the first time one is needed."""
-        limits = options.limits
+        state (``AsyncSession``), the first time one is needed; ``session_view`` maps
+        one to what callbacks and hooks receive (``None``: the session itself)."""
+        #: What the connection was made with.
+        self.options = options
+        limits = options.effective_limits
         plugin_manager = _plugin_manager(options.plugins)
         protocol_version = options.protocol_version
         self._make_session = sessions
@@ -91,7 +95,7 @@ class Connection:
             protocol_version=protocol_version,
             locate_findings=options.conformance,
         )
-        self.session_view = options.session_view
+        self.session_view = session_view
         #: The ``protocol_version`` asked for (1, 2 or "auto").
         self.requested_version = protocol_version
         self._decider = AgentRequestDecider(

@@ -20,7 +20,7 @@ import trio
 
 from acp_lite.aio import AsyncClient, connect_streams_with, connect_with
 from acp_lite.limits import Limits
-from acp_lite.options import ConnectOptions, command_argv, effective_limits
+from acp_lite.options import ConnectOptions, command_argv
 from acp_lite.sync._client import BACKSTOP, Client, Session
 
 if TYPE_CHECKING:
@@ -66,10 +66,7 @@ def connect(
     without them those are neither advertised nor served.
     """
     argv = command_argv(command)  # TypeError for a string: no shell splits it
-    client = Client._new(os.path.basename(argv[0]), effective_limits(limits, timeout))
-    plugins = tuple(plugins)
-    options = ConnectOptions(
-        limits=client._limits,
+    options = ConnectOptions(  # checks every value before a thread or agent starts
         cwd=cwd,
         env=env,
         inherit_env=inherit_env,
@@ -81,13 +78,19 @@ def connect(
         files=files,
         terminals=terminals,
         plugins=plugins,
+        limits=limits,
         protocol_version=protocol_version,
         conformance=conformance,
+    )
+    client = Client._new(os.path.basename(argv[0]), options.effective_limits)
+    connection = connect_with(
+        argv,
+        options,
         session_view=client._weak_session_view,
         # Hooks receive the blocking client (held strongly only when there are hooks).
-        hook_client=client._attach if plugins else None,
+        hook_client=client._attach if options.plugins else None,
     )
-    _enter(client, connect_with(argv, options), timeout)
+    _enter(client, connection, timeout)
     return client
 
 
@@ -119,10 +122,7 @@ def connect_streams(
     ``async`` function around ``trio.open_tcp_stream``. ``close()`` closes the
     streams; there is no process to stop. Other arguments as for :func:`connect`.
     """
-    client = Client._new(name, effective_limits(limits, timeout))
-    plugins = tuple(plugins)
-    options = ConnectOptions(
-        limits=client._limits,
+    options = ConnectOptions(  # checks every value before a thread starts
         timeout=timeout,
         client_info=client_info,
         capabilities=capabilities,
@@ -131,17 +131,21 @@ def connect_streams(
         files=files,
         terminals=terminals,
         plugins=plugins,
+        limits=limits,
         protocol_version=protocol_version,
         conformance=conformance,
-        session_view=client._weak_session_view,
-        hook_client=client._attach if plugins else None,
     )
+    client = Client._new(name, options.effective_limits)
+    session_view = client._weak_session_view
+    hook_client = client._attach if options.plugins else None
 
     @asynccontextmanager
     async def streams_connection() -> AsyncIterator[AsyncClient]:
         opened = open_streams()
         send, receive = await opened if inspect.isawaitable(opened) else opened
-        async with connect_streams_with(send, receive, options) as aclient:
+        async with connect_streams_with(
+            send, receive, options, session_view=session_view, hook_client=hook_client
+        ) as aclient:
             yield aclient
 
     _enter(client, streams_connection(), timeout)
