@@ -364,7 +364,6 @@ async def connect_streams_with(
         send_stream,
         receive_stream,
         options,
-        sessions=AsyncSession,
         session_view=session_view,
         process=process,
     )

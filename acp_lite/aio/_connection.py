@@ -67,19 +67,20 @@ class Connection:
         receive_stream: trio.abc.ReceiveStream,
         options: ConnectOptions,
         *,
-        sessions: Callable[[Connection, SessionState], Any],
         session_view: Callable[[AsyncSession], Any] | None = None,
         process: AgentProcess | None = None,
     ) -> None:
-        """``sessions(connection, state)`` makes the session object of a core session
-        state (``AsyncSession``), the first time one is needed; ``session_view`` maps
-        one to what callbacks and hooks receive (``None``: the session itself)."""
+        """``session_view`` maps an :class:`AsyncSession` to what callbacks and hooks
+        receive (``None``: the session itself); ``process``: the agent's, if any."""
         #: What the connection was made with.
         self.options = options
         limits = options.effective_limits
-        plugin_manager = _plugin_manager(options.plugins)
+        plugin_manager: pluggy.PluginManager | None = None
+        if options.plugins:  # else pluggy, a sizeable import, is not needed
+            from acp_lite.hookspec import plugin_manager as make_plugin_manager
+
+            plugin_manager = make_plugin_manager(options.plugins)
         protocol_version = options.protocol_version
-        self._make_session = sessions
         self.limits = limits
         self.process = process
         self._send_stream = send_stream
@@ -150,7 +151,9 @@ class Connection:
         """The :class:`AsyncSession` of a core session state (made on first use)."""
         handle = state.handle
         if handle is None:
-            handle = self._make_session(self, state)
+            from acp_lite.aio._session import AsyncSession
+
+            handle = AsyncSession(self, state)
         return handle  # type: ignore[no-any-return]
 
     def stderr_tail(self) -> list[str]:
@@ -589,13 +592,3 @@ class Connection:
             logger.exception("hook %s raised", name)
             self.core.log_event("callback_error", error=exc, method=name)
             return None
-
-
-def _plugin_manager(plugins: tuple[Any, ...]) -> pluggy.PluginManager | None:
-    """The plugins' ``pluggy.PluginManager``, or ``None`` without plugins (then
-    pluggy, a sizeable import, is not needed)."""
-    if not plugins:
-        return None
-    from acp_lite.hookspec import plugin_manager
-
-    return plugin_manager(plugins)
