@@ -135,13 +135,6 @@ KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("acp_lite.sync._direct", "acp_lite.aio._outside.OUTSIDE"),
         ("acp_lite.sync._direct", "acp_lite.aio._outside.Parked"),
         ("acp_lite.sync._direct", "acp_lite.aio._pipe.AgentPipe"),
-        ("acp_lite.sync._memory", "acp_lite.aio._memory.AgentFunction"),
-        ("acp_lite.sync._memory", "acp_lite.aio._memory.ConnectOptions"),
-        ("acp_lite.sync._memory", "acp_lite.aio._memory.PipeAgent"),
-        ("acp_lite.sync._memory", "acp_lite.aio._memory.memory_stream_pair"),
-        ("acp_lite.sync._memory", "acp_lite.aio._memory.run_agent"),
-        ("acp_lite.sync._memory", "acp_lite.aio._peer.AgentOutput"),
-        ("acp_lite.sync._memory", "acp_lite.aio._peer.ReportsExit"),
     }
 )
 

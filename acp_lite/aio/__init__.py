@@ -16,13 +16,17 @@
 Contract for the blocking facade (``acp_lite.client`` mirrors these names):
 
 * ``connect(command, *, cwd, env, inherit_env=True, timeout, client_info,
-  capabilities, on_permission, on_elicitation, plugins, limits)`` and
-  ``connect_streams(send_stream, receive_stream, **same)`` are async context
-  managers yielding an :class:`AsyncClient` after ``initialize``. ``env`` is merged
-  onto ``os.environ`` unless ``inherit_env=False``. ``timeout`` becomes
-  ``Limits.default_timeout``. The private ``_session_view`` maps an
+  capabilities, on_permission, on_elicitation, files, terminals, plugins, limits,
+  protocol_version, conformance)`` and ``connect_streams(send_stream,
+  receive_stream, **same but cwd, env, inherit_env)`` are async context managers
+  yielding an :class:`AsyncClient` after ``initialize``. ``env`` is merged onto
+  ``os.environ`` unless ``inherit_env=False``. ``timeout`` becomes
+  ``Limits.default_timeout``. Both build one :class:`acp_lite.options.ConnectOptions`
+  from their keywords (a bad value fails there) and pass it to
+  ``connect_with(command, options)`` / ``connect_streams_with(send, receive,
+  options)``, which a layer above takes directly: their ``session_view`` maps an
   :class:`AsyncSession` to what callbacks and hooks receive as ``session`` (the
-  facade passes its blocking ``Session``); ``_hook_client(async_client)`` likewise
+  facade passes its blocking ``Session``); ``hook_client(async_client)`` likewise
   gives what hooks receive as ``client`` (from ``acp_connection_opened`` on).
 * :class:`AsyncClient`: ``protocol_version``, ``agent_info``,
   ``agent_capabilities``, ``auth_methods``, ``transcript``, ``events`` (client
@@ -50,7 +54,14 @@ Contract for the blocking facade (``acp_lite.client`` mirrors these names):
   an id are answered with their JSON-RPC error.
 """
 
-from acp_lite.aio._client import PROTOCOL_VERSION, AsyncClient, connect, connect_streams
+from acp_lite.aio._client import (
+    PROTOCOL_VERSION,
+    AsyncClient,
+    connect,
+    connect_streams,
+    connect_streams_with,
+    connect_with,
+)
 from acp_lite.aio._memory import PipeAgent, connect_in_memory
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession, PromptBlock, PromptContent, prompt_blocks
@@ -81,5 +92,7 @@ __all__ = [
     "connect",
     "connect_in_memory",
     "connect_streams",
+    "connect_streams_with",
+    "connect_with",
     "prompt_blocks",
 ]

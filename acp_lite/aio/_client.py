@@ -21,7 +21,7 @@ from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
 from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
-from acp_lite.options import command_argv, effective_limits
+from acp_lite.options import ConnectOptions, command_argv
 from acp_lite.protocol import (
     AgentCapabilities,
     ClientCapabilities,
@@ -34,11 +34,16 @@ from acp_lite.protocol import (
 from acp_lite.transcript import Transcript
 
 if TYPE_CHECKING:
-    import pluggy
-
     from acp_lite.permissions import ElicitationCallback, PermissionCallback
 
-__all__ = ["PROTOCOL_VERSION", "AsyncClient", "connect", "connect_streams"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "AsyncClient",
+    "connect",
+    "connect_streams",
+    "connect_streams_with",
+    "connect_with",
+]
 
 
 def _version() -> str:
@@ -311,9 +316,6 @@ async def connect_streams(
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
     conformance: bool = False,
-    _process: AgentProcess | None = None,
-    _session_view: Callable[[AsyncSession], object] | None = None,
-    _hook_client: Callable[[AsyncClient], object] | None = None,
 ) -> AsyncIterator[AsyncClient]:
     """Connect over an already-open pair of byte streams and run ``initialize``.
 
@@ -324,30 +326,68 @@ async def connect_streams(
     ``conformance=True`` locates the session models' violations in the transcript
     (:meth:`AsyncClient.violations`). ``files`` / ``terminals`` serve the ACP v1
     agent requests ``fs/*`` / ``terminal/*`` (e.g. ``acp_lite.LocalFiles()``,
-    ``acp_lite.LocalTerminals()``); only what is given is advertised.
+    ``acp_lite.LocalTerminals()``); only what is given is advertised. A bad value
+    raises ``TypeError`` / ``ValueError`` here (:class:`~acp_lite.options.ConnectOptions`).
     """
-    limits = effective_limits(limits, timeout)
+    options = ConnectOptions(
+        timeout=timeout,
+        client_info=client_info,
+        capabilities=capabilities,
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
+        files=files,
+        terminals=terminals,
+        plugins=plugins,
+        limits=limits,
+        protocol_version=protocol_version,
+        conformance=conformance,
+    )
+    async with connect_streams_with(send_stream, receive_stream, options) as client:
+        yield client
+
+
+@asynccontextmanager
+async def connect_streams_with(
+    send_stream: trio.abc.SendStream,
+    receive_stream: trio.abc.ReceiveStream,
+    options: ConnectOptions,
+    *,
+    process: AgentProcess | None = None,
+    session_view: Callable[[AsyncSession], object] | None = None,
+    hook_client: Callable[[AsyncClient], object] | None = None,
+) -> AsyncIterator[AsyncClient]:
+    """:func:`connect_streams` with its options as one :class:`~acp_lite.options.ConnectOptions`.
+
+    ``process``: the agent process the streams belong to (:func:`connect_with`
+    passes it; without one, ``options`` may not set ``cwd`` / ``env`` /
+    ``inherit_env``: there is no process they could apply to). For a layer above
+    this one (the blocking facade passes its ``Session`` and ``Client``):
+    ``session_view(async_session)`` is what callbacks and hooks receive as
+    ``session``, ``hook_client(async_client)`` what hooks receive as ``client``
+    (``None``: the async objects).
+    """
+    if process is None and options.process_options:
+        names = ", ".join(sorted(options.process_options))
+        raise ValueError(
+            f"{names}: options of an agent process, and these streams have none "
+            "(connect_with starts one)"
+        )
     conn = Connection(
         send_stream,
         receive_stream,
-        limits=limits,
-        process=_process,
-        plugin_manager=_plugin_manager(plugins),
-        on_permission=on_permission,
-        on_elicitation=on_elicitation,
-        session_view=_session_view,
-        protocol_version=protocol_version,
-        conformance=conformance,
-        files=files,
-        terminals=terminals,
+        options,
+        session_view=session_view,
+        process=process,
     )
-    client = AsyncClient(conn, _hook_client)
+    client = AsyncClient(conn, hook_client)
     try:
         async with trio.open_nursery() as nursery:
             conn.start(nursery)
             try:
                 await client._initialize(
-                    client_info=client_info, capabilities=capabilities, timeout=None
+                    client_info=options.client_info,
+                    capabilities=options.capabilities,
+                    timeout=None,
                 )
                 yield client
             finally:
@@ -378,8 +418,6 @@ async def connect(
     limits: Limits | None = None,
     protocol_version: int | Literal["auto"] = "auto",
     conformance: bool = False,
-    _session_view: Callable[[AsyncSession], object] | None = None,
-    _hook_client: Callable[[AsyncClient], object] | None = None,
 ) -> AsyncIterator[AsyncClient]:
     """Start the agent ``command`` (argv list, no shell), ``initialize``, yield the client.
 
@@ -387,43 +425,58 @@ async def connect(
     ``inherit_env=False``. Leaving the block closes the agent: close stdin, wait,
     SIGTERM, wait, SIGKILL (bounded by ``limits.shutdown_timeout``).
     ``protocol_version``, ``conformance``, ``files`` and ``terminals`` as for
-    :func:`connect_streams`.
+    :func:`connect_streams`. A bad value raises ``TypeError`` / ``ValueError``
+    before the agent starts.
     """
     argv = command_argv(command)
-    limits = effective_limits(limits, timeout)
+    options = ConnectOptions(
+        cwd=cwd,
+        env=env,
+        inherit_env=inherit_env,
+        timeout=timeout,
+        client_info=client_info,
+        capabilities=capabilities,
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
+        files=files,
+        terminals=terminals,
+        plugins=plugins,
+        limits=limits,
+        protocol_version=protocol_version,
+        conformance=conformance,
+    )
+    async with connect_with(argv, options) as client:
+        yield client
+
+
+@asynccontextmanager
+async def connect_with(
+    command: Sequence[str | os.PathLike[str]],
+    options: ConnectOptions,
+    *,
+    session_view: Callable[[AsyncSession], object] | None = None,
+    hook_client: Callable[[AsyncClient], object] | None = None,
+) -> AsyncIterator[AsyncClient]:
+    """:func:`connect` with its options as one :class:`~acp_lite.options.ConnectOptions`
+    (``session_view`` / ``hook_client`` as for :func:`connect_streams_with`)."""
+    argv = command_argv(command)
     process = await AgentProcess.start(
-        argv, cwd=cwd, env=env, inherit_env=inherit_env, limits=limits
+        argv,
+        cwd=options.cwd,
+        env=options.env,
+        inherit_env=options.inherit_env,
+        limits=options.effective_limits,
     )
     try:
-        async with connect_streams(
+        async with connect_streams_with(
             process.stdin,
             process.stdout,
-            timeout=timeout,
-            client_info=client_info,
-            capabilities=capabilities,
-            on_permission=on_permission,
-            on_elicitation=on_elicitation,
-            files=files,
-            terminals=terminals,
-            plugins=plugins,
-            limits=limits,
-            protocol_version=protocol_version,
-            conformance=conformance,
-            _process=process,
-            _session_view=_session_view,
-            _hook_client=_hook_client,
+            options,
+            process=process,
+            session_view=session_view,
+            hook_client=hook_client,
         ) as client:
             yield client
     finally:
         with trio.CancelScope(shield=True):
             await process.aclose()
-
-
-def _plugin_manager(plugins: Iterable[object]) -> pluggy.PluginManager | None:
-    """The plugins' ``pluggy.PluginManager``, or ``None`` without plugins (then
-    pluggy, a sizeable import, is not needed)."""
-    if not plugins:
-        return None
-    from acp_lite.hookspec import plugin_manager
-
-    return plugin_manager(plugins)

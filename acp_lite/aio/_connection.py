@@ -13,7 +13,7 @@ import logging
 import math
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
@@ -37,16 +37,14 @@ from acp_lite.core import (
     UpdateApplied,
 )
 from acp_lite.errors import AcpError, AgentExited, Timeout, TransportError
-from acp_lite.limits import Limits
+from acp_lite.options import ConnectOptions
 from acp_lite.protocol import ErrorCode
 
 if TYPE_CHECKING:
     import pluggy
 
     from acp_lite.aio._session import AsyncSession
-    from acp_lite.aio._terminals import TerminalHandler
     from acp_lite.core import AgentRequest
-    from acp_lite.files import FileHandler
     from acp_lite.transcript import Transcript
 
 __all__ = ["Connection"]
@@ -67,18 +65,22 @@ class Connection:
         self,
         send_stream: trio.abc.SendStream,
         receive_stream: trio.abc.ReceiveStream,
+        options: ConnectOptions,
         *,
-        limits: Limits,
-        process: AgentProcess | None = None,
-        plugin_manager: pluggy.PluginManager | None = None,
-        on_permission: Callable[[Any, Any], Any] | None = None,
-        on_elicitation: Callable[[Any, Any], Any] | None = None,
         session_view: Callable[[AsyncSession], Any] | None = None,
-        protocol_version: int | Literal["auto"] = "auto",
-        conformance: bool = False,
-        files: FileHandler | None = None,
-        terminals: TerminalHandler | None = None,
+        process: AgentProcess | None = None,
     ) -> None:
+        """``session_view`` maps an :class:`AsyncSession` to what callbacks and hooks
+        receive (``None``: the session itself); ``process``: the agent's, if any."""
+        #: What the connection was made with.
+        self.options = options
+        limits = options.effective_limits
+        plugin_manager: pluggy.PluginManager | None = None
+        if options.plugins:  # else pluggy, a sizeable import, is not needed
+            from acp_lite.hookspec import plugin_manager as make_plugin_manager
+
+            plugin_manager = make_plugin_manager(options.plugins)
+        protocol_version = options.protocol_version
         self.limits = limits
         self.process = process
         self._send_stream = send_stream
@@ -92,14 +94,16 @@ class Connection:
             stderr_tail=self.stderr_tail,
             update_events=self._update_hook is not None,
             protocol_version=protocol_version,
-            locate_findings=conformance,
+            locate_findings=options.conformance,
         )
         self.session_view = session_view
         #: The ``protocol_version`` asked for (1, 2 or "auto").
         self.requested_version = protocol_version
-        self._decider = AgentRequestDecider(plugin_manager, on_permission, on_elicitation)
+        self._decider = AgentRequestDecider(
+            plugin_manager, options.on_permission, options.on_elicitation
+        )
         #: Serves fs/* and terminal/* when the user gave handlers (else None).
-        self.client_requests = ClientRequests.create(files, terminals)
+        self.client_requests = ClientRequests.create(options.files, options.terminals)
         if self.client_requests is not None:
             rpc = self.core.rpc
             rpc.handled_methods = rpc.handled_methods | self.client_requests.methods

@@ -18,16 +18,17 @@ from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 import trio
 
-from acp_lite.aio._client import AsyncClient, _unwrap_group, connect_streams
+from acp_lite.aio._client import AsyncClient, _unwrap_group, connect_streams_with
 from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.aio._terminals import TerminalHandler
 from acp_lite.files import FileHandler
 from acp_lite.limits import Limits
+from acp_lite.options import ConnectOptions
 from acp_lite.protocol import CreateElicitationResponse
 
 __all__ = [
     "AgentFunction",
-    "ConnectOptions",
+    "ConnectKeywords",
     "PipeAgent",
     "connect_in_memory",
     "memory_stream_pair",
@@ -49,8 +50,8 @@ class PipeAgent(Protocol):
         ...
 
 
-class ConnectOptions(TypedDict, total=False):
-    """The options of :func:`~acp_lite.aio.connect_streams`, for ``connect_in_memory``."""
+class ConnectKeywords(TypedDict, total=False):
+    """The keywords of :func:`~acp_lite.aio.connect_streams`, for ``connect_in_memory``."""
 
     timeout: float | None
     client_info: Mapping[str, object] | None
@@ -102,7 +103,7 @@ async def run_agent(agent: AgentFunction, stream: trio.abc.Stream) -> None:
 
 @asynccontextmanager
 async def connect_in_memory(
-    agent: PipeAgent | AgentFunction, **connect_kwargs: Unpack[ConnectOptions]
+    agent: PipeAgent | AgentFunction, **connect_kwargs: Unpack[ConnectKeywords]
 ) -> AsyncIterator[AsyncClient]:
     """Connect to an agent in this process, run ``initialize``, yield the client.
 
@@ -111,10 +112,12 @@ async def connect_in_memory(
     in this loop; its errors propagate; it gets ``AGENT_CLOSE_GRACE`` seconds to
     return after the client closed its side, then it is cancelled).
     ``connect_kwargs`` are those of :func:`connect_streams` (``timeout``,
-    ``on_permission``, ``limits``, ...).
+    ``on_permission``, ``limits``, ...); a bad one raises ``TypeError`` /
+    ``ValueError`` before the agent starts.
     """
+    options = ConnectOptions(**connect_kwargs)
     if isinstance(agent, PipeAgent):
-        async with _in_process(agent, connect_kwargs) as client:
+        async with _in_process(agent, options) as client:
             yield client
         return
     client_stream, agent_stream = memory_stream_pair()
@@ -133,8 +136,8 @@ async def connect_in_memory(
             if isinstance(agent, ReportsExit):  # the client reads how it ended
                 output = AgentOutput(output, agent)
             try:
-                async with connect_streams(
-                    client_stream.send_stream, output, **connect_kwargs
+                async with connect_streams_with(
+                    client_stream.send_stream, output, options
                 ) as client:
                     yield client
             finally:
@@ -152,13 +155,13 @@ async def connect_in_memory(
 
 
 @asynccontextmanager
-async def _in_process(agent: PipeAgent, kwargs: ConnectOptions) -> AsyncIterator[AsyncClient]:
+async def _in_process(agent: PipeAgent, options: ConnectOptions) -> AsyncIterator[AsyncClient]:
     write_fd, read_fd = agent.start()
     send = trio.lowlevel.FdStream(write_fd)
     receive = trio.lowlevel.FdStream(read_fd)
     output = AgentOutput(receive, agent) if isinstance(agent, ReportsExit) else receive
     try:
-        async with connect_streams(send, output, **kwargs) as client:
+        async with connect_streams_with(send, output, options) as client:
             yield client
     finally:
         with trio.CancelScope(shield=True):

@@ -14,15 +14,13 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal
 
 import trio
 
-from acp_lite.aio import AsyncClient, AsyncSession
-from acp_lite.aio import connect as aio_connect
-from acp_lite.aio import connect_streams as aio_connect_streams
+from acp_lite.aio import AsyncClient, connect_streams_with, connect_with
 from acp_lite.limits import Limits
-from acp_lite.options import command_argv, effective_limits
+from acp_lite.options import ConnectOptions, command_argv
 from acp_lite.sync._client import BACKSTOP, Client, Session
 
 if TYPE_CHECKING:
@@ -70,30 +68,30 @@ def connect(
     without them those are neither advertised nor served.
     """
     argv = command_argv(command)  # TypeError for a string: no shell splits it
-    limits = effective_limits(limits, timeout)
-    name = os.path.basename(argv[0])
-    plugins = list(plugins)
-    client = Client._new(name, limits)
-    connection = aio_connect(
-        argv,
+    options = ConnectOptions(  # checks every value before a thread or agent starts
         cwd=cwd,
         env=env,
         inherit_env=inherit_env,
         timeout=timeout,
         client_info=client_info,
         capabilities=capabilities,
-        # The callbacks get the blocking Session: _session_view maps each AsyncSession.
-        on_permission=cast("PermissionCallback[AsyncSession] | None", on_permission),
-        on_elicitation=cast("ElicitationCallback[AsyncSession | None] | None", on_elicitation),
+        # The callbacks get the blocking Session: the session view maps each AsyncSession.
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
         files=files,
         terminals=terminals,
         plugins=plugins,
         limits=limits,
         protocol_version=protocol_version,
         conformance=conformance,
-        _session_view=client._weak_session_view,
+    )
+    client = Client._new(os.path.basename(argv[0]), options.effective_limits)
+    connection = connect_with(
+        argv,
+        options,
+        session_view=client._weak_session_view,
         # Hooks receive the blocking client (held strongly only when there are hooks).
-        _hook_client=client._attach if plugins else None,
+        hook_client=client._attach if options.plugins else None,
     )
     _enter(client, connection, timeout)
     return client
@@ -127,33 +125,29 @@ def connect_streams(
     ``async`` function around ``trio.open_tcp_stream``. ``close()`` closes the
     streams; there is no process to stop. Other arguments as for :func:`connect`.
     """
-    limits = effective_limits(limits, timeout)
-    plugins = list(plugins)
-    client = Client._new(name, limits)
+    options = ConnectOptions(  # checks every value before a thread starts
+        timeout=timeout,
+        client_info=client_info,
+        capabilities=capabilities,
+        on_permission=on_permission,
+        on_elicitation=on_elicitation,
+        files=files,
+        terminals=terminals,
+        plugins=plugins,
+        limits=limits,
+        protocol_version=protocol_version,
+        conformance=conformance,
+    )
+    client = Client._new(name, options.effective_limits)
     session_view = client._weak_session_view
-    hook_client = client._attach if plugins else None
+    hook_client = client._attach if options.plugins else None
 
     @asynccontextmanager
     async def streams_connection() -> AsyncIterator[AsyncClient]:
         opened = open_streams()
         send, receive = await opened if inspect.isawaitable(opened) else opened
-        async with aio_connect_streams(
-            send,
-            receive,
-            timeout=timeout,
-            client_info=client_info,
-            capabilities=capabilities,
-            # The callbacks get the blocking Session (session_view maps each one).
-            on_permission=cast("PermissionCallback[AsyncSession] | None", on_permission),
-            on_elicitation=cast("ElicitationCallback[AsyncSession | None] | None", on_elicitation),
-            files=files,
-            terminals=terminals,
-            plugins=plugins,
-            limits=limits,
-            protocol_version=protocol_version,
-            conformance=conformance,
-            _session_view=session_view,
-            _hook_client=hook_client,
+        async with connect_streams_with(
+            send, receive, options, session_view=session_view, hook_client=hook_client
         ) as aclient:
             yield aclient
 

@@ -7,14 +7,15 @@ from typing import Unpack
 
 import trio
 
-from acp_lite.aio._memory import (
+from acp_lite.aio.memory import (
     AgentFunction,
-    ConnectOptions,
+    AgentOutput,
+    ConnectKeywords,
     PipeAgent,
+    ReportsExit,
     memory_stream_pair,
     run_agent,
 )
-from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.sync._client import Client
 from acp_lite.sync._connect import StreamPair, connect_streams
 
@@ -23,14 +24,14 @@ __all__ = ["connect_in_memory"]
 log = logging.getLogger(__name__)
 
 
-class BlockingConnectOptions(ConnectOptions, total=False):
-    """The options of :func:`acp_lite.connect_streams`, for ``connect_in_memory``."""
+class BlockingConnectKeywords(ConnectKeywords, total=False):
+    """The keywords of :func:`acp_lite.connect_streams`, for ``connect_in_memory``."""
 
     name: str
 
 
 def connect_in_memory(
-    agent: PipeAgent | AgentFunction, **kwargs: Unpack[BlockingConnectOptions]
+    agent: PipeAgent | AgentFunction, **kwargs: Unpack[BlockingConnectKeywords]
 ) -> Client:
     """Connect to an agent in this process, run ``initialize``, return a blocking Client.
 
