@@ -61,6 +61,8 @@ from acp_lite.errors import (
 if TYPE_CHECKING:
     from acp_lite import aio, files, permissions, protocol
     from acp_lite.aio import (
+        AsyncClient,
+        AsyncSession,
         LocalTerminals,
         TerminalCommand,
         TerminalExitStatus,
@@ -85,6 +87,10 @@ _LAZY: dict[str, str] = {
     "connect_in_memory": "acp_lite.sync",
     "Client": "acp_lite.sync",
     "Session": "acp_lite.sync",
+    # The trio API's two classes, for annotations and isinstance checks next to the
+    # blocking ones (its connect functions stay in acp_lite.aio: the names clash).
+    "AsyncClient": "acp_lite.aio",
+    "AsyncSession": "acp_lite.aio",
     "Turn": "acp_lite.turn",
     "Limits": "acp_lite.limits",
     "Transcript": "acp_lite.transcript",
@@ -114,6 +120,8 @@ __all__ = [
     "AcpError",
     "AgentExited",
     "AgentStartFailed",
+    "AsyncClient",
+    "AsyncSession",
     "AuthMethod",
     "AuthRequired",
     "CapabilityNotSupported",

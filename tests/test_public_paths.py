@@ -78,3 +78,14 @@ def test_entry_points_resolve(group: str, key: str) -> None:
         found = importlib.import_module(module)
         if attr:
             assert callable(getattr(found, attr)), target
+
+
+def test_the_trio_classes_are_importable_from_the_package() -> None:
+    """AsyncClient / AsyncSession sit next to Client / Session (issue 22), as the same
+    classes acp_lite.aio gives, without importing trio before they are asked for."""
+    import acp_lite
+    import acp_lite.aio
+
+    assert acp_lite.AsyncClient is acp_lite.aio.AsyncClient
+    assert acp_lite.AsyncSession is acp_lite.aio.AsyncSession
+    assert {"AsyncClient", "AsyncSession"} <= set(acp_lite.__all__)

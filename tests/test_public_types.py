@@ -279,8 +279,8 @@ def test_walk_sees_the_public_surface() -> None:
     keys = {key for key, _annotation, _owner in _walk()}
     # A few anchors, so a broken walk cannot pass by finding nothing.
     for anchor in (
-        "acp_lite.aio.AsyncClient.list_sessions:return",
-        "acp_lite.aio.AsyncSession.fork:cwd",
+        "acp_lite.AsyncClient.list_sessions:return",  # found first under the package
+        "acp_lite.AsyncSession.fork:cwd",
         "acp_lite.Client.new_session:cwd",
         "acp_lite.SessionModel.apply:update",
         "acp_lite.hookspec.AcpHookSpec.acp_permission_request:request",
