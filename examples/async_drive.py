@@ -24,7 +24,8 @@ async def ask(client: acp_lite.aio.AsyncClient, question: str, results: dict[str
 
 async def main(command: list[str]) -> None:
     async with acp_lite.aio.connect(command, timeout=30) as client:
-        print(f"agent: {client.agent_info.name} (ACP v{client.protocol_version})")
+        name = client.agent_info.name if client.agent_info else "(no agentInfo)"
+        print(f"agent: {name} (ACP v{client.protocol_version})")
         results: dict[str, str] = {}
         async with trio.open_nursery() as nursery:
             for question in ("first question", "second question"):

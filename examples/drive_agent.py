@@ -18,7 +18,8 @@ REFERENCE_AGENT = [sys.executable, "-m", "acp_lite.testing.agent", "--scenario",
 
 def main(command: list[str]) -> int:
     with acp_lite.connect(command, timeout=30) as client:
-        print(f"agent: {client.agent_info.name} {client.agent_info.version}")
+        info = client.agent_info  # None when the agent sends no agentInfo
+        print(f"agent: {info.name} {info.version}" if info else "agent: (no agentInfo)")
         print(f"protocol version: {client.protocol_version}")
 
         session = client.new_session(cwd=os.getcwd())
