@@ -133,6 +133,9 @@ def _twin(
 
     def move(cls: type, these: dict[str, Any]) -> None:
         ns = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        for hook in _INIT_HOOKS:  # attrs' __init__ calls them only if its class has them
+            if hook in cls.__dict__:
+                ns[hook] = cls.__dict__[hook]
         twin = attrs.define(these=these, slots=True, auto_detect=False, **options)(
             type(cls.__name__, (), ns)
         )
@@ -155,6 +158,8 @@ def _twin(
 
     return move
 
+
+_INIT_HOOKS: Final = ("__attrs_pre_init__", "__attrs_post_init__")
 
 _NOT_COPIED: Final = frozenset(
     {"__module__", "__qualname__", "__doc__", "__slots__", "__dict__", "__weakref__"}

@@ -222,3 +222,25 @@ def test_one_deferral_serves_records_and_wire_classes() -> None:
     )
     assert isinstance(g.TextContent.__dict__["__lazy_attrs__"], lazy_attrs.Deferred)
     assert isinstance(Mutable.__dict__["__lazy_attrs__"], lazy_attrs.Deferred)
+
+
+def test_init_hooks_run_as_attrs_runs_them() -> None:
+    """``__attrs_pre_init__`` / ``__attrs_post_init__`` run, as with attrs.define (the
+    twin attrs builds carries them, or its ``__init__`` would skip them silently)."""
+    calls: list[str] = []
+
+    @lazy_attrs.frozen
+    class Checked:
+        value: int
+
+        def __attrs_pre_init__(self) -> None:
+            calls.append("pre")
+
+        def __attrs_post_init__(self) -> None:
+            calls.append(f"post {self.value}")
+            if self.value < 0:
+                raise ValueError("negative")
+
+    assert Checked(1).value == 1 and calls == ["pre", "post 1"]
+    with pytest.raises(ValueError, match="negative"):
+        Checked(-1)
