@@ -21,7 +21,9 @@ import attrs
 if TYPE_CHECKING:
     # For annotations only: the transcript does not load the wire layer (the pytest
     # plugin imports it at start-up); a compact line comes from the connection.
+    from acp_lite.jsontypes import JsonObject, JsonValue
     from acp_lite.protocol.chunk_lines import CompactLine
+    from acp_lite.protocol.jsonrpc import Message
 
 __all__ = ["Direction", "Transcript", "TranscriptEntry", "dumps_record", "record_line"]
 
@@ -37,24 +39,26 @@ class TranscriptEntry:
     time: float
     line: bytes
 
-    def json(self) -> Any:
+    def json(self) -> JsonValue:
         """The line's JSON value (raises ``ValueError`` when it is not JSON)."""
-        return json.loads(self.line)
+        value: JsonValue = json.loads(self.line)
+        return value
 
-    def message(self) -> Any:
+    def message(self) -> Message | list[Message]:
         """The decoded JSON-RPC message (``acp_lite.protocol.decode_line``)."""
         # Imported lazily: the transcript is used before/without the wire layer.
         protocol: Any = importlib.import_module("acp_lite.protocol")
-        return protocol.decode_line(self.line)
+        decoded: Message | list[Message] = protocol.decode_line(self.line)
+        return decoded
 
-    def to_record(self, t0: float = 0.0) -> dict[str, Any]:
+    def to_record(self, t0: float = 0.0) -> JsonObject:
         """The NDJSON record of this entry (docs/architecture.md "Transcript").
 
         ``msg`` holds the line's JSON value; a line that is not strict JSON (not
         UTF-8, ``NaN``, nested too deep to re-encode ...) is kept as text in
         ``raw`` instead (undecodable bytes as ``surrogateescape`` code points).
         """
-        record: dict[str, Any] = {"dir": self.direction, "t": round(self.time - t0, 6)}
+        record: JsonObject = {"dir": self.direction, "t": round(self.time - t0, 6)}
         try:
             value = _strict_loads(self.line)
             dumps_record(value)  # deep values load but may not encode

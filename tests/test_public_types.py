@@ -47,20 +47,6 @@ OPEN_NAMES = frozenset({"meta", "extra", "raw", "data"})
 #: wire layer) and are typed there.
 KNOWN_ANY: frozenset[str] = frozenset(
     {
-        # What SessionModel.apply is given and the event log keeps: a SessionUpdate, or
-        # a foreign object the model reports (malformed-update). For now.
-        "acp_lite.Event.__init__:update",
-        "acp_lite.Event.update:return",
-        "acp_lite.SessionModel.apply:update",
-        "acp_lite.SessionModel.feed:update",
-        "acp_lite.model.EventLog.append:update",
-        "acp_lite.model.EventLog.update:return",
-        # The update's raw wire JSON (open); JsonObject once the event is reworked.
-        "acp_lite.Event.raw:return",
-        # A wire line's raw JSON (open): any JSON value, or a record object. For now.
-        "acp_lite.TranscriptEntry.json:return",
-        "acp_lite.TranscriptEntry.message:return",
-        "acp_lite.TranscriptEntry.to_record:return",
         # Generated wire classes: values the schema leaves open (any JSON).
         "acp_lite.protocol.CreateElicitationResponse.__init__:content",  # form answers
         "acp_lite.protocol.CreateElicitationResponse.content",

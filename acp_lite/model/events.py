@@ -34,6 +34,7 @@ from acp_lite.protocol.jsonrpc import loads_json
 
 if TYPE_CHECKING:
     from acp_lite.jsontypes import JsonObject
+    from acp_lite.protocol import SessionUpdate
 
 
 class Event:
@@ -52,28 +53,28 @@ class Event:
     def __init__(
         self,
         index: int,
-        update: Any,
+        update: SessionUpdate | None,  # None: read it from the log
         replayed: bool,
         time: float,
         log: EventLog | None = None,
     ) -> None:
         self.index = index
-        self._update = update  # _LAZY: read it from the log
+        self._update = update  # None: read it from the log
         self.replayed = replayed
         self.time = time
         self._log = log
 
     @property
-    def update(self) -> Any:
+    def update(self) -> SessionUpdate:
         """The decoded ``SessionUpdate`` (a typed wire object)."""
         update = self._update
-        if update is _LAZY:
+        if update is None:
             assert self._log is not None
             update = self._update = self._log.update(self.index)
         return update
 
     @property
-    def raw(self) -> dict[str, Any]:
+    def raw(self) -> JsonObject:
         """The raw ``update`` payload (a dict), exactly as received when known."""
         if self._log is None:
             return _encode(self.update)
@@ -98,7 +99,7 @@ class Event:
     @property
     def tag(self) -> str:
         """The ``sessionUpdate`` tag of this update."""
-        if self._update is _LAZY:
+        if self._update is None:
             assert self._log is not None
             return self._log.tag(self.index)
         return str(getattr(self._update, "session_update", ""))
@@ -122,9 +123,6 @@ class Event:
             f"Event(index={self.index!r}, update={self.update!r}, "
             f"replayed={self.replayed!r}, time={self.time!r})"
         )
-
-
-_LAZY: Any = object()
 
 
 def _encode(update: Any) -> dict[str, Any]:
@@ -194,7 +192,7 @@ class EventLog(Sequence[Event]):
 
     def append(
         self,
-        update: Any,
+        update: SessionUpdate,
         raw: dict[str, Any] | bytes | CompactLine | None,
         time: float,
         replayed: bool,
@@ -210,7 +208,9 @@ class EventLog(Sequence[Event]):
         if raw.__class__ is CompactLine:
             # Hottest path: two shared objects, nothing new retained (module doc).
             self._updates.append(raw)
-            self._raws.append(update.content.text)
+            # A compact line decodes text chunks only (protocol.chunk_lines); no cast
+            # call on the hottest path.
+            self._raws.append(update.content.text)  # type: ignore[union-attr]
         else:
             tag = getattr(update, "session_update", None) if raw.__class__ is bytes else None
             if tag.__class__ is str:
@@ -304,18 +304,21 @@ class EventLog(Sequence[Event]):
             return update.tag
         return str(getattr(update, "session_update", ""))
 
-    def update(self, index: int) -> Any:
+    def update(self, index: int) -> SessionUpdate:
         """The decoded update of event ``index``."""
         pos = self._at(index)
-        update = self._updates[pos]
-        if update.__class__ is CompactLine:
-            compact: CompactLine = update
+        stored = self._updates[pos]  # the update, its tag, or the compact line
+        if stored.__class__ is CompactLine:
+            compact: CompactLine = stored
             text = cast("str", self._raws[pos])
             self._expand(pos)  # the raw dict, kept beside the update from now on
-            update = self._updates[pos] = compact.update(text)
-        elif update.__class__ is str:
-            update = self._updates[pos] = structure_update(self.raw(index))
-        return update
+            decoded: SessionUpdate = compact.update(text)
+        elif stored.__class__ is str:
+            decoded = structure_update(self.raw(index))
+        else:
+            return stored  # type: ignore[no-any-return]  # appended as a SessionUpdate
+        self._updates[pos] = decoded
+        return decoded
 
     def __len__(self) -> int:
         return self._base + len(self._updates)
@@ -350,7 +353,7 @@ class EventLog(Sequence[Event]):
         pos = i - self._base
         update = self._updates[pos]
         if update.__class__ is str or update.__class__ is CompactLine:
-            update = _LAZY  # decoded when read (module doc)
+            update = None  # decoded when read (module doc)
         return Event(i, update, bool(self._replayed[pos]), self._times[pos], self)
 
     def __repr__(self) -> str:

@@ -70,6 +70,7 @@ from acp_lite.protocol import (
     SessionInfoUpdate,
     SessionMessage,
     SessionMessageChunk,
+    SessionUpdate,
     SubagentUpdate,
     TerminalOutputChunk,
     TerminalUpdate,
@@ -187,7 +188,7 @@ class SessionModel(SessionReads):
 
     def apply(
         self,
-        update: Any,
+        update: SessionUpdate,
         *,
         raw: dict[str, Any] | bytes | CompactLine | None = None,
         session_id: str | None = None,
@@ -211,7 +212,7 @@ class SessionModel(SessionReads):
 
     def feed(
         self,
-        update: Any,
+        update: SessionUpdate,
         raw: dict[str, Any] | bytes | CompactLine | None = None,
         session_id: str | None = None,
         replayed: bool = False,
