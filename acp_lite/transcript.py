@@ -11,7 +11,7 @@ import json
 import time
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -105,7 +105,7 @@ def _strict_loads(line: bytes) -> Any:
     return _strict_decoder.decode(line.decode("utf-8"))
 
 
-def dumps_record(value: Any) -> str:
+def dumps_record(value: object) -> str:
     """One strict JSON text (a transcript record): lone surrogates, valid in JSON
     strings but not in UTF-8, are escaped."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False)
@@ -116,7 +116,7 @@ def dumps_record(value: Any) -> str:
     return text
 
 
-def record_line(record: dict[str, Any]) -> bytes:
+def record_line(record: Mapping[str, object]) -> bytes:
     """The wire line of an NDJSON record made by :meth:`TranscriptEntry.to_record`."""
     if "msg" in record:
         return json.dumps(record["msg"], ensure_ascii=False, separators=(",", ":")).encode(

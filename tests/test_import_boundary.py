@@ -97,7 +97,12 @@ TRIO_FREE_BELOW = LAYERS["acp_lite.aio"]
 TESTING_MAY_IMPORT: frozenset[str] = frozenset(
     # attrs' processing deferred to first use: the agent's script classes (a process
     # start builds only the few its script uses); the module imports attrs only.
-    {"acp_lite._lazy_attrs"}
+    {
+        "acp_lite._lazy_attrs",
+        # The JSON type aliases of its scripts' open values: names for annotations,
+        # no behaviour (the module imports nothing).
+        "acp_lite.jsontypes",
+    }
 )
 
 #: The modules outside acp_lite.testing that may import it -> reason. Keep small.
@@ -492,8 +497,8 @@ def test_client_import_runs_attrs_on_no_wire_class() -> None:
 
 def test_reference_agent_loads_no_client_code() -> None:
     """The reference agent process loads only acp_lite/__init__.py (which imports
-    acp_lite.errors, the version constant and its lazy-names helper) and the
-    deferred-attrs decorators besides acp_lite.testing."""
+    acp_lite.errors, the version constant and its lazy-names helper), the
+    deferred-attrs decorators and the JSON type aliases besides acp_lite.testing."""
     loaded = _loaded_after()["agent"]
     outside = sorted({m for v in loaded.values() for m in v if not inside(m, "acp_lite.testing")})
     assert outside == [
@@ -502,4 +507,5 @@ def test_reference_agent_loads_no_client_code() -> None:
         "acp_lite._lazy_names",
         "acp_lite._version",
         "acp_lite.errors",
+        "acp_lite.jsontypes",
     ]

@@ -29,7 +29,12 @@ import acp_lite
 import acp_lite.aio
 import acp_lite.cassettes
 import acp_lite.hookspec
+import acp_lite.limits
 import acp_lite.model
+import acp_lite.options
+import acp_lite.testing
+import acp_lite.transcript
+import acp_lite.turn
 import pytest_acp
 import pytest_acp.conformance
 import pytest_acp.hooks
@@ -216,6 +221,11 @@ def _walk() -> Iterator[tuple[str, object, object]]:
         ("acp_lite.model", acp_lite.model),
         ("acp_lite.hookspec", acp_lite.hookspec),
         ("acp_lite.cassettes", acp_lite.cassettes),
+        ("acp_lite.testing", acp_lite.testing),
+        ("acp_lite.transcript", acp_lite.transcript),
+        ("acp_lite.options", acp_lite.options),
+        ("acp_lite.limits", acp_lite.limits),
+        ("acp_lite.turn", acp_lite.turn),
         *((m.__name__, m) for m in PYTEST_ACP_MODULES),
     ]
     for name in _public_names(acp_lite):
@@ -271,6 +281,8 @@ def test_walk_sees_the_public_surface() -> None:
         "acp_lite.SessionModel.apply:update",
         "acp_lite.hookspec.AcpHookSpec.acp_permission_request:request",
         "acp_lite.cassettes.Record.message",
+        "acp_lite.testing.Script.sessions",
+        "acp_lite.transcript.record_line:record",
         "pytest_acp.plugin.acp_client:return",
         "pytest_acp.plugin.acp_fake_agent:return",
         "pytest_acp.normalize:updates",

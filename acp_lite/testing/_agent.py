@@ -75,7 +75,7 @@ class Agent:
         self.runner = TurnRunner(self.link)
         self._next_session = 0
         for raw in script.sessions:
-            self._preload(raw)
+            self._preload(dict(raw))
         self.handlers: dict[str, Callable[[Any, dict[str, Any]], Any]] = {
             "initialize": self.initialize,
             "auth/login": self.login,
@@ -288,7 +288,7 @@ class Agent:
             self.link.sessions[session.id] = session
         # Spec "Initial state and synchronization": updates may precede the response.
         for update in self.script.session_updates:
-            self.link.emit(session, update)
+            self.link.emit(session, dict(update))
         return {"sessionId": session.id, "configOptions": session.config_options()}
 
     def close_session(self, request_id: Any, params: dict[str, Any]) -> Any:

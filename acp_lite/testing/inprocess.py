@@ -25,7 +25,7 @@ import select
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -116,26 +116,28 @@ class InProcessAgent:
     def __init__(
         self,
         scenario: str | None = None,
-        script: Script | dict[str, Any] | str | Path | None = None,
+        script: Script | Mapping[str, object] | str | Path | None = None,
         *,
         count: int | None = None,
         stderr_lines: int = 200,
         protocol: int = 2,
-        events: Callable[[dict[str, Any]], None] | None = None,
-        **script_overrides: Any,
+        events: Callable[[dict[str, object]], None] | None = None,
+        **script_overrides: object,
     ) -> None:
         if scenario is not None and script is not None:
             raise ValueError("pass either scenario or script, not both")
         if isinstance(script, Script):
             loaded = script
-        elif isinstance(script, dict):
+        elif isinstance(script, Mapping):
             loaded = Script.from_dict(json.loads(json.dumps(script)))
         elif script is not None:
             loaded = load_script(script)
         else:
             loaded = scenarios.get(scenario or "echo", count=count)
         if script_overrides:
-            loaded = attrs.evolve(loaded, **script_overrides)
+            # Script's own fields (attrs.evolve refuses another name); values as given.
+            fields: dict[str, Any] = script_overrides
+            loaded = attrs.evolve(loaded, **fields)
         self.script = loaded
         if protocol not in (1, 2):
             raise ValueError(f"protocol must be 1 or 2, not {protocol!r}")

@@ -122,12 +122,13 @@ and JSON: ``{"turns": [[{"type": "text", "text": "Hello"}, {"type": "fail"}]]}``
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import attrs
 
 from acp_lite import _lazy_attrs as lazy_attrs
+from acp_lite.jsontypes import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -182,7 +183,7 @@ class Update:
     """Emit one raw ``session/update`` payload."""
 
     TYPE: ClassVar[str] = "update"
-    update: dict[str, Any]
+    update: Mapping[str, object]
     session_id: str | None = None
 
 
@@ -232,7 +233,7 @@ class Reject:
     TYPE: ClassVar[str] = "reject"
     code: int = -32603
     message: str = "Prompt rejected by the script"
-    data: Any = None
+    data: JsonValue = None
 
 
 @lazy_attrs.frozen(kw_only=True)
@@ -242,10 +243,10 @@ class Permission:
     TYPE: ClassVar[str] = "permission"
     title: str = "Allow this tool call?"
     description: str | None = None
-    options: list[dict[str, Any]] = attrs.field(
+    options: Sequence[Mapping[str, object]] = attrs.field(
         factory=lambda: [dict(o) for o in DEFAULT_PERMISSION_OPTIONS]
     )
-    tool_call: dict[str, Any] | None = None
+    tool_call: Mapping[str, object] | None = None
     requires_action: bool = True
     branches: dict[str, list[Step]] = attrs.field(factory=dict, metadata=_BRANCHES)
     label: str | None = None
@@ -257,7 +258,7 @@ class Elicit:
 
     TYPE: ClassVar[str] = "elicit"
     message: str = "Please fill in the form"
-    schema: dict[str, Any] = attrs.field(
+    schema: Mapping[str, object] = attrs.field(
         factory=lambda: {
             "type": "object",
             "properties": {"name": {"type": "string", "title": "Name"}},
@@ -303,7 +304,7 @@ class Fail:
     TYPE: ClassVar[str] = "fail"
     code: int = -32603
     message: str = "The scripted work failed"
-    data: Any = None
+    data: JsonValue = None
 
 
 @lazy_attrs.frozen(kw_only=True)
@@ -462,8 +463,8 @@ class Script:
         default="hold", validator=attrs.validators.in_(("hold", "insert"))
     )
     page_size: int = 5
-    sessions: list[dict[str, Any]] = attrs.field(factory=list)
-    session_updates: list[dict[str, Any]] = attrs.field(factory=list)
+    sessions: Sequence[Mapping[str, object]] = attrs.field(factory=list)
+    session_updates: Sequence[Mapping[str, object]] = attrs.field(factory=list)
     auth_required: bool = False
     protocol_version: int | None = None
     unresponsive: list[str] = attrs.field(factory=list)
@@ -473,7 +474,7 @@ class Script:
         default=None, validator=attrs.validators.in_((None, "ordered", "unordered"))
     )
     allowed_methods: list[str] = attrs.field(factory=list)
-    initialize_result: dict[str, Any] | None = None
+    initialize_result: Mapping[str, object] | None = None
 
     def turn_for(self, number: int) -> Turn | None:
         """The turn for the session's ``number``-th prompt (1-based); None = echo."""
@@ -492,7 +493,7 @@ class Script:
         script: Script = _build(cls, data, "script")
         return script
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The JSON-compatible form that :meth:`from_dict` reads back."""
         return _dump(self)
 
