@@ -28,6 +28,7 @@ import attrs
 import acp_lite
 import acp_lite.aio
 import acp_lite.cassettes
+import acp_lite.core
 import acp_lite.hookspec
 import acp_lite.limits
 import acp_lite.model
@@ -52,6 +53,14 @@ OPEN_NAMES = frozenset({"meta", "extra", "raw", "data"})
 #: wire layer) and are typed there.
 KNOWN_ANY: frozenset[str] = frozenset(
     {
+        # The IO layer's free slots on the core's records (its session object, the
+        # cancel scope deciding an agent request, what a waiter blocks on). For now.
+        "acp_lite.core.AgentRequest.__init__:handle",
+        "acp_lite.core.AgentRequest.handle",
+        "acp_lite.core.PendingRequest.__init__:waiter",
+        "acp_lite.core.PendingRequest.waiter",
+        "acp_lite.core.SessionState.__init__:handle",
+        "acp_lite.core.SessionState.handle",
         # Generated wire classes: values the schema leaves open (any JSON).
         "acp_lite.protocol.CreateElicitationResponse.__init__:content",  # form answers
         "acp_lite.protocol.CreateElicitationResponse.content",
@@ -221,6 +230,7 @@ def _walk() -> Iterator[tuple[str, object, object]]:
         ("acp_lite.model", acp_lite.model),
         ("acp_lite.hookspec", acp_lite.hookspec),
         ("acp_lite.cassettes", acp_lite.cassettes),
+        ("acp_lite.core", acp_lite.core),
         ("acp_lite.testing", acp_lite.testing),
         ("acp_lite.transcript", acp_lite.transcript),
         ("acp_lite.options", acp_lite.options),
@@ -282,6 +292,7 @@ def test_walk_sees_the_public_surface() -> None:
         "acp_lite.hookspec.AcpHookSpec.acp_permission_request:request",
         "acp_lite.cassettes.Record.message",
         "acp_lite.testing.Script.sessions",
+        "acp_lite.core.ClientConnection.send_request:params",
         "acp_lite.transcript.record_line:record",
         "pytest_acp.plugin.acp_client:return",
         "pytest_acp.plugin.acp_fake_agent:return",

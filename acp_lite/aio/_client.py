@@ -19,6 +19,7 @@ from acp_lite.auth import AuthMethod, auth_methods_from
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
 from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
 from acp_lite.files import FileHandler
+from acp_lite.jsontypes import JsonObject
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
 from acp_lite.options import ConnectOptions, command_argv
@@ -136,7 +137,7 @@ class AsyncClient(ClientMethods):
     # ------------------------------------------------------------------ reads
 
     @property
-    def initialize_result(self) -> dict[str, object]:
+    def initialize_result(self) -> JsonObject:
         """The ``initialize`` result as the agent sent it (raw JSON)."""
         return self._conn.core.initialize_result
 

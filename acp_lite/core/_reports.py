@@ -18,6 +18,7 @@ from acp_lite.auth import auth_methods_from
 from acp_lite.core.events import ConnectionEvent, ConnectionEventKind
 from acp_lite.core.rpc import InvalidReceived, UnhandledRequest, UnmatchedResponse
 from acp_lite.errors import AcpError, AgentExited, AuthRequired
+from acp_lite.jsontypes import JsonObject
 from acp_lite.limits import Limits
 from acp_lite.protocol import InitializeResponse
 
@@ -41,7 +42,7 @@ class Reports:
         #: The typed ``initialize`` result, once it arrived.
         self.initialize_response: InitializeResponse | None = None
         #: The ``initialize`` result as received (a raw payload, for display).
-        self.initialize_result: dict[str, Any] = {}
+        self.initialize_result: JsonObject = {}
         #: The first lines the agent wrote that are not ACP (not JSON-RPC, or our own
         #: ``initialize`` echoed back): what a "not an ACP agent" error quotes.
         self.foreign: list[bytes] = []

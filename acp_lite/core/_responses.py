@@ -9,11 +9,16 @@ state it changes: the session router (sessions, early updates), the reports (the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from acp_lite.core._book import Handler, Outcome
 from acp_lite.core._reports import Reports
 from acp_lite.core._router import ApplyHeld, SessionRouter
 from acp_lite.core.records import PendingRequest
 from acp_lite.errors import ProtocolError
+
+if TYPE_CHECKING:
+    from acp_lite.protocol import InitializeResponse, ResumeSessionResponse
 
 __all__ = ["CREATING", "response_handlers"]
 
@@ -32,7 +37,8 @@ def response_handlers(
         if wire is not None and isinstance(wire.result, dict):
             reports.initialize_result = wire.result  # as received, v1 included
         if entry.error is None:
-            reports.initialize_response = entry.result
+            # The book structured it to the method's result class (MethodSpec).
+            reports.initialize_response = cast("InitializeResponse", entry.result)
 
     def prompt(entry: PendingRequest, outcome: Outcome) -> None:
         state = router.sessions.get(entry.session_id or "")
@@ -119,5 +125,5 @@ def _resumed(router: SessionRouter, entry: PendingRequest) -> None:
         router.touch(state)
         return
     state.resume_pending = False
-    state.model.setup_response(entry.result, resumed=True)
+    state.model.setup_response(cast("ResumeSessionResponse", entry.result), resumed=True)
     router.touch(state)

@@ -34,8 +34,9 @@ from acp_lite.core.rpc import (
     UnmatchedResponse,
 )
 from acp_lite.errors import AcpError, AgentExited
+from acp_lite.jsontypes import JsonObject
 from acp_lite.limits import Limits
-from acp_lite.model.submissions import Submission
+from acp_lite.model.submissions import Submission, SubmittedContent
 from acp_lite.protocol import InitializeResponse
 from acp_lite.protocol.chunk_lines import ChunkLines
 
@@ -144,7 +145,7 @@ class ClientConnection:
         return self.reports.initialize_response
 
     @property
-    def initialize_result(self) -> dict[str, Any]:
+    def initialize_result(self) -> JsonObject:
         """The ``initialize`` result as received (a raw payload, for display)."""
         return self.reports.initialize_result
 
@@ -176,7 +177,7 @@ class ClientConnection:
     # ------------------------------------------------------------------ sending
 
     def send_request(
-        self, method: str, params: Any, *, session_id: str | None = None
+        self, method: str, params: object, *, session_id: str | None = None
     ) -> PendingRequest:
         """Queue a request; its :class:`PendingRequest` gets the typed result.
 
@@ -184,15 +185,16 @@ class ClientConnection:
         gets the same bookkeeping as :meth:`prompt` and :meth:`resume`: the model
         must know what was asked to judge what the agent answers.
         """
-        sid = params.get("sessionId") if isinstance(params, dict) else None
-        if method == _PROMPT and isinstance(sid, str) and sid in self.sessions:
-            return self.prompt(sid, params.get("prompt"), params=params)[0]
-        if method == _RESUME and isinstance(sid, str) and self.dialect.resume_bookkeeping:
-            replay = isinstance(params, dict) and params.get("replayFrom") is not None
-            return self.resume(sid, params, replay=replay)
+        if isinstance(params, dict):
+            sid = params.get("sessionId")
+            if method == _PROMPT and isinstance(sid, str) and sid in self.sessions:
+                return self.prompt(sid, params.get("prompt"), params=params)[0]
+            if method == _RESUME and isinstance(sid, str) and self.dialect.resume_bookkeeping:
+                replay = params.get("replayFrom") is not None
+                return self.resume(sid, params, replay=replay)
         return self._send(method, params, session_id)
 
-    def _send(self, method: str, params: Any, session_id: str | None) -> PendingRequest:
+    def _send(self, method: str, params: object, session_id: str | None) -> PendingRequest:
         self.check(method=method, session_id=session_id)
         entry = self.dialect.send_request(method, params, session_id)
         if method in CREATING:
@@ -202,7 +204,7 @@ class ClientConnection:
             self.router.sent_for(session_id, self.receiver.next_index)
         return entry
 
-    def send_notification(self, method: str, params: Any) -> None:
+    def send_notification(self, method: str, params: object) -> None:
         """Queue a notification (a raw ``session/cancel`` is :meth:`cancel`)."""
         sid = params.get("sessionId") if isinstance(params, dict) else None
         if method == "session/cancel" and isinstance(sid, str) and sid in self.sessions:
@@ -211,12 +213,12 @@ class ClientConnection:
         self.check(method=method)
         self.rpc.notify(method, params)
 
-    def initialize(self, params: Any) -> PendingRequest:
+    def initialize(self, params: object) -> PendingRequest:
         """Queue ``initialize``; its response sets :attr:`initialize_response`."""
         return self.send_request("initialize", params)
 
     def prompt(
-        self, session_id: str, blocks: Any, *, params: dict[str, Any] | None = None
+        self, session_id: str, blocks: SubmittedContent, *, params: object = None
     ) -> tuple[PendingRequest, Submission]:
         """Queue ``session/prompt`` and record its pending :class:`Submission`
         (``params``: the whole request's, when it has more than the prompt)."""
@@ -229,7 +231,7 @@ class ClientConnection:
         self.dialect.prompt_sent(entry, blocks)
         return entry, submission
 
-    def resume(self, session_id: str, params: Any, *, replay: bool) -> PendingRequest:
+    def resume(self, session_id: str, params: object, *, replay: bool) -> PendingRequest:
         """Queue ``session/resume`` (a new session state unless it is open here)."""
         self.check(method=_RESUME, session_id=session_id)
         self.dialect.check_resume(session_id, replay=replay)

@@ -14,6 +14,7 @@ from acp_lite import _lazy_attrs as lazy_attrs
 
 if TYPE_CHECKING:
     from acp_lite.core.records import AgentRequest, PendingRequest, SessionState
+    from acp_lite.jsontypes import JsonValue
     from acp_lite.model.events import Event
 
 __all__ = [
@@ -100,7 +101,7 @@ class ExtensionNotificationReceived:
     """A ``_``-prefixed notification from the agent (also in the client event log)."""
 
     method: str
-    params: Any
+    params: JsonValue
 
 
 CoreEvent: TypeAlias = (

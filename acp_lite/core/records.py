@@ -9,6 +9,7 @@ from acp_lite.model import SessionModel
 
 if TYPE_CHECKING:
     from acp_lite.errors import AcpError
+    from acp_lite.model import AgentRequestRecord
 
 __all__ = ["AgentRequest", "PendingRequest", "RequestId", "SessionState"]
 
@@ -29,7 +30,7 @@ class PendingRequest:
     #: ``$/cancel_request`` was sent for it.
     cancel_sent: bool = False
     done: bool = False
-    result: Any = None
+    result: object = None
     error: AcpError | None = None
     #: Free slot for the IO layer (e.g. the object a waiter blocks on).
     waiter: Any = None
@@ -42,13 +43,13 @@ class AgentRequest:
     id: RequestId
     method: str
     #: The typed params (``RequestPermissionRequest``, ``CreateElicitationRequest``).
-    params: Any
+    params: object
     session_id: str | None
     tool_call_id: str | None = None
     #: Free slot for the IO layer (e.g. the cancel scope of the task deciding it).
     handle: Any = None
     #: The session model's record of it (``SessionModel.requests``), if any.
-    record: Any = None
+    record: AgentRequestRecord | None = None
 
 
 @lazy_attrs.define(eq=False)

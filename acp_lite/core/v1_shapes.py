@@ -75,7 +75,7 @@ def _dict(value: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------- initialize
 
 
-def is_v1_initialize(result: Any) -> bool:
+def is_v1_initialize(result: object) -> bool:
     """Whether an ``initialize`` result is a v1 answer.
 
     v1 when ``protocolVersion`` is 1, or 2 without ``info`` (required in v2) and

@@ -38,6 +38,7 @@ import trio
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.auth import AuthMethod
 from acp_lite.errors import Timeout
+from acp_lite.jsontypes import JsonObject
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
 from acp_lite.sync._mirror import DirectRunner, Facade, blocking
@@ -433,7 +434,7 @@ class Client(Facade):
         return self._async.initialize_response
 
     @property
-    def initialize_result(self) -> dict[str, object]:
+    def initialize_result(self) -> JsonObject:
         """The ``initialize`` result as the agent sent it (raw JSON)."""
         return self._async.initialize_result
 
