@@ -134,7 +134,7 @@ class Spy:
     lends: list[int] = field(default_factory=list)  # the threads of successful lends
     owner: int | None = None  # the thread that has the pipe
     overlaps: int = 0  # lends while someone had it, feeds by someone who had not
-    fed: list[tuple[int, bool, bytes]] = field(default_factory=list)  # receive_outside
+    fed: list[tuple[int, bool, bytes]] = field(default_factory=list)  # OutsideReading.receive
     reads: list[bytes] = field(default_factory=list)  # read_lent results with data
     trio_reads: list[bytes] = field(default_factory=list)  # the trio reader's
     lock: threading.Lock = field(default_factory=threading.Lock)
