@@ -145,13 +145,24 @@ coroutine (in the caller's thread), else :data:`IN_TRIO`."""
 
 def step(
     path: OutsideTrio, coro: Coroutine[Any, Any, Any], thrown: BaseException | None = None
-) -> object:
-    """Run ``coro`` on ``path`` to what it yields next (a :class:`Parked`, unless it
-    awaited trio) and return that; its return (``StopIteration``) or error propagates.
+) -> Parked:
+    """Run ``coro`` on ``path`` to the :class:`Parked` it yields next and return that;
+    its return (``StopIteration``) or error propagates.
+
+    A coroutine that yields anything else awaited trio (it is not
+    :func:`outside_safe`): it is closed (its cleanup runs on ``path`` too) and
+    ``RuntimeError`` raised.
     """
     reset = PATH.set(path)
     try:
-        return coro.send(None) if thrown is None else coro.throw(thrown)
+        yielded = coro.send(None) if thrown is None else coro.throw(thrown)
+        if not isinstance(yielded, Parked):
+            coro.close()
+            name = getattr(coro, "__qualname__", coro)
+            raise RuntimeError(
+                f"{name} awaited trio while run outside it; it must not be declared @outside_safe"
+            )
+        return yielded
     finally:
         PATH.reset(reset)
 

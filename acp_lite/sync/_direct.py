@@ -237,19 +237,8 @@ class _Driver:
         except StopIteration as stop:
             self.outcome = (True, stop.value)
             return
-        except BaseException as exc:  # the call's error, delivered to the caller
+        except BaseException as exc:  # the call's error (or it awaited trio: refused)
             self.outcome = (False, exc)
-            return
-        if not isinstance(yielded, Parked):
-            self.coro.close()
-            name = getattr(self.coro, "__qualname__", self.coro)
-            self.outcome = (
-                False,
-                RuntimeError(
-                    f"{name} awaited trio while run outside it; "
-                    "it must not be declared @outside_safe"
-                ),
-            )
             return
         self.parked = yielded
         self.deadline = time.monotonic() + yielded.timeout
