@@ -118,30 +118,12 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 #: Import circles not yet broken (issue 22) -> how to break it. Every import counts
 #: (in functions and under TYPE_CHECKING too). A new circle, or one that grew or
 #: shrank, fails test_no_new_import_circle: break it by moving the shared piece down.
-KNOWN_CIRCLES: dict[frozenset[str], str] = {
-    frozenset(
-        {
-            "acp_lite.aio._client_requests",
-            "acp_lite.aio._connection",
-            "acp_lite.aio._methods",
-            "acp_lite.aio._outside",
-            "acp_lite.aio._session",
-            "acp_lite.aio._session_methods",
-        }
-    ): "the trio layer around Connection",
-}
+KNOWN_CIRCLES: dict[frozenset[str], str] = {}
 
 #: Imports of a ``_private`` name or module from outside the package that holds it,
 #: not yet replaced by a public name (issue 22): (importing module, what it imports).
 #: Shrinks to empty; a new one fails test_no_new_private_import.
-KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("acp_lite.sync._direct", "acp_lite.aio._connection.Connection"),
-        ("acp_lite.sync._direct", "acp_lite.aio._outside.OUTSIDE"),
-        ("acp_lite.sync._direct", "acp_lite.aio._outside.Parked"),
-        ("acp_lite.sync._direct", "acp_lite.aio._pipe.AgentPipe"),
-    }
-)
+KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset({})
 
 
 # --- the checker --------------------------------------------------------------------

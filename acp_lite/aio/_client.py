@@ -12,6 +12,7 @@ import trio
 from acp_lite.aio._client_methods import ClientMethods
 from acp_lite.aio._connection import Connection
 from acp_lite.aio._methods import _to_wire
+from acp_lite.aio._outside import outside_safe
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession
 from acp_lite.aio._terminals import TerminalHandler
@@ -78,6 +79,8 @@ class AsyncClient(ClientMethods):
 
     Get one from :func:`connect` (spawns the agent) or :func:`connect_streams`.
     """
+
+    _conn: Connection  # the methods need only its Link; the client reads more
 
     def __init__(
         self, connection: Connection, hook_client: Callable[[AsyncClient], object] | None = None
@@ -236,6 +239,7 @@ class AsyncClient(ClientMethods):
         """Send any notification (e.g. a ``_``-prefixed extension notification)."""
         self._conn.notify(method, {} if params is None else _wire(params))
 
+    @outside_safe
     async def new_session(
         self,
         cwd: str | os.PathLike[str],
@@ -256,6 +260,7 @@ class AsyncClient(ClientMethods):
         response = await self._conn.call("session/new", wire, timeout=timeout)
         return self._conn.session_for(self._conn.core.sessions[response.session_id])
 
+    @outside_safe
     async def resume_session(
         self,
         session_id: str,
@@ -291,6 +296,14 @@ class AsyncClient(ClientMethods):
     async def close(self) -> None:
         """Same as :meth:`aclose` (the name the blocking ``Client`` uses)."""
         await self._conn.aclose()
+
+    def kill_now(self) -> None:
+        """SIGKILL the agent's process group now, skipping what is left of the
+        shutdown graces (a second Ctrl-C during the blocking ``close()``); on the trio
+        thread. Nothing for an agent that is not a process."""
+        process = self._conn.process
+        if process is not None:
+            process.kill_now()
 
 
 def _unwrap_group(exc: BaseExceptionGroup[Any]) -> BaseException:

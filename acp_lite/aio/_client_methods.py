@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, overload
 import trio
 
 from acp_lite.aio._methods import Meta, T, _Methods, _params, _to_wire, _typed
+from acp_lite.aio._outside import outside_safe
 from acp_lite.errors import ProtocolError, Timeout
 from acp_lite.protocol import (
     AuthStatusResponse,
@@ -56,6 +57,7 @@ class ClientMethods(_Methods):
         timeout: float | None = None,
         force: bool = False,
     ) -> T: ...
+    @outside_safe
     async def request(
         self,
         method: str,
@@ -80,6 +82,7 @@ class ClientMethods(_Methods):
 
     # ------------------------------------------------------------------ auth
 
+    @outside_safe
     async def login(
         self,
         method_id: str,
@@ -98,6 +101,7 @@ class ClientMethods(_Methods):
             "auth/login", params, LoginAuthResponse, timeout=timeout, force=force
         )
 
+    @outside_safe
     async def logout(
         self,
         *,
@@ -112,6 +116,7 @@ class ClientMethods(_Methods):
             "auth/logout", params, LogoutAuthResponse, timeout=timeout, force=force
         )
 
+    @outside_safe
     async def auth_status(
         self, *, meta: Meta | None = None, timeout: float | None = None, force: bool = False
     ) -> AuthStatusResponse:
@@ -184,6 +189,7 @@ class ClientMethods(_Methods):
             seen.add(next_cursor)
             cursor = next_cursor
 
+    @outside_safe
     async def delete_session(
         self,
         session_id: str,
@@ -208,6 +214,7 @@ class ClientMethods(_Methods):
 
     # ------------------------------------------------------------------ providers
 
+    @outside_safe
     async def list_providers(
         self, *, meta: Meta | None = None, timeout: float | None = None, force: bool = False
     ) -> ListProvidersResponse:
@@ -217,6 +224,7 @@ class ClientMethods(_Methods):
             "providers/list", params, ListProvidersResponse, timeout=timeout, force=force
         )
 
+    @outside_safe
     async def set_provider(
         self,
         provider_id: str,
@@ -248,6 +256,7 @@ class ClientMethods(_Methods):
             force=force,
         )
 
+    @outside_safe
     async def disable_provider(
         self,
         provider_id: str,
@@ -264,6 +273,7 @@ class ClientMethods(_Methods):
 
     # ------------------------------------------------------------------ MCP over ACP
 
+    @outside_safe
     async def mcp_message(
         self,
         server_id: str,

@@ -35,7 +35,7 @@ from acp_lite.files import (
 )
 
 if TYPE_CHECKING:
-    from acp_lite.aio._connection import Connection
+    from acp_lite.aio._link import Link
     from acp_lite.core import AgentRequest, PendingRequest
 
 __all__ = ["FS_METHODS", "TERMINAL_METHODS", "ClientRequests"]
@@ -149,11 +149,11 @@ class ClientRequests:
 
     # ------------------------------------------------------------------ serving
 
-    async def handle(self, conn: Connection, req: AgentRequest, scope: trio.CancelScope) -> None:
+    async def handle(self, conn: Link, req: AgentRequest, scope: trio.CancelScope) -> None:
         """Answer ``req`` (a task of the connection's nursery, cancelled by ``scope``)."""
         params = req.params if isinstance(req.params, Mapping) else {}
         sid = params.get("sessionId")
-        view = conn._view_of(sid) if isinstance(sid, str) else None
+        view = conn.view_of(sid) if isinstance(sid, str) else None
         with scope:
             try:
                 workspace = self.workspace(sid, view)
@@ -180,7 +180,7 @@ class ClientRequests:
             conn.flush()
 
     async def _serve(
-        self, conn: Connection, method: str, params: Mapping[str, Any], workspace: Workspace
+        self, conn: Link, method: str, params: Mapping[str, Any], workspace: Workspace
     ) -> Any:
         if method == READ:
             assert self.files is not None
@@ -209,9 +209,7 @@ class ClientRequests:
         assert terminals is not None
         if method == CREATE:
             command = _command(params)
-            nursery = conn._nursery
-            assert nursery is not None
-            terminal_id = await nursery.start(self._run_terminal, conn, workspace, command)
+            terminal_id = await conn.nursery.start(self._run_terminal, conn, workspace, command)
             return {"terminalId": terminal_id}
         terminal_id = _string(params, "terminalId")
         if method == OUTPUT:
@@ -226,7 +224,7 @@ class ClientRequests:
 
     async def _run_terminal(
         self,
-        conn: Connection,
+        conn: Link,
         workspace: Workspace,
         command: TerminalCommand,
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
@@ -260,7 +258,7 @@ class ClientRequests:
         for scope in self._terminal_scopes:
             scope.cancel()
 
-    async def _release_quietly(self, conn: Connection, workspace: Workspace, tid: str) -> None:
+    async def _release_quietly(self, conn: Link, workspace: Workspace, tid: str) -> None:
         assert self.terminals is not None
         try:
             await self.terminals.release(workspace, tid)

@@ -20,7 +20,7 @@ import trio
 from acp_lite.aio._agent_requests import AgentRequestDecider
 from acp_lite.aio._client_requests import ClientRequests
 from acp_lite.aio._deadlines import Deadlines, TaskWaiter
-from acp_lite.aio._outside import OUTSIDE, Outside, park
+from acp_lite.aio._outside import PATH, OutsideReading
 from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.aio._pipe import AgentPipe
 from acp_lite.aio._process import AgentProcess
@@ -28,7 +28,6 @@ from acp_lite.core import (
     AgentRequestReceived,
     AgentRequestWithdrawn,
     ClientConnection,
-    CoreEvent,
     ExtensionNotificationReceived,
     PendingRequest,
     ResponseArrived,
@@ -120,12 +119,11 @@ class Connection:
         # Write-through (see flush): only for a pipe, whose fd trio made non-blocking.
         self._direct = isinstance(send_stream, trio.lowlevel.FdStream)
         self._queued = 0  # chunks handed to the writer task and not yet written
-        self._backlog = b""  # bytes a caller outside trio left for the next flush
-        #: The agent's pipe when a blocking caller may borrow it (acp_lite.aio._pipe).
-        self.pipe = receive_stream if isinstance(receive_stream, AgentPipe) else None
-        # What a borrower read and left for the trio thread to act on (in order).
-        self._deferred: list[CoreEvent] = []
-        self._deferred_sessions: list[SessionState] = []
+        #: Callers outside trio (acp_lite.aio._outside): what they left for this thread.
+        pipe = receive_stream if isinstance(receive_stream, AgentPipe) else None
+        self.outside = OutsideReading(self, pipe)
+        #: Session id -> the event trio tasks waiting for that session to change wait on.
+        self.session_waiters: dict[str, trio.Event] = {}
         self._nursery: trio.Nursery | None = None
         #: The timeouts of the trio tasks' response waits (one watcher task).
         self.deadlines = Deadlines()
@@ -168,6 +166,12 @@ class Connection:
     def _peer(self) -> ReportsExit | None:
         stream = self._receive_stream
         return stream.agent if isinstance(stream, AgentOutput) else None
+
+    @property
+    def nursery(self) -> trio.Nursery:
+        """Where the connection's tasks run (once started)."""
+        assert self._nursery is not None
+        return self._nursery
 
     def check(self, *, method: str | None = None, session_id: str | None = None) -> None:
         """Raise the connection's failure, if it failed or was closed."""
@@ -259,46 +263,33 @@ class Connection:
 
     def flush(self) -> None:
         """Write what the core queued, or hand it to the writer task (never blocks)."""
-        data = self.core.data_to_send()
-        if OUTSIDE.get() is not None:
-            self._flush_outside(data)
-            return
-        if self._backlog:  # what a caller outside trio could not write: it goes first
-            data = self._backlog + data
-            self._backlog = b""
+        PATH.get().flush(self, self.core.data_to_send())
+
+    def write(self, data: bytes) -> None:
+        """(The trio thread) Write ``data`` as far as the pipe takes it now, queue the
+        rest for the writer task."""
         if not data:
             return
+        data = self.write_now(data)
+        if data:
+            with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+                self._send_tx.send_nowait(data)
+                self._queued += 1
+
+    def write_now(self, data: bytes) -> bytes:
+        """Write what the pipe takes now, if nothing is queued before it; what is left.
+
+        Write-through: as much as the pipe takes goes out without waking the writer
+        task (one task switch less per request); the rest, if any, follows through
+        the writer, in order. (Outside trio too: the writer is idle then exactly
+        when nothing is queued.)
+        """
         if self._direct and not self._queued and not self._closing:
-            # Write-through: with nothing queued before it, as much as the pipe takes
-            # now goes out without waking the writer task (one task switch less per
-            # request); the rest, if any, follows through the writer, in order.
             # fileno() is -1 once the stream is closed: the write then fails.
             with contextlib.suppress(OSError):  # full pipe, or gone: the writer says
                 sent = os.write(cast("trio.lowlevel.FdStream", self._send_stream).fileno(), data)
-                if sent == len(data):
-                    return
-                data = data[sent:]
-        with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
-            self._send_tx.send_nowait(data)
-            self._queued += 1
-
-    def _flush_outside(self, data: bytes, outside: Outside | None = None) -> None:
-        # A blocking caller's thread (see acp_lite.aio._outside): the trio thread is
-        # parked, so the writer task is idle exactly when nothing is queued; what
-        # the pipe does not take now is left for the trio thread's next flush.
-        if not data:
-            return
-        if outside is None:
-            outside = OUTSIDE.get()
-            assert outside is not None
-        outside.sending(self)
-        if self._direct and not self._queued and not self._closing and not self._backlog:
-            with contextlib.suppress(OSError):  # full pipe, or gone: the trio side says
-                sent = os.write(cast("trio.lowlevel.FdStream", self._send_stream).fileno(), data)
-                data = data[sent:]
-        if data:
-            self._backlog += data
-            outside.post(self.flush)
+                return data[sent:]
+        return data
 
     async def _write_loop(self) -> None:
         try:
@@ -369,10 +360,9 @@ class Connection:
             if timeout is None:
                 timeout = self.limits.default_timeout
             try:
-                if OUTSIDE.get() is not None:  # run by a blocking caller's thread
-                    await park(entry, timeout, self)
-                else:
-                    await self._wait_in_trio(entry, timeout)
+                # A trio task waits in trio; a coroutine run in a blocking caller's
+                # thread parks and its driver waits (acp_lite.aio._outside).
+                await PATH.get().wait(self, entry, timeout)
             finally:
                 if not entry.done:
                     # Timed out or cancelled: withdraw it (spec: $/cancel_request).
@@ -392,7 +382,8 @@ class Connection:
             raise entry.error
         return entry.result
 
-    async def _wait_in_trio(self, entry: PendingRequest, timeout: float) -> None:
+    async def wait_in_trio(self, entry: PendingRequest, timeout: float) -> None:
+        """(A trio task) Wait at most ``timeout`` s for ``entry``'s response."""
         # One task keeps every request's timeout (aio/_deadlines.py): a cancel scope
         # per request costs more than the rest of the wait.
         deadline = trio.current_time() + timeout
@@ -429,8 +420,7 @@ class Connection:
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     data = b""
                 receive(data)
-                self._pump_events()
-                self.flush()
+                self.pump()
                 if not data:
                     break
         finally:
@@ -442,58 +432,16 @@ class Connection:
                     await self.process.stderr_done.wait()
             self._fail(self._exited_error())
 
-    def receive_outside(self, data: bytes, outside: Outside) -> None:
-        """Bytes a blocking caller read from the borrowed pipe (holding the gate).
-
-        It resumes the blocking calls whose responses lead what it read (their
-        waiters run outside trio; a session they open gets its ``AsyncSession``
-        here too); everything from the first other event on, and
-        the wake-up of trio tasks waiting on a session, is left to the trio thread
-        (``outside.post``), in order, as its own reader would have done.
-        """
-        self.core.receive_data(data)
-        events = self.core.next_events()
-        n = 0
-        if not self._deferred:  # else what is left to trio comes first
-            for ev in events:
-                if isinstance(ev, SessionOpened):  # its AsyncSession needs no trio
-                    n += 1
-                    continue
-                if not isinstance(ev, ResponseArrived):
-                    break
-                if isinstance(ev.request.waiter, TaskWaiter | trio.Event):  # a trio task's
-                    break
-                n += 1
-        sessions = [
-            state
-            for state in self.core.changed_sessions()
-            if state.handle is not None and state.handle._awaited
-        ]
-        if n < len(events) or sessions:
-            self._deferred.extend(events[n:])
-            self._deferred_sessions.extend(sessions)
-            outside.post(self._pump_deferred)
-        for ev in events[:n]:
-            if isinstance(ev, SessionOpened):
-                self.session_for(ev.session)
-                continue
-            assert isinstance(ev, ResponseArrived)
-            if self.client_requests is not None:
-                self.client_requests.answered(ev.request)
-            self._wake(ev.request)
-        self._flush_outside(self.core.data_to_send(), outside)
-
-    def _pump_deferred(self) -> None:
+    def pump(self) -> None:
+        """Act on what the core reported (and a borrower left), write what it queued."""
         self._pump_events()
         self.flush()
 
     def _pump_events(self) -> None:
-        events = self.core.next_events()
-        if self._deferred:
-            # What a borrower of the pipe read and left to this thread comes before
-            # anything this thread read itself (the core's order).
-            events[:0] = self._deferred
-            self._deferred = []
+        # What a borrower of the pipe read and left to this thread comes before
+        # anything this thread read itself (the core's order).
+        outside = self.outside
+        events = outside.take_events(self.core.next_events())
         for ev in events:
             if isinstance(ev, ResponseArrived):
                 if self.client_requests is not None:
@@ -515,21 +463,27 @@ class Connection:
                     method=ev.method,
                     params=ev.params,
                 )
-        changed = self.core.changed_sessions()
-        if self._deferred_sessions:
-            changed = self._deferred_sessions + changed
-            self._deferred_sessions = []
-        for state in changed:
-            handle = state.handle
-            if handle is not None:
-                handle._notify()
+        waiters = self.session_waiters
+        for state in outside.take_sessions(self.core.changed_sessions()):
+            event = waiters.pop(state.id, None)
+            if event is not None:
+                event.set()
+
+    async def session_changed(self, session_id: str) -> None:
+        """Wait until session ``session_id`` changes (a trio task; woken once per batch
+        of received lines)."""
+        event = self.session_waiters.get(session_id)
+        if event is None:
+            event = self.session_waiters[session_id] = trio.Event()
+        await event.wait()
 
     @staticmethod
     def _wake(entry: PendingRequest) -> None:
         if entry.waiter is not None:
             entry.waiter.set()
 
-    def _view_of(self, session_id: str | None) -> Any:
+    def view_of(self, session_id: str | None) -> Any:
+        """What callbacks receive as the session ``session_id`` (``None`` if unknown)."""
         state = self.core.sessions.get(session_id) if session_id is not None else None
         if state is None:
             return None
@@ -547,7 +501,7 @@ class Connection:
         self._nursery.start_soon(self._decide, req, scope)
 
     async def _decide(self, req: AgentRequest, scope: trio.CancelScope) -> None:
-        view = self._view_of(req.session_id)
+        view = self.view_of(req.session_id)
         with scope:
             try:
                 # User callbacks may block: never on the trio thread. Abandoned on

@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from acp_lite.aio._outside import outside_safe
 from acp_lite.errors import CapabilityNotSupported, ProtocolError
 from acp_lite.protocol import (
     UNSET,
@@ -38,7 +39,7 @@ from acp_lite.protocol.capabilities import (
 )
 
 if TYPE_CHECKING:
-    from acp_lite.aio._connection import Connection
+    from acp_lite.aio._link import Link
     from acp_lite.core import ConnectionEvent
 
 __all__ = ["AUTH_STATUS_UPDATE", "Meta", "auth_status_update"]
@@ -129,7 +130,7 @@ def auth_status_update(event: ConnectionEvent) -> AuthStatusUpdateNotification |
 class _Methods:
     """The shared primitive: gate, send, type the result."""
 
-    _conn: Connection
+    _conn: Link
 
     def _initialize_response(self) -> InitializeResponse | None:
         # What the agent advertised, as the core recorded it.
@@ -173,6 +174,7 @@ class _Methods:
                     stderr_tail=self._conn.stderr_tail(),
                 )
 
+    @outside_safe
     async def _request(
         self,
         method: str,

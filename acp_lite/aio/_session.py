@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import trio
 
+from acp_lite.aio._link import Link
+from acp_lite.aio._outside import outside_safe
 from acp_lite.aio._session_methods import SessionMethods
 from acp_lite.aio._turn_view import EventSlice, build_turn
 from acp_lite.errors import Timeout
@@ -19,7 +22,6 @@ from acp_lite.protocol.constants import IDLE
 from acp_lite.turn import Turn
 
 if TYPE_CHECKING:
-    from acp_lite.aio._connection import Connection
     from acp_lite.core import PendingRequest, SessionState
     from acp_lite.model.entities import Entity
     from acp_lite.model.session import Event
@@ -70,13 +72,12 @@ class AsyncSession(SessionMethods):
     :class:`~acp_lite.errors.AgentExited` at once.
     """
 
-    def __init__(self, connection: Connection, state: SessionState) -> None:
+    def __init__(self, connection: Link, state: SessionState) -> None:
         self._conn = connection
         self._state = state
         state.handle = self
         self.id = state.id
         self.model = state.model
-        self._changed: trio.Event | None = None
         # request id -> core entry of prompts whose response is awaited.
         self._prompts: dict[int, PendingRequest] = {}
 
@@ -111,21 +112,8 @@ class AsyncSession(SessionMethods):
 
     # ------------------------------------------------------------------ waking
 
-    @property
-    def _awaited(self) -> bool:
-        """Whether a trio task waits for this session to change (``_changed_wait``)."""
-        return self._changed is not None
-
-    def _notify(self) -> None:
-        event = self._changed
-        if event is not None:
-            self._changed = None
-            event.set()
-
     async def _changed_wait(self) -> None:
-        if self._changed is None:
-            self._changed = trio.Event()
-        await self._changed.wait()
+        await self._conn.session_changed(self.id)
 
     async def _wait_until(
         self, predicate: Callable[[], bool], *, timeout: float | None, awaited: str
@@ -150,6 +138,7 @@ class AsyncSession(SessionMethods):
 
     # ------------------------------------------------------------------ prompts
 
+    @outside_safe
     async def submit(self, content: PromptContent) -> Submission:
         """Send ``session/prompt`` and return its pending :class:`Submission` at once.
 
@@ -163,6 +152,7 @@ class AsyncSession(SessionMethods):
         self._prompts[entry.id] = entry
         return submission
 
+    @outside_safe
     async def wait_inserted(
         self, submission: Submission, *, timeout: float | None = None
     ) -> Submission:
@@ -177,6 +167,7 @@ class AsyncSession(SessionMethods):
                 self._prompts.pop(entry.id, None)
         return submission
 
+    @outside_safe
     async def prompt(self, content: PromptContent, *, timeout: float | None = None) -> Submission:
         """Send a prompt; return once the agent inserted it (``submission.message_id``).
 
@@ -205,6 +196,7 @@ class AsyncSession(SessionMethods):
         *,
         timeout: float | None = None,
         insert_timeout: float | None = None,
+        stop_on_cancel: float | None = 2.0,
     ) -> Turn:
         """Prompt and wait until the foreground work that followed its insertion ends.
 
@@ -213,8 +205,42 @@ class AsyncSession(SessionMethods):
         insertion) within it. A failure after insertion is not an exception: it is
         ``turn.stop_reason == "error"`` with ``turn.error`` (use
         ``turn.raise_for_stop()``).
+
+        Cancelling this call (Ctrl-C, for the blocking ``Session.run``) stops the
+        work it started: a prompt the agent holds is withdrawn
+        (``$/cancel_request``); once inserted, ``session/cancel`` is sent, and the
+        answer or the confirming idle is awaited up to ``stop_on_cancel`` seconds
+        (shielded), then the cancellation goes on. ``stop_on_cancel=None``: only
+        the withdrawal, nothing awaited (the inserted work goes on).
         """
-        return await self._run(content, timeout, [], insert_timeout)
+        started: list[Submission] = []
+        if stop_on_cancel is None:
+            return await self._run(content, timeout, started, insert_timeout)
+        try:
+            return await self._run(content, timeout, started, insert_timeout)
+        except trio.Cancelled:
+            with (
+                trio.CancelScope(shield=True),
+                trio.move_on_after(stop_on_cancel),
+                contextlib.suppress(Exception),
+            ):
+                await self._stop_started(started, stop_on_cancel)
+            raise
+
+    async def _stop_started(self, started: list[Submission], wait: float) -> None:
+        # Stop the work of a cancelled run, and only that work.
+        if not started:
+            return  # nothing was sent
+        submission = started[0]
+        if submission.status == "pending":
+            # Withdrawn already ($/cancel_request when the wait was cancelled). The
+            # answer says whether that was in time: -32800 (PromptRejected), or a
+            # messageId when the agent had inserted it after all.
+            await self.wait_inserted(submission, timeout=wait)
+        if submission.status == "inserted" and not submission.done:
+            # session/cancel stops the session's current foreground work, which is
+            # this prompt's (a held prompt of someone else is never touched).
+            await self.cancel(wait=True, timeout=wait)
 
     async def _run(
         self,
@@ -351,13 +377,44 @@ class AsyncSession(SessionMethods):
             with trio.move_on_after(budget) as scope:
                 await self._changed_wait()
             if scope.cancelled_caught:
-                raise Timeout(
-                    f"no update for session {self.id} within {budget:g}s",
-                    awaited="the next session update",
-                    state=self.model.state,
-                    session_id=self.id,
-                    stderr_tail=conn.stderr_tail(),
-                )
+                raise self._no_update(budget)
+
+    async def next_updates(
+        self,
+        start: int,
+        *,
+        timeout: float | None = None,
+        until: Literal["idle", "quiet"] | None = None,
+    ) -> list[Event] | None:
+        """The events of :attr:`updates` from index ``start`` on, once there is at
+        least one (waiting for it), or ``None`` when the stream ends: the connection
+        closed, or ``until`` holds (as for :meth:`iter_updates`) with nothing new.
+
+        One consistent batch (the blocking ``Session.iter_updates`` fetches one per
+        thread hop). ``timeout`` (default ``Limits.default_timeout``) bounds the
+        wait: :class:`~acp_lite.errors.Timeout` when nothing arrives for that long.
+        """
+        conn = self._conn
+        budget = conn.limits.default_timeout if timeout is None else timeout
+        done = None if until is None else self._until(until)
+        with trio.move_on_after(budget):
+            while True:
+                events = self.model.events
+                if len(events) > start:
+                    return list(events[start:])
+                if conn.failure is not None or (done is not None and done()):
+                    return None
+                await self._changed_wait()
+        raise self._no_update(budget)
+
+    def _no_update(self, budget: float) -> Timeout:
+        return Timeout(
+            f"no update for session {self.id} within {budget:g}s",
+            awaited="the next session update",
+            state=self.model.state,
+            session_id=self.id,
+            stderr_tail=self._conn.stderr_tail(),
+        )
 
     def _until(self, until: str) -> Callable[[], bool]:
         if until == "idle":
@@ -379,8 +436,7 @@ class AsyncSession(SessionMethods):
         ``close()`` keeps its bound.
         """
         cancel_scope = trio.CancelScope()
-        nursery = self._conn._nursery
-        assert nursery is not None
+        nursery = self._conn.nursery
         start = len(self.model.events)
 
         running = threading.Event()  # set while a batch runs in its thread

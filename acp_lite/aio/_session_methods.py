@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from acp_lite.aio._methods import Meta, T, _Methods, _params
+from acp_lite.aio._outside import outside_safe
 from acp_lite.errors import CapabilityNotSupported, ProtocolError
 from acp_lite.protocol import (
     ArchiveSessionResponse,
@@ -43,6 +44,7 @@ class SessionMethods(_Methods):
         model = self.model
         return lambda: model.state
 
+    @outside_safe
     async def _session_request(
         self,
         method: str,
@@ -77,6 +79,7 @@ class SessionMethods(_Methods):
                 stderr_tail=self._conn.stderr_tail(),
             )
 
+    @outside_safe
     async def set_config_option(
         self,
         config_id: str,
@@ -111,6 +114,7 @@ class SessionMethods(_Methods):
             force=force,
         )
 
+    @outside_safe
     async def cancel_tool_call(
         self,
         tool_call_id: str,
@@ -135,6 +139,7 @@ class SessionMethods(_Methods):
             force=force,
         )
 
+    @outside_safe
     async def cancel_terminal(
         self,
         terminal_id: str,
@@ -158,6 +163,7 @@ class SessionMethods(_Methods):
             force=force,
         )
 
+    @outside_safe
     async def close(
         self, *, meta: Meta | None = None, timeout: float | None = None, force: bool = False
     ) -> CloseSessionResponse:
@@ -180,6 +186,7 @@ class SessionMethods(_Methods):
         self.model.finish()
         return result
 
+    @outside_safe
     async def delete(
         self, *, meta: Meta | None = None, timeout: float | None = None, force: bool = False
     ) -> DeleteSessionResponse:
@@ -188,6 +195,7 @@ class SessionMethods(_Methods):
             "session/delete", {}, DeleteSessionResponse, meta=meta, timeout=timeout, force=force
         )
 
+    @outside_safe
     async def fork(
         self,
         cwd: str | os.PathLike[str],
@@ -226,6 +234,7 @@ class SessionMethods(_Methods):
             force=force,
         )
 
+    @outside_safe
     async def archive(
         self, *, meta: Meta | None = None, timeout: float | None = None, force: bool = False
     ) -> ArchiveSessionResponse:
@@ -237,6 +246,7 @@ class SessionMethods(_Methods):
             "session/archive", {}, ArchiveSessionResponse, meta=meta, timeout=timeout, force=force
         )
 
+    @outside_safe
     async def unarchive(
         self, *, meta: Meta | None = None, timeout: float | None = None, force: bool = False
     ) -> UnarchiveSessionResponse:
@@ -250,6 +260,7 @@ class SessionMethods(_Methods):
             force=force,
         )
 
+    @outside_safe
     async def set_title(
         self,
         title: str,
@@ -272,6 +283,7 @@ class SessionMethods(_Methods):
             force=force,
         )
 
+    @outside_safe
     async def status(
         self, *, meta: Meta | None = None, timeout: float | None = None, force: bool = False
     ) -> SessionStatusResponse:

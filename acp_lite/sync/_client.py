@@ -33,11 +33,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import trio
-
 from acp_lite.aio import AsyncClient, AsyncSession
 from acp_lite.auth import AuthMethod
-from acp_lite.errors import Timeout
 from acp_lite.jsontypes import JsonObject
 from acp_lite.limits import Limits
 from acp_lite.model.rules import Violation
@@ -45,14 +42,13 @@ from acp_lite.sync._mirror import DirectRunner, Facade, blocking
 from acp_lite.sync._portal import ClientClosed, Portal
 
 if TYPE_CHECKING:
-    from acp_lite.aio import ConnectionEvent, PromptContent
+    from acp_lite.aio import ConnectionEvent
     from acp_lite.model import SessionModel
     from acp_lite.model.entities import Entity
     from acp_lite.model.events import Event
     from acp_lite.model.submissions import Submission
     from acp_lite.protocol import AgentCapabilities, Implementation, InitializeResponse, Unset
     from acp_lite.transcript import Transcript
-    from acp_lite.turn import Turn
 
 __all__ = ["BACKSTOP", "Client", "ClientClosed", "Session"]
 
@@ -62,25 +58,6 @@ BACKSTOP = 10.0
 """Seconds added to a call's own timeout for the portal's last-resort deadline: the
 async layer enforces (and describes) every timeout; this only guards against a bug
 there leaving a blocking caller stuck forever."""
-
-INTERRUPT_CANCEL_WAIT = 2.0
-"""After Ctrl-C in ``run``, wait this long for the idle confirming ``session/cancel``."""
-
-
-async def _stop_started(asession: AsyncSession, started: list[Submission]) -> None:
-    """Stop the work of an interrupted ``run``, and only that work."""
-    if not started:
-        return  # nothing was sent
-    submission = started[0]
-    if submission.status == "pending":
-        # Withdrawn already ($/cancel_request when the wait was cancelled). The
-        # answer says whether that was in time: -32800 (PromptRejected), or a
-        # messageId when the agent had inserted it after all.
-        await asession.wait_inserted(submission, timeout=INTERRUPT_CANCEL_WAIT)
-    if submission.status == "inserted" and not submission.done:
-        # session/cancel stops the session's current foreground work, which is
-        # this prompt's (a held prompt of someone else is never touched).
-        await asession.cancel(wait=True, timeout=INTERRUPT_CANCEL_WAIT)
 
 
 class Session(Facade):
@@ -160,9 +137,9 @@ class Session(Facade):
 
     # ------------------------------------------------------------------ prompts
 
-    submit = blocking(AsyncSession.submit, direct=True)
-    wait_inserted = blocking(AsyncSession.wait_inserted, direct=True)
-    prompt = blocking(AsyncSession.prompt, direct=True)
+    submit = blocking(AsyncSession.submit)
+    wait_inserted = blocking(AsyncSession.wait_inserted)
+    prompt = blocking(AsyncSession.prompt)
 
     def withdraw(self, submission: Submission) -> bool:
         """Send ``$/cancel_request`` for a prompt not answered yet (a held prompt)."""
@@ -170,65 +147,29 @@ class Session(Facade):
         result: bool = self._client._portal.run_sync(self._async.withdraw, submission)
         return result
 
-    def run(
-        self,
-        content: PromptContent,
-        *,
-        timeout: float | None = None,
-        insert_timeout: float | None = None,
-    ) -> Turn:
-        """Prompt and wait until the foreground work that followed its insertion ends.
-
-        ``timeout`` bounds the whole turn (default ``Limits.default_timeout``);
-        ``insert_timeout``, if given, bounds the wait for the prompt's answer (the
-        insertion) within it. A failure after insertion is not an exception: it is
-        ``turn.stop_reason == "error"`` with ``turn.error`` (use
-        ``turn.raise_for_stop()``). Ctrl-C stops
-        the work this call started and re-raises: a prompt the agent holds is
-        withdrawn (``$/cancel_request``); once inserted, ``session/cancel`` is sent
-        and the confirming idle awaited briefly.
-        """
-        # Hand-written: on Ctrl-C it must stop the agent's work for the submission it
-        # started (withdraw or session/cancel), which cancelling the await alone
-        # does not do once the prompt is inserted.
-        asession = self._async
-
-        async def run() -> Turn:
-            started: list[Submission] = []
-            try:
-                return await asession._run(content, timeout, started, insert_timeout)
-            except trio.Cancelled:
-                # Only our portal cancels this task (Ctrl-C, backstop, close): stop the
-                # agent's work too instead of leaving it streaming into nobody.
-                # The agent may be gone or never confirm: the Ctrl-C still wins.
-                with (
-                    trio.CancelScope(shield=True),
-                    trio.move_on_after(INTERRUPT_CANCEL_WAIT),
-                    contextlib.suppress(Exception),
-                ):
-                    await _stop_started(asession, started)
-                raise
-
-        return self._call(run, timeout=timeout)
-
+    # Ctrl-C cancels the call's trio task (only our portal does, also at its backstop
+    # or close): AsyncSession.run then stops the work it started, bounded.
+    run = blocking(AsyncSession.run)
     wait_idle = blocking(AsyncSession.wait_idle)
     wait_quiet = blocking(AsyncSession.wait_quiet)
     cancel = blocking(AsyncSession.cancel)
 
     # ------------------------------------------------------------------ other methods
 
-    set_config_option = blocking(AsyncSession.set_config_option, direct=True)
-    cancel_tool_call = blocking(AsyncSession.cancel_tool_call, direct=True)
-    cancel_terminal = blocking(AsyncSession.cancel_terminal, direct=True)
-    close = blocking(AsyncSession.close, direct=True)
-    delete = blocking(AsyncSession.delete, direct=True)
-    fork = blocking(AsyncSession.fork, direct=True)
-    archive = blocking(AsyncSession.archive, direct=True)
-    unarchive = blocking(AsyncSession.unarchive, direct=True)
-    set_title = blocking(AsyncSession.set_title, direct=True)
-    status = blocking(AsyncSession.status, direct=True)
+    set_config_option = blocking(AsyncSession.set_config_option)
+    cancel_tool_call = blocking(AsyncSession.cancel_tool_call)
+    cancel_terminal = blocking(AsyncSession.cancel_terminal)
+    close = blocking(AsyncSession.close)
+    delete = blocking(AsyncSession.delete)
+    fork = blocking(AsyncSession.fork)
+    archive = blocking(AsyncSession.archive)
+    unarchive = blocking(AsyncSession.unarchive)
+    set_title = blocking(AsyncSession.set_title)
+    status = blocking(AsyncSession.status)
 
     # ------------------------------------------------------------------ streaming
+
+    next_updates = blocking(AsyncSession.next_updates)
 
     def iter_updates(
         self,
@@ -249,40 +190,19 @@ class Session(Facade):
         # Hand-written: a blocking generator, not one call; each step fetches a whole
         # batch on the trio thread, and the end of the connection ends it quietly.
         # "From now" is the call, not the first step (as for the async iterator).
+        if until not in (None, "idle", "quiet"):
+            raise ValueError(f"until must be 'idle', 'quiet' or None, not {until!r}")
         asession = self._async
-        budget = asession._conn.limits.default_timeout if timeout is None else timeout
+        budget = self._client.limits.default_timeout if timeout is None else timeout
         index: int = self._client._read(lambda: 0 if from_start else len(asession.model.events))
-        done = None if until is None else asession._until(until)
-        return self._batches(index, budget, done)
+        return self._batches(index, budget, until)
 
     def _batches(
-        self, index: int, budget: float, done: Callable[[], bool] | None
+        self, index: int, budget: float, until: Literal["idle", "quiet"] | None
     ) -> Iterator[Event]:
-        asession = self._async
-        client = self._client
-
-        async def next_batch(start: int) -> list[Event] | None:
-            # Runs on the trio thread: a consistent slice of the log, or None at the end.
-            conn = asession._conn
-            with trio.move_on_after(budget):
-                while True:
-                    events = asession.model.events
-                    if len(events) > start:
-                        return list(events[start:])
-                    if conn.failure is not None or (done is not None and done()):
-                        return None
-                    await asession._changed_wait()
-            raise Timeout(
-                f"no update for session {asession.id} within {budget:g}s",
-                awaited="the next session update",
-                state=asession.model.state,
-                session_id=asession.id,
-                stderr_tail=conn.stderr_tail(),
-            )
-
         while True:
             try:
-                batch = client._portal.call(next_batch, index, timeout=budget + BACKSTOP)
+                batch = self.next_updates(index, timeout=budget, until=until)
             except ClientClosed:
                 return
             if batch is None:
@@ -500,19 +420,19 @@ class Client(Facade):
 
     # ------------------------------------------------------------------ methods
 
-    request = blocking(AsyncClient.request, direct=True)
+    request = blocking(AsyncClient.request)
     notify = blocking(AsyncClient.notify)
-    login = blocking(AsyncClient.login, direct=True)
-    logout = blocking(AsyncClient.logout, direct=True)
-    new_session = blocking(AsyncClient.new_session, returns=Session, direct=True)
-    resume_session = blocking(AsyncClient.resume_session, returns=Session, direct=True)
+    login = blocking(AsyncClient.login)
+    logout = blocking(AsyncClient.logout)
+    new_session = blocking(AsyncClient.new_session, returns=Session)
+    resume_session = blocking(AsyncClient.resume_session, returns=Session)
     list_sessions = blocking(AsyncClient.list_sessions)
-    delete_session = blocking(AsyncClient.delete_session, direct=True)
-    auth_status = blocking(AsyncClient.auth_status, direct=True)
-    list_providers = blocking(AsyncClient.list_providers, direct=True)
-    set_provider = blocking(AsyncClient.set_provider, direct=True)
-    disable_provider = blocking(AsyncClient.disable_provider, direct=True)
-    mcp_message = blocking(AsyncClient.mcp_message, direct=True)
+    delete_session = blocking(AsyncClient.delete_session)
+    auth_status = blocking(AsyncClient.auth_status)
+    list_providers = blocking(AsyncClient.list_providers)
+    set_provider = blocking(AsyncClient.set_provider)
+    disable_provider = blocking(AsyncClient.disable_provider)
+    mcp_message = blocking(AsyncClient.mcp_message)
 
     def close(self) -> None:
         """Close the connection and stop the agent (bounded). Idempotent.
@@ -527,13 +447,15 @@ class Client(Facade):
         except KeyboardInterrupt:
             # Ctrl-C while the shutdown ladder waits (a second one, typically: the
             # first is why we are closing): stop waiting, kill the agent now.
-            self._kill_now()
+            self.kill_now()
             with contextlib.suppress(KeyboardInterrupt):
                 self._portal.wait_done(self._limits.kill_grace + BACKSTOP)
             raise
 
-    def _kill_now(self) -> None:
-        process = getattr(getattr(self, "_async", None), "_conn", None)
-        process = getattr(process, "process", None)
-        if process is not None:
-            self._portal.run_sync_soon_while_closing(process.kill_now)
+    def kill_now(self) -> None:
+        """SIGKILL the agent's process group now, skipping what is left of the
+        shutdown graces (``close()`` does so on a second Ctrl-C); from any thread.
+        Nothing for an agent that is not a process, or once closed."""
+        aclient: AsyncClient | None = getattr(self, "_async", None)  # None: not connected
+        if aclient is not None:
+            self._portal.run_sync_soon_while_closing(aclient.kill_now)

@@ -4,7 +4,7 @@ A blocking call normally posts its coroutine to the trio thread and waits for th
 outcome: the caller wakes the trio thread, which writes the request, is woken
 again by the response and wakes the caller (three thread wake-ups besides the
 agent's, each tens of microseconds on a virtual machine). For the plain request
-methods (those declared ``blocking(..., direct=True)``) the caller instead runs
+methods (those declared ``@outside_safe`` in ``acp_lite.aio``) the caller instead runs
 the method's coroutine itself while the trio thread is parked:
 
 * :class:`Gate` is a trio instrument: the trio thread holds its lock whenever it
@@ -12,13 +12,13 @@ the method's coroutine itself while the trio thread is parked:
   knows no trio code runs until it lets go, so it may touch the connection's
   sans-IO core (queue the request) and write the request to the agent's pipe.
 * The coroutine runs until ``Connection.wait_response`` yields a
-  :class:`~acp_lite.aio._outside.Parked` (see :mod:`acp_lite.aio._outside`); the
+  :class:`~acp_lite.aio.outside.Parked` (see :mod:`acp_lite.aio.outside`); the
   caller makes its driver the request's waiter, lets go of the gate and waits on
   its own queue.
 * For an agent run as a process, the caller *borrows* the agent's stdout pipe
   before it writes (:mod:`acp_lite.aio._pipe`): it waits on the pipe itself,
   takes the gate when the pipe is readable, feeds what it read to the connection
-  (``Connection.receive_outside``), which resumes the coroutine with its
+  (``OutsideReading.receive``), which resumes the coroutine with its
   response, and gives the pipe back in the same hold of the gate. One thread
   wakes per call, as on the async path; what else it read (updates, agent
   requests, trio tasks to wake) is left to the trio thread, in order. One caller
@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
-from acp_lite.aio._outside import OUTSIDE, Parked
+from acp_lite.aio.outside import OutsideTrio, Parked, step
 
 
 def _raw_signal_functions() -> tuple[Callable[[int], object], Callable[[int, Any], object]]:
@@ -71,8 +71,7 @@ def _raw_signal_functions() -> tuple[Callable[[int], object], Callable[[int, Any
 _getsignal, _setsignal = _raw_signal_functions()
 
 if TYPE_CHECKING:
-    from acp_lite.aio._connection import Connection
-    from acp_lite.aio._pipe import AgentPipe
+    from acp_lite.aio.outside import AgentPipe, OutsideReading
 
 __all__ = ["Gate", "drive"]
 
@@ -177,22 +176,24 @@ _RESUME: Any = object()
 class _Driver:
     """One direct call: its coroutine, the request it waits for, its outcome.
 
-    It is the ``Outside`` of :mod:`acp_lite.aio._outside` while it runs the
-    coroutine, and the waiter of the request the coroutine parked on.
+    It is the :class:`~acp_lite.aio.outside.Driver` of the coroutine's path (an
+    ``OutsideTrio``) while it runs the coroutine, and the waiter of the request the
+    coroutine parked on.
     """
 
     __slots__ = (
         "borrowed",
         "claimed",
         "closed",
-        "connection",
         "coro",
         "deadline",
         "ended",
         "holds_sigint",
         "inbox",
         "outcome",
+        "outside",
         "parked",
+        "path",
         "token",
         "wake_fd",
     )
@@ -216,7 +217,9 @@ class _Driver:
         self.claimed = False
         #: The connection's pipe while this caller has it (acp_lite.aio._pipe).
         self.borrowed: AgentPipe | None = None
-        self.connection: Connection | None = None
+        #: The connection side whose pipe it borrowed.
+        self.outside: OutsideReading | None = None
+        self.path = OutsideTrio(self)
         #: An eventfd the outcome is signalled on while borrowing (-1: the inbox).
         self.wake_fd = -1
         #: This call put _HeldSigint in place (the main thread), to be undone at its end.
@@ -229,29 +232,14 @@ class _Driver:
 
     def step(self, thrown: BaseException | None = None) -> None:
         """Run the coroutine to its next park or its end (holding the gate)."""
-        reset = OUTSIDE.set(self)
         try:
-            try:
-                yielded = self.coro.send(None) if thrown is None else self.coro.throw(thrown)
-            except StopIteration as stop:
-                self.outcome = (True, stop.value)
-                return
-            except BaseException as exc:  # the call's error, delivered to the caller
-                self.outcome = (False, exc)
-                return
-            if not isinstance(yielded, Parked):
-                self.coro.close()
-                name = getattr(self.coro, "__qualname__", self.coro)
-                self.outcome = (
-                    False,
-                    RuntimeError(
-                        f"{name} awaited trio while run outside it; "
-                        "it must not be declared blocking(..., direct=True)"
-                    ),
-                )
-                return
-        finally:
-            OUTSIDE.reset(reset)
+            yielded = step(self.path, self.coro, thrown)
+        except StopIteration as stop:
+            self.outcome = (True, stop.value)
+            return
+        except BaseException as exc:  # the call's error (or it awaited trio: refused)
+            self.outcome = (False, exc)
+            return
         self.parked = yielded
         self.deadline = time.monotonic() + yielded.timeout
         self.claimed = False
@@ -270,16 +258,16 @@ class _Driver:
             else:
                 self.inbox.put(None)
 
-    def sending(self, connection: Connection) -> None:
-        """The coroutine is about to write to ``connection``'s agent (holding the
+    def sending(self, outside: OutsideReading) -> None:
+        """The coroutine is about to write to ``outside``'s connection (holding the
         gate): borrow its pipe first, so that no answer can wake the trio thread."""
         if self.borrowed is None:
-            self.borrow(connection)
+            self.borrow(outside)
 
-    def borrow(self, connection: Connection) -> None:
-        """Borrow ``connection``'s pipe, if it has one no one else has (holding the
+    def borrow(self, outside: OutsideReading) -> None:
+        """Borrow the connection's pipe, if it has one no one else has (holding the
         gate): this thread then reads its own response."""
-        pipe = connection.pipe
+        pipe = outside.pipe
         if not _BORROW or pipe is None or pipe.lent or pipe.closed:
             return
         if threading.current_thread() is threading.main_thread():
@@ -293,7 +281,7 @@ class _Driver:
                 return
         if pipe.lend():
             self.borrowed = pipe
-            self.connection = connection
+            self.outside = outside
 
     def give_back(self) -> None:
         """Return the pipe to the trio thread (holding the gate)."""
@@ -334,7 +322,7 @@ def drive(
             driver.step()  # borrows the pipe before it writes (_Driver.sending)
             if driver.outcome is None and driver.borrowed is None:
                 assert driver.parked is not None
-                driver.borrow(driver.parked.connection)  # it parked without writing
+                driver.borrow(driver.parked.outside)  # it parked without writing
             parked = driver.outcome is None
         finally:
             if not parked:  # done already (or interrupted): the pipe goes back now
@@ -479,11 +467,11 @@ def _read_borrowed(gate: Gate, driver: _Driver) -> None:
             if driver.ended.is_set():
                 return
         with _SIGINT.holding_off():
-            pipe, conn = driver.borrowed, driver.connection
-            assert pipe is not None and conn is not None
+            pipe, outside = driver.borrowed, driver.outside
+            assert pipe is not None and outside is not None
             data = None if driver.outcome is not None else pipe.read_lent()
             if data:
-                conn.receive_outside(data, driver)
+                outside.receive(data, driver)
             if data == b"" or pipe.closed or driver.outcome is not None:
                 # Answered (the pipe goes back in this same hold of the gate), or
                 # the pipe ended (the trio reader reads the end and reports it), or

@@ -21,9 +21,11 @@ return types (``ParamSpec``), but not ``async``. A call:
    ``new_session = blocking(AsyncClient.new_session, returns=Session)`` (checked at
    run time too).
 
-A twin declared ``blocking(..., direct=True)`` (plain request methods) runs the
-coroutine in the caller's thread instead when the trio thread is parked
-(``facade._call_direct``, :mod:`acp_lite.sync._direct`), and as in 2. otherwise.
+The twin of a method declared ``@outside_safe`` where it is written
+(:func:`acp_lite.aio.outside.outside_safe`: plain request methods, which call no
+trio themselves) runs the coroutine in the caller's thread instead when the trio
+thread is parked (``facade._call_direct``, :mod:`acp_lite.sync._direct`), and as in
+2. otherwise. The mark is the only declaration: the twin reads it.
 
 ``timeout`` is taken from the call's own ``timeout`` argument when the async method
 has one, so the portal's last-resort deadline follows it.
@@ -34,6 +36,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+
+from acp_lite.aio.outside import is_outside_safe
 
 __all__ = ["DirectRunner", "Facade", "blocking", "mirrored_async"]
 
@@ -75,7 +79,7 @@ class Facade:
         raise NotImplementedError
 
     def _direct_runner(self) -> DirectRunner | None:
-        """What runs ``blocking(..., direct=True)`` twins in the calling thread (the
+        """What runs the twins of ``@outside_safe`` methods in the calling thread (the
         portal); ``None``: they cross like the others."""
         return None
 
@@ -146,28 +150,25 @@ class _Blocking(Generic[P, T]):
 
 
 @overload
-def blocking(method: _AsyncMethod[P, T], *, direct: bool = False) -> _Blocking[P, T]: ...
+def blocking(method: _AsyncMethod[P, T]) -> _Blocking[P, T]: ...
 
 
 @overload
-def blocking(
-    method: _AsyncMethod[P, object], *, returns: type[R], direct: bool = False
-) -> _Blocking[P, R]: ...
+def blocking(method: _AsyncMethod[P, object], *, returns: type[R]) -> _Blocking[P, R]: ...
 
 
-def blocking(
-    method: _AsyncMethod[P, Any], *, returns: type | None = None, direct: bool = False
-) -> _Blocking[P, Any]:
+def blocking(method: _AsyncMethod[P, Any], *, returns: type | None = None) -> _Blocking[P, Any]:
     """The blocking twin of the ``async def`` method ``method`` (see the module docs).
 
     ``returns``: the type of the blocking result when ``Facade._view`` maps the async
-    result to another type (``AsyncSession`` -> ``Session``). ``direct``: the method
-    only sends requests and awaits their responses (no other trio call), so the
-    caller's thread may run it itself while the trio thread is parked
+    result to another type (``AsyncSession`` -> ``Session``). A method declared
+    ``@outside_safe`` (it only sends requests and awaits their responses, no other
+    trio call) is run by the caller's thread itself while the trio thread is parked
     (:mod:`acp_lite.sync._direct`: no thread crossing, or one, instead of three).
     """
     if not inspect.iscoroutinefunction(method):
         raise TypeError(f"blocking() needs an async def method, got {method!r}")
+    direct = is_outside_safe(method)
     name: str = method.__name__
     signature = inspect.signature(method)
     if returns is not None:

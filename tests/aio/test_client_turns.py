@@ -178,3 +178,33 @@ async def test_rejected_prompt_raises_prompt_rejected() -> None:
         assert "no images" in str(info.value)
         (submission,) = session.model.submissions
         assert submission.status == "rejected"
+
+
+SLOW_TURN = {
+    "turns": [{"steps": [{"type": "text", "text": "first"}, {"type": "sleep", "seconds": 30}]}]
+}
+
+
+@pytest.mark.parametrize("stop_on_cancel", [2.0, None])
+async def test_a_cancelled_run_stops_the_work_it_started(stop_on_cancel: float | None) -> None:
+    async with aio.connect_in_memory(inproc_scripted(SLOW_TURN), limits=FAST) as client:
+        session = await client.new_session(cwd="/tmp")
+        scope = trio.CancelScope()
+
+        async def run() -> None:
+            with scope:
+                await session.run("go", stop_on_cancel=stop_on_cancel)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            with trio.fail_after(5):  # the turn is inserted and streams its first text
+                while session.text() != "first":
+                    await trio.sleep(0.01)
+            scope.cancel()
+        sent = [m.get("method") for d, m in wire(client) if d == "send"]
+        if stop_on_cancel is None:  # only a held prompt would be withdrawn: none here
+            assert "session/cancel" not in sent
+            assert session.state == "running"
+        else:  # session/cancel sent, and its confirming idle awaited before returning
+            assert "session/cancel" in sent
+            assert session.state == "idle"

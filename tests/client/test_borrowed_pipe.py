@@ -3,7 +3,7 @@
 A blocking direct call to an agent run as a process takes the pipe away from the
 trio reader before it writes its request, reads its own response and gives the
 pipe back. These tests spy on the borrower's steps (``AgentPipe.lend``,
-``AgentPipe.read_lent``, ``Connection.receive_outside``) and on the trio reader
+``AgentPipe.read_lent``, ``OutsideReading.receive``) and on the trio reader
 (``AgentPipe.receive_some``) to show the path is taken, and check that what the
 borrower reads besides its response (updates, agent requests, trio waiters) is
 handled by the trio thread exactly as when the trio thread reads it
@@ -25,8 +25,7 @@ from typing import Any
 import pytest
 
 import acp_lite
-from acp_lite.aio._connection import Connection
-from acp_lite.aio._pipe import AgentPipe
+from acp_lite.aio.outside import AgentPipe, OutsideReading
 from acp_lite.errors import AgentExited, ClientClosed, Timeout
 from acp_lite.hookspec import hookimpl
 from acp_lite.sync import _direct
@@ -135,7 +134,7 @@ class Spy:
     lends: list[int] = field(default_factory=list)  # the threads of successful lends
     owner: int | None = None  # the thread that has the pipe
     overlaps: int = 0  # lends while someone had it, feeds by someone who had not
-    fed: list[tuple[int, bool, bytes]] = field(default_factory=list)  # receive_outside
+    fed: list[tuple[int, bool, bytes]] = field(default_factory=list)  # OutsideReading.receive
     reads: list[bytes] = field(default_factory=list)  # read_lent results with data
     trio_reads: list[bytes] = field(default_factory=list)  # the trio reader's
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -162,7 +161,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
     spy = Spy()
     lend, give_back = AgentPipe.lend, AgentPipe.give_back
     read_lent, receive_some = AgentPipe.read_lent, AgentPipe.receive_some
-    receive_outside = Connection.receive_outside
+    receive = OutsideReading.receive
 
     def spy_lend(self: AgentPipe) -> bool:
         ok = lend(self)
@@ -190,17 +189,17 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
         spy.trio_reads.append(bytes(data))
         return data
 
-    def spy_receive_outside(self: Connection, data: bytes, outside: Any) -> None:
+    def spy_receive(self: OutsideReading, data: bytes, driver: Any) -> None:
         assert self.pipe is not None
         spy.fed.append((threading.get_ident(), self.pipe.lent, bytes(data)))
         spy.overlaps += spy.owner != threading.get_ident()
-        receive_outside(self, data, outside)
+        receive(self, data, driver)
 
     monkeypatch.setattr(AgentPipe, "lend", spy_lend)
     monkeypatch.setattr(AgentPipe, "give_back", spy_give_back)
     monkeypatch.setattr(AgentPipe, "read_lent", spy_read_lent)
     monkeypatch.setattr(AgentPipe, "receive_some", spy_receive_some)
-    monkeypatch.setattr(Connection, "receive_outside", spy_receive_outside)
+    monkeypatch.setattr(OutsideReading, "receive", spy_receive)
     return spy
 
 
@@ -222,7 +221,7 @@ def connect(spy: Spy | None = None, **kwargs: Any) -> acp_lite.Client:
 
 
 def pipe_of(client: acp_lite.Client) -> AgentPipe:
-    pipe = client.async_client._conn.pipe
+    pipe = client.async_client._conn.outside.pipe
     assert isinstance(pipe, AgentPipe)
     return pipe
 
@@ -388,7 +387,8 @@ def test_a_trio_waiter_is_woken_by_what_the_borrower_read(spy: Spy) -> None:
 
         waiter = threading.Thread(target=wait_idle)
         waiter.start()
-        assert wait_for(lambda: session.async_session._changed is not None, 10)
+        waiters = client.async_client._conn.session_waiters
+        assert wait_for(lambda: session.id in waiters, 10)
         fed = len(spy.fed)
         trio_before = len(spy.trio_reads)
         in_thread(lambda: client.request("_t/state", "idle"))
@@ -432,13 +432,13 @@ def test_a_session_opened_by_a_borrowed_call_is_handled_in_the_callers_thread(
     spy: Spy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     posted: list[object] = []
-    pump = Connection._pump_deferred
+    post = _direct._Driver.post
 
-    def spy_pump(self: Connection) -> None:
-        posted.append(self)
-        pump(self)
+    def spy_post(self: Any, fn: Any) -> None:
+        posted.append(fn)
+        post(self, fn)
 
-    monkeypatch.setattr(Connection, "_pump_deferred", spy_pump)
+    monkeypatch.setattr(_direct._Driver, "post", spy_post)
     with connect(spy) as client:
         session = in_thread(lambda: client.new_session(cwd="/tmp"))
         assert session.id == "s1" and "s1" in client.sessions

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import acp_lite
-from acp_lite.aio._connection import Connection
+from acp_lite.aio.outside import OutsideReading
 from acp_lite.sync import _direct
 
 from .conftest import FAST, wait_for
@@ -65,13 +65,13 @@ for line in sys.stdin:
 def _session(borrow: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
     monkeypatch.setattr(_direct, "_BORROW", borrow)
     fed: list[bytes] = []
-    receive_outside = Connection.receive_outside
+    receive = OutsideReading.receive
 
-    def spy(self: Connection, data: bytes, outside: Any) -> None:
+    def spy(self: OutsideReading, data: bytes, driver: Any) -> None:
         fed.append(data)
-        receive_outside(self, data, outside)
+        receive(self, data, driver)
 
-    monkeypatch.setattr(Connection, "receive_outside", spy)
+    monkeypatch.setattr(OutsideReading, "receive", spy)
     argv = [sys.executable, "-c", AGENT]
     with acp_lite.connect(argv, limits=FAST, conformance=True) as client:
         session = client.new_session(cwd="/tmp")

@@ -36,7 +36,6 @@ def _public(cls: type) -> set[str]:
 #: be a ``blocking(...)`` twin: adding an async method needs one line, not a wrapper.
 HAND_WRITTEN = {
     (AsyncClient, "close"),  # stops the trio thread itself
-    (AsyncSession, "run"),  # Ctrl-C stops the submission it started
     (AsyncSession, "iter_updates"),  # a blocking generator, batch per thread hop
 }
 

@@ -20,7 +20,6 @@ from procs import child_processes
 
 import acp_lite.client as blocking
 from acp_lite import connect_in_memory
-from acp_lite.sync import _client as _sync_session
 from acp_lite.testing import InProcessAgent, agent_command
 
 from .conftest import FAST, crossings, portal_threads, process_gone, run_threads, wait_for
@@ -161,12 +160,11 @@ def test_keyboard_interrupt_during_a_held_run_withdraws_only_that_prompt() -> No
     ],
 )
 def test_keyboard_interrupt_waits_a_bounded_time_for_an_unresponsive_agent(
-    steps: list[dict[str, Any]], stop_message: str, monkeypatch: pytest.MonkeyPatch
+    steps: list[dict[str, Any]], stop_message: str
 ) -> None:
     # The bound is the point, not its default (2 s): a shorter one is waited out
     # sooner, and the check below still tells "waited the bound" from "did not wait".
-    monkeypatch.setattr(_sync_session, "INTERRUPT_CANCEL_WAIT", 0.2)
-    wait = _sync_session.INTERRUPT_CANCEL_WAIT
+    wait = 0.2
     agent = InProcessAgent(script={"turns": [{"steps": steps}]})
     with connect_in_memory(agent, limits=FAST) as client:
         session = client.new_session(cwd="/tmp")
@@ -181,14 +179,14 @@ def test_keyboard_interrupt_waits_a_bounded_time_for_an_unresponsive_agent(
         timer = threading.Thread(target=interrupt_when_hanging)
         timer.start()
         with pytest.raises(KeyboardInterrupt):
-            session.run("x")
+            session.run("x", stop_on_cancel=wait)
         done = time.monotonic()
         timer.join()
         assert interrupted, "the agent never reported hanging"
         sent = [e.json().get("method") for e in client.transcript if e.direction == "send"]
         assert stop_message in sent
         # Measured from the Ctrl-C (how long the agent took to hang is not the point,
-        # and grows under load): it waited for the agent, but only INTERRUPT_CANCEL_WAIT.
+        # and grows under load): it waited for the agent, but only stop_on_cancel.
         elapsed = done - interrupted[0]
         assert wait / 2 <= elapsed < wait + 2.0
 

@@ -1,6 +1,6 @@
 """Blocking request calls run in the caller's thread (``acp_lite.sync._direct``).
 
-A ``blocking(..., direct=True)`` twin runs its coroutine in the calling thread while
+The twin of an ``@outside_safe`` method runs its coroutine in the calling thread while
 the trio thread is parked: it writes the request to the agent's pipe itself and
 takes the response once the trio thread has read it. These tests check that the
 path is taken (the portal's ordinary entry is made to fail), that what the trio

@@ -288,7 +288,7 @@ def test_real_twins_carry_the_async_docs_and_signatures() -> None:
                 asig = asig.replace(return_annotation="Session")
             assert inspect.signature(member) == asig, name
     assert mirrored_async(blocking_client.Session.wait_idle) is AsyncSession.wait_idle
-    assert mirrored_async(blocking_client.Session.run) is None  # hand-written
+    assert mirrored_async(blocking_client.Session.iter_updates) is None  # hand-written
 
 
 def test_sessions_come_back_as_blocking_sessions() -> None:
