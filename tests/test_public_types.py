@@ -53,14 +53,6 @@ OPEN_NAMES = frozenset({"meta", "extra", "raw", "data"})
 #: wire layer) and are typed there.
 KNOWN_ANY: frozenset[str] = frozenset(
     {
-        # The IO layer's free slots on the core's records (its session object, the
-        # cancel scope deciding an agent request, what a waiter blocks on). For now.
-        "acp_lite.core.AgentRequest.__init__:handle",
-        "acp_lite.core.AgentRequest.handle",
-        "acp_lite.core.PendingRequest.__init__:waiter",
-        "acp_lite.core.PendingRequest.waiter",
-        "acp_lite.core.SessionState.__init__:handle",
-        "acp_lite.core.SessionState.handle",
         # Generated wire classes: values the schema leaves open (any JSON).
         "acp_lite.protocol.CreateElicitationResponse.__init__:content",  # form answers
         "acp_lite.protocol.CreateElicitationResponse.content",

@@ -24,6 +24,7 @@ from acp_lite.aio._outside import PATH, OutsideReading
 from acp_lite.aio._peer import AgentOutput, ReportsExit
 from acp_lite.aio._pipe import AgentPipe
 from acp_lite.aio._process import AgentProcess
+from acp_lite.aio._session import AsyncSession
 from acp_lite.core import (
     AgentRequestReceived,
     AgentRequestWithdrawn,
@@ -42,7 +43,6 @@ from acp_lite.protocol import ErrorCode
 if TYPE_CHECKING:
     import pluggy
 
-    from acp_lite.aio._session import AsyncSession
     from acp_lite.core import AgentRequest
     from acp_lite.transcript import Transcript
 
@@ -149,10 +149,9 @@ class Connection:
         """The :class:`AsyncSession` of a core session state (made on first use)."""
         handle = state.handle
         if handle is None:
-            from acp_lite.aio._session import AsyncSession
-
-            handle = AsyncSession(self, state)
-        return handle  # type: ignore[no-any-return]
+            return AsyncSession(self, state)  # it sets state.handle
+        assert isinstance(handle, AsyncSession)
+        return handle
 
     def stderr_tail(self) -> list[str]:
         """The agent's last stderr lines (empty without a process or an in-process

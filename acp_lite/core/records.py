@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.model import SessionModel
@@ -11,9 +11,26 @@ if TYPE_CHECKING:
     from acp_lite.errors import AcpError
     from acp_lite.model import AgentRequestRecord
 
-__all__ = ["AgentRequest", "PendingRequest", "RequestId", "SessionState"]
+__all__ = ["AgentRequest", "Cancellable", "PendingRequest", "RequestId", "SessionState", "Waiter"]
 
 RequestId = int | str
+
+
+class Waiter(Protocol):
+    """What the IO layer parks on a pending request: woken once it is ``done``
+    (a ``trio.Event``, a parked task, a blocking caller's driver)."""
+
+    def set(self) -> None:
+        """Wake whoever waits for the request."""
+
+
+class Cancellable(Protocol):
+    """What the IO layer keeps on an agent request while deciding it (a
+    ``trio.CancelScope``): cancelled when the agent withdraws it or the connection
+    ends."""
+
+    def cancel(self) -> None:
+        """Stop deciding the request."""
 
 
 @lazy_attrs.define(eq=False)
@@ -32,8 +49,8 @@ class PendingRequest:
     done: bool = False
     result: object = None
     error: AcpError | None = None
-    #: Free slot for the IO layer (e.g. the object a waiter blocks on).
-    waiter: Any = None
+    #: The IO layer's slot: what wakes the request's waiter.
+    waiter: Waiter | None = None
 
 
 @lazy_attrs.define(eq=False)
@@ -46,8 +63,8 @@ class AgentRequest:
     params: object
     session_id: str | None
     tool_call_id: str | None = None
-    #: Free slot for the IO layer (e.g. the cancel scope of the task deciding it).
-    handle: Any = None
+    #: The IO layer's slot: the cancel scope of the task deciding it.
+    handle: Cancellable | None = None
     #: The session model's record of it (``SessionModel.requests``), if any.
     record: AgentRequestRecord | None = None
 
@@ -65,5 +82,5 @@ class SessionState:
     resume_pending: bool = False
     #: Already in the changed list (woken once per batch of received lines).
     changed: bool = False
-    #: Free slot for the IO layer (its session object).
-    handle: Any = None
+    #: The IO layer's slot: its session object (``AsyncSession``), made on first use.
+    handle: object = None
