@@ -99,11 +99,6 @@ KNOWN_ANY: frozenset[str] = frozenset(
         "acp_lite.protocol.structure_update:update",
         "acp_lite.protocol.unstructure:obj",
         "acp_lite.protocol.unstructure:return",
-        # A wire class or union alias (a type form, which no annotation names). For now.
-        "acp_lite.protocol.MethodSpec.__init__:params",
-        "acp_lite.protocol.MethodSpec.__init__:result",
-        "acp_lite.protocol.MethodSpec.params",
-        "acp_lite.protocol.MethodSpec.result",
         # syrupy's own PropertyFilter / PropertyMatcher (its signatures, its Any).
         "pytest_acp.snapshot.AcpSnapshotAssertion.with_defaults:exclude",
         "pytest_acp.snapshot.AcpSnapshotAssertion.with_defaults:include",

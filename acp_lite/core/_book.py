@@ -12,7 +12,7 @@ effects on the models, ``core/_responses.py``) and reports it once
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.core._dialect import Dialect
@@ -141,7 +141,9 @@ class RequestBook:
         if cls is None:
             return Outcome(result, None, wire)
         try:
-            return Outcome(converter.structure(result, cls), None, wire)
+            # A wire class or union alias: a type form the converter dispatches on.
+            typed: object = converter.structure(result, cast("type[object]", cls))
+            return Outcome(typed, None, wire)
         except Exception as exc:
             error = ProtocolError(
                 f"invalid {entry.method} result: {exc}",

@@ -76,9 +76,9 @@ class MethodSpec:
     """What the schema says about one method."""
 
     method: str
-    params: Any
+    params: object
     """Wire class (or union) of ``params``; ``None`` when untyped."""
-    result: Any
+    result: object
     """Wire class of the success ``result``; ``None`` for notifications / untyped."""
     direction: Direction
     """Who receives it: ``to_agent`` (client -> agent), ``to_client``, ``both``, ``proxy``."""
