@@ -199,6 +199,15 @@ def _merge_text_items(items: Any, tool_content: bool = False) -> Any:
 
 
 def final_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each entity's final state as one update, in order of first appearance; then
+    the session-wide singletons and the last ``state_update``.
+
+    Why a fold over JSON here and not ``SessionModel``'s: it runs *after*
+    redaction and the user's normalisers, which may drop, rewrite or replace
+    payloads (the documented order of ``normalize``), so its input is no longer
+    wire the typed model takes, and its output is the snapshot's JSON. The spec's
+    patch rules it shares with the model come from the model (``patch_meta``).
+    """
     order: list[dict[str, Any]] = []
     entities: dict[tuple[str, str], dict[str, Any]] = {}
     binary: dict[int, bytearray] = {}
