@@ -31,6 +31,7 @@ Not raised by acp_lite to its caller, so not AcpErrors::
     HandlerError                      a file / terminal handler answers the agent an error
      +-- PathNotAllowed               a path the session may not use (-32602)
     CassetteError (a ValueError)      a cassette file that cannot be read
+    ModelScriptError (a ValueError)   a model script (acp_lite.models) that is malformed
 
 This module is the one home of acp_lite's exceptions (each is importable from
 ``acp_lite`` too; the modules that raise them re-export them, under their old
@@ -60,6 +61,7 @@ __all__ = [
     "InternalError",
     "InvalidParams",
     "MethodNotFound",
+    "ModelScriptError",
     "PathNotAllowed",
     "PromptAuthRequired",
     "PromptInternalError",
@@ -481,6 +483,11 @@ class PathNotAllowed(HandlerError):
 
 class CassetteError(ValueError):
     """A cassette file that cannot be read (names the file and line)."""
+
+
+class ModelScriptError(ValueError):
+    """A scripted model's script (:mod:`acp_lite.models.script`) is malformed; the
+    message names the script and the step (``steps[2] (tool_call): ...``)."""
 
 
 _BY_CODE: dict[int, type[RequestError]] = {
