@@ -69,8 +69,8 @@ LAYERS: dict[str, int] = {
     "acp_lite.permissions": 0,
     "acp_lite.hookspec": 0,
     "acp_lite.files": 0,  # fs request handling: path confinement, LocalFiles (plain Python)
-    "acp_lite.cassettes": 0,
-    "acp_lite.models": 0,  # the scripted model provider: script, provider APIs (plain Python)  # cassette format, redaction, matching, the sans-IO replay engine
+    "acp_lite.cassettes": 0,  # cassette format, redaction, matching, the sans-IO replay engine
+    "acp_lite.models": 0,  # the scripted model provider: script, provider APIs (plain Python)
     # 1: the session model
     "acp_lite.model": 1,
     # 2: the sans-IO connection state machine (core replaces the legacy rpc engine)

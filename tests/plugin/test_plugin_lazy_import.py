@@ -32,10 +32,11 @@ def test_plain():
 def test_a_run_that_uses_no_acp_fixture_loads_no_client(tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text(PLAIN_TEST)
     # The run goes through the plugin's hooks (collection, call, report, teardown).
-    # pytest-trio (a test dependency of this project) imports trio; the other
-    # plugins are left out for a faster start.
+    # pytest-trio (a test dependency of this project) imports trio, and so does
+    # anyio's plugin (anyio comes with the providers' clients); the other plugins
+    # are left out for a faster start.
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    for plugin in ("trio", "xdist", "hypothesispytest", "syrupy"):
+    for plugin in ("trio", "anyio", "xdist", "hypothesispytest", "syrupy"):
         argv += ["-p", f"no:{plugin}"]
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
