@@ -303,6 +303,7 @@ def test_gemini_schema_requests_get_an_object_built_from_the_schema() -> None:
     # The schema request used no step.
     assert client.models.generate_content(model="pro", contents="hi").text == "the real turn"
     assert client.models.count_tokens(model="pro", contents="hi").total_tokens
+    assert [m.name for m in client.models.list()] == ["models/scripted-model"]
     model.check(all_steps_used=True)
 
 

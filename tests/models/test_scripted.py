@@ -252,3 +252,18 @@ def test_object_for_schema() -> None:
         "inner": {"x": 0},
     }
     assert object_for_schema({"const": "c"}) == "c"
+
+
+def test_gemini_stream_without_sse_is_a_json_array_and_claude_beta_is_messages() -> None:
+    model = ScriptedModel({"steps": [{"type": "reply", "text": "one two three four"}] * 2})
+    answer = model(post("/v1beta/models/g:streamGenerateContent", {"contents": []}))
+    assert isinstance(answer, HttpResponse)
+    array = json.loads(answer.body)
+    assert [r["candidates"][0]["content"]["parts"][0]["text"] for r in array] == [
+        "one two three ",
+        "four",
+    ]
+    assert array[-1]["candidates"][0]["finishReason"] == "STOP"
+    beta = model(post("/v1/messages", {"model": "m", "messages": []}, query={"beta": "true"}))
+    assert isinstance(beta, HttpResponse) and json.loads(beta.body)["type"] == "message"
+    assert model.requests[1].query == {"beta": "true"}

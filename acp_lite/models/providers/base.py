@@ -68,6 +68,8 @@ class ParsedRequest:
     include_usage: bool = False
     #: Gemini: the response schema asked for (``responseSchema`` / ``responseJsonSchema``).
     schema: JsonObject | None = None
+    #: Gemini: ``streamGenerateContent`` without ``alt=sse`` (a JSON array of responses).
+    stream_as_array: bool = False
 
     @property
     def prompt_tokens(self) -> int:

@@ -4,7 +4,8 @@
 A stream is ``data:`` events, each a whole ``GenerateContentResponse`` with the
 next text piece; function calls come whole in one event (Gemini does not split
 them); the last event has ``finishReason`` (``STOP``, ``MAX_TOKENS``, ``SAFETY``
-for a refusal) and ``usageMetadata``. A request with a response schema
+for a refusal) and ``usageMetadata``. Without ``alt=sse`` the same responses
+come as one JSON array. A request with a response schema
 (``generationConfig.responseSchema`` / ``responseJsonSchema``, as Gemini CLI's
 model router sends) is answered with a JSON object built from the schema
 (:func:`object_for_schema`), without using up a script step (see
@@ -13,6 +14,7 @@ model router sends) is answered with a JSON object built from the schema
 
 from __future__ import annotations
 
+import json
 import re
 
 from acp_lite.jsontypes import JsonObject, JsonValue
@@ -157,6 +159,7 @@ class Gemini:
             last_user_text=last_user,
             tool_results=frozenset(results),
             schema=schema,
+            stream_as_array=request.query.get("alt") != "sse",
         )
 
     def error(self, status: int, message: str) -> HttpResponse:
@@ -225,6 +228,10 @@ class Gemini:
             items.append(Hang())
         elif calls or not pieces:
             items.append(SseEvent(dumps(response(calls, last=True))))
+        if request.stream_as_array and not isinstance(step, HangReply):
+            # Without alt=sse the REST API answers the same responses as one JSON array.
+            array = [json.loads(i.data) for i in items if isinstance(i, SseEvent)]
+            return json_response(array)
         return EventStream(items=items)
 
 
