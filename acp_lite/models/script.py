@@ -19,7 +19,8 @@ Steps (``type`` = ...):
 ``tool_call``    one call: ``name``, ``arguments``, ``id`` at the step's top level.
 ``refusal``      refuse with ``text`` (each API's refusal form).
 ``error``        answer HTTP ``status`` (429, 500, 529 ...) with ``message`` in
-                 the provider's error shape.
+                 the provider's error shape; ``mid_stream = true``: a streamed
+                 request gets 200, the stream's start, then the API's error event.
 ``hang``         stream ``text`` (may be empty), then send nothing more.
 ================ ==============================================================
 
@@ -195,6 +196,7 @@ class ErrorReply(_Common):
     TYPE: ClassVar[str] = "error"
     status: int = 500
     message: str = "scripted error"
+    mid_stream: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -294,7 +296,7 @@ def _step_from_known(where: str, data: Mapping[str, Any]) -> ModelStep:
             if kwargs[key] < 0:
                 raise _fail(where, f"{key} must not be negative")
             kwargs[key] = float(kwargs[key])
-    for key in ("repeat", "truncated"):
+    for key in ("repeat", "truncated", "mid_stream"):
         if key in kwargs:
             _check_type(where, key, kwargs[key], (bool,), "true or false")
     for key in ("text", "message", "label"):

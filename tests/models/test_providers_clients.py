@@ -321,3 +321,25 @@ def test_gemini_errors_and_refusal() -> None:
         list(client.models.generate_content_stream(model="g", contents="hi"))
     refused = client.models.generate_content(model="g", contents="hi")
     assert refused.candidates[0].finish_reason == genai_types.FinishReason.SAFETY
+
+
+def test_errors_in_the_middle_of_a_stream() -> None:
+    mid = {"type": "error", "status": 529, "message": "overloaded mid-stream", "mid_stream": True}
+    model = script(*[mid] * 4)
+    chat = openai_client(model).chat.completions.create(model="m", messages=USER, stream=True)
+    with pytest.raises(openai.APIError, match="overloaded mid-stream"):
+        list(chat)
+    events = list(openai_client(model).responses.create(model="m", input="hi", stream=True))
+    failed = events[-1]
+    assert failed.type == "response.failed" and failed.response.error is not None
+    assert failed.response.error.message == "overloaded mid-stream"
+    claude = anthropic_client(model)
+    with (
+        pytest.raises(anthropic.APIStatusError, match="overloaded mid-stream"),
+        claude.messages.stream(model="m", max_tokens=10, messages=USER) as stream,
+    ):
+        list(stream)
+    gemini = gemini_client(model).models.generate_content_stream(model="g", contents="hi")
+    with pytest.raises(genai_errors.ServerError, match="overloaded mid-stream"):
+        list(gemini)
+    assert [r.status for r in model.requests] == [200] * 4

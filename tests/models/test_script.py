@@ -77,7 +77,13 @@ steps = st.one_of(
         **common,
     ),
     st.builds(Refusal, text=names, **common),
-    st.builds(ErrorReply, status=st.sampled_from([429, 500, 529]), message=names, **common),
+    st.builds(
+        ErrorReply,
+        status=st.sampled_from([429, 500, 529]),
+        message=names,
+        mid_stream=st.booleans(),
+        **common,
+    ),
     st.builds(HangReply, text=names, **common),
 )
 

@@ -100,7 +100,7 @@ class Anthropic:
         self, step: ModelStep, request: ParsedRequest, ids: Ids
     ) -> HttpResponse | EventStream:
         """A ``message``, or its event stream."""
-        if isinstance(step, ErrorReply):
+        if isinstance(step, ErrorReply) and not (step.mid_stream and request.stream):
             return self.error(step.status, step.message)
         if isinstance(step, HangReply) and not request.stream:
             return hang_without_stream(step)
@@ -166,6 +166,13 @@ def _stream(step: ModelStep, message: JsonObject, blocks: list[JsonObject]) -> l
     items: list[StreamItem] = [*step_pause(step)]
     items.append(_event("message_start", {"message": start}))
     items.append(_event("ping", {}))
+    if isinstance(step, ErrorReply):
+        error: JsonObject = {
+            "type": _ERROR_TYPES.get(step.status, "api_error"),
+            "message": step.message,
+        }
+        items.append(_event("error", {"error": error}))
+        return items
     for index, block in enumerate(blocks):
         if block["type"] == "text":
             items.append(

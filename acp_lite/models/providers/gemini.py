@@ -179,6 +179,11 @@ class Gemini:
     ) -> HttpResponse | EventStream:
         """A ``GenerateContentResponse``, or their stream."""
         if isinstance(step, ErrorReply):
+            if step.mid_stream and request.stream and not request.stream_as_array:
+                # The stream began (200), then an event holding only the error.
+                items: list[StreamItem] = [*step_pause(step)]
+                items.append(SseEvent(self.error(step.status, step.message).body.decode()))
+                return EventStream(items=items)
             return self.error(step.status, step.message)
         if isinstance(step, HangReply) and not request.stream:
             return hang_without_stream(step)
@@ -217,7 +222,7 @@ class Gemini:
         text_parts: list[JsonObject] = [{"text": text}] if text else []
         if not request.stream:
             return json_response(response([*text_parts, *calls], last=True))
-        items: list[StreamItem] = [*step_pause(step)]
+        items = [*step_pause(step)]
         pieces = step.pieces() if isinstance(step, Reply) else chunks_of(text)
         for n, piece in enumerate(pieces):
             if n and isinstance(step, Reply) and step.chunk_delay > 0:

@@ -94,7 +94,7 @@ class OpenAIChat:
         self, step: ModelStep, request: ParsedRequest, ids: Ids
     ) -> HttpResponse | EventStream:
         """A ``chat.completion``, or its chunk stream."""
-        if isinstance(step, ErrorReply):
+        if isinstance(step, ErrorReply) and not (step.mid_stream and request.stream):
             return self.error(step.status, step.message)
         if isinstance(step, HangReply) and not request.stream:
             return hang_without_stream(step)
@@ -188,6 +188,10 @@ def _stream(
 
     items: list[StreamItem] = [*step_pause(step)]
     items.append(chunk({"role": "assistant", "content": "", "refusal": None}))
+    if isinstance(step, ErrorReply):
+        # An error after the stream began: a chunk holding only the error object.
+        items.append(SseEvent(dumps(error_body(step.status, step.message))))
+        return items
     if isinstance(step, Reply):
         pieces = step.pieces()
         for n, piece in enumerate(pieces):

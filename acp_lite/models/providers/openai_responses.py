@@ -85,13 +85,17 @@ class OpenAIResponses:
         self, step: ModelStep, request: ParsedRequest, ids: Ids
     ) -> HttpResponse | EventStream:
         """A ``response``, or its event stream."""
-        if isinstance(step, ErrorReply):
+        if isinstance(step, ErrorReply) and not (step.mid_stream and request.stream):
             return self.error(step.status, step.message)
         if isinstance(step, HangReply) and not request.stream:
             return hang_without_stream(step)
         response_id = ids.new("resp_")
         output: list[JsonObject] = []
-        text = step.full_text() if isinstance(step, Reply) else step.text
+        text = (
+            step.full_text()
+            if isinstance(step, Reply)
+            else ("" if isinstance(step, ErrorReply) else step.text)
+        )
         if text:
             part: JsonObject = (
                 {"type": "refusal", "refusal": text}
@@ -172,6 +176,16 @@ class _Stream:
         }
         self.emit("response.created", {"response": pending})
         self.emit("response.in_progress", {"response": pending})
+        if isinstance(step, ErrorReply):
+            error = error_body(step.status, step.message)["error"]
+            assert isinstance(error, dict)
+            failed: JsonObject = {
+                **pending,
+                "status": "failed",
+                "error": {"code": error["code"] or error["type"], "message": step.message},
+            }
+            self.emit("response.failed", {"response": failed})
+            return self.items
         for index, item in enumerate(output):
             if item["type"] == "message":
                 if not self._message(index, item):
