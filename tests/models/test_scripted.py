@@ -4,6 +4,8 @@ stream shapes the clients do not look at closely (pauses, hangs, [DONE])."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -267,3 +269,14 @@ def test_gemini_stream_without_sse_is_a_json_array_and_claude_beta_is_messages()
     beta = model(post("/v1/messages", {"model": "m", "messages": []}, query={"beta": "true"}))
     assert isinstance(beta, HttpResponse) and json.loads(beta.body)["type"] == "message"
     assert model.requests[1].query == {"beta": "true"}
+
+
+def test_the_package_needs_no_client_and_no_trio() -> None:
+    code = (
+        "import sys, acp_lite.models, acp_lite.models.scripted\n"
+        "heavy = [m for m in ('openai', 'anthropic', 'google', 'httpx2', 'trio', 'h11')"
+        " if m in sys.modules]\n"
+        "assert heavy == [], heavy\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -71,9 +71,11 @@ class ParsedRequest:
     #: Gemini: ``streamGenerateContent`` without ``alt=sse`` (a JSON array of responses).
     stream_as_array: bool = False
 
-    @property
-    def prompt_tokens(self) -> int:
-        """A rough input token count (see :func:`rough_tokens`)."""
+    #: A rough input token count (see :func:`rough_tokens`), counted once.
+    prompt_tokens: int = attrs.field(init=False)
+
+    @prompt_tokens.default
+    def _count_prompt(self) -> int:
         return rough_tokens(dumps(self.body))
 
 
