@@ -78,6 +78,7 @@ LAYERS: dict[str, int] = {
     # 3: trio: transport, connection pump, AsyncClient / AsyncSession
     "acp_lite.aio": 3,
     "acp_lite.cassettes.agent": 3,  # the replay engine over trio streams (in memory, stdio)
+    "acp_lite.models.server": 3,  # the model server: HTTP/1.1 on trio and h11 (models extra)
     # 4: the blocking facade
     "acp_lite.sync": 4,  # Client, Session, the portal, direct calls, mirrors, in-memory
     "acp_lite.client": 4,  # the public names of acp_lite.sync, at their old path
@@ -402,11 +403,12 @@ def _trio_free_modules() -> list[str]:
 
 
 #: The runtime checks, in the order one fresh interpreter runs them: (check, modules
-#: imported in turn, prefix watched). The reference agent goes first, while nothing
-#: else is loaded; acp_lite.aio last, as it loads trio.
-_RUNTIME_CHECKS: list[tuple[str, list[str], str]] = [
+#: imported in turn, prefixes watched). The reference agent goes first, while nothing
+#: else is loaded; acp_lite.aio last, as it loads trio. The sans-IO modules (the
+#: model provider's acp_lite.models among them) load neither trio nor h11.
+_RUNTIME_CHECKS: list[tuple[str, list[str], str | tuple[str, ...]]] = [
     ("agent", ["acp_lite.testing.agent", "acp_lite.testing"], "acp_lite"),
-    ("sans_io", _trio_free_modules(), "trio"),
+    ("sans_io", _trio_free_modules(), ("trio", "h11")),
     ("aio", ["acp_lite.aio"], "trio"),
 ]
 
@@ -446,6 +448,16 @@ def _loaded_after() -> dict[str, Any]:
         "out['cattrs_after_conversions'] = 'cattrs' in sys.modules\n"
         "converter.unstructure((TextContent(text='t'),))\n"
         "out['cattrs_after_a_tuple'] = 'cattrs' in sys.modules\n"
+        # The model server (h11, the models extra) is nobody's import: after all the
+        # above (the client, acp_lite.aio, the sans-IO acp_lite.models) it is not
+        # loaded, nor h11; importing it loads h11, which shows the check can fail.
+        "import acp_lite.models\n"
+        "def server_modules():\n"
+        "    return sorted(m for m in sys.modules if m.split('.')[0] == 'h11'\n"
+        "                  or m == 'acp_lite.models.server')\n"
+        "out['model_server_modules'] = server_modules()\n"
+        "import acp_lite.models.server\n"
+        "out['model_server_modules_after_import'] = server_modules()\n"
         "print(json.dumps(out))\n"
     )
     out = subprocess.run(
@@ -460,9 +472,10 @@ def test_sans_io_modules_do_not_load_trio() -> None:
     assert "acp_lite.model" in modules and "acp_lite.core.rpc" in modules
     loaded = _loaded_after()["sans_io"]
     assert list(loaded) == modules
-    bad = {m: [t for t in v if t == "trio" or t.startswith("trio.")] for m, v in loaded.items()}
+    assert "acp_lite.models" in modules and "acp_lite.models.http" in modules
+    bad = {m: [t for t in v if t.split(".")[0] in ("trio", "h11")] for m, v in loaded.items()}
     bad = {m: v for m, v in bad.items() if v}
-    assert not bad, f"importing these loads trio: {bad}"
+    assert not bad, f"importing these loads trio or h11: {bad}"
 
 
 def test_runtime_check_detects_trio() -> None:
@@ -493,3 +506,11 @@ def test_reference_agent_loads_no_client_code() -> None:
         "acp_lite.errors",
         "acp_lite.jsontypes",
     ]
+
+
+def test_the_client_never_loads_the_model_server() -> None:
+    """Importing acp_lite, the blocking and trio clients and the sans-IO
+    acp_lite.models loads neither acp_lite.models.server nor h11 (its extra)."""
+    assert _loaded_after()["model_server_modules"] == []
+    after = _loaded_after()["model_server_modules_after_import"]
+    assert "h11" in after and "acp_lite.models.server" in after  # the check can fail
