@@ -59,6 +59,8 @@ except ImportError as _missing:
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "DEFAULT_START_TIMEOUT",
+    "DEFAULT_STOP_TIMEOUT",
     "ModelServer",
     "ServerLimits",
     "handle_connection",
@@ -70,6 +72,7 @@ __all__ = [
 log = logging.getLogger("acp_lite.models")
 
 _RECEIVE_SIZE = 65536
+_END = object()  # the end of an event stream's items
 _LINGER = 1.0
 """Seconds a connection the server closes keeps reading (and dropping) what the
 client still sends, so that closing with unread bytes does not reset the connection
@@ -122,9 +125,6 @@ class _Refuse(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-_END = object()
 
 
 class _Gone(Exception):
@@ -448,7 +448,9 @@ class _Thread:
         self.server: ModelServer | None = None
         self.error: BaseException | None = None
         self.token: trio.lowlevel.TrioToken | None = None
-        self.scope = trio.CancelScope()
+        self.scope = trio.CancelScope()  # cancelled in the trio thread only
+        self.lock = threading.Lock()
+        self.stopping = False
         self.thread = threading.Thread(target=self.run, name="acp-lite-model-server", daemon=True)
 
     def run(self) -> None:
@@ -462,14 +464,19 @@ class _Thread:
             self.ready.set()
 
     async def main(self) -> None:
-        self.token = trio.lowlevel.current_trio_token()
+        with self.lock:
+            self.token = trio.lowlevel.current_trio_token()
+            if self.stopping:  # stopped (a start timeout) before trio ran
+                return
         with self.scope:
             async with trio.open_nursery() as nursery:
                 self.server = await nursery.start(self.serve)
                 self.ready.set()
 
     def stop(self) -> None:
-        token = self.token
+        with self.lock:
+            self.stopping = True
+            token = self.token
         if token is not None:
             with contextlib.suppress(trio.RunFinishedError):
                 token.run_sync_soon(self.scope.cancel)
