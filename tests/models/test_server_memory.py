@@ -350,3 +350,10 @@ async def test_a_failure_of_the_connection_itself_is_logged_and_ends_it_only(
     (record,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert record.getMessage() == "the connection from a client failed"
     assert record.exc_info is not None and "broke oddly" in str(record.exc_info[1])
+
+
+async def test_headers_over_h11s_limit_get_431() -> None:
+    handler = Recorder()
+    out = await exchange(handler, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000)
+    assert out.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    assert handler.requests == []
