@@ -42,11 +42,13 @@ class HttpRequest:
 
 @attrs.frozen
 class HttpResponse:
-    """A whole response: status, headers (``content-length`` is the server's) and body."""
+    """A whole response: status, headers (``content-length`` is the server's) and body.
+    ``delay``: seconds the server waits before it answers (a scripted slow model)."""
 
     status: int
     body: bytes = b""
     headers: tuple[tuple[str, str], ...] = (("content-type", "application/json"),)
+    delay: float = 0.0
 
 
 @attrs.frozen

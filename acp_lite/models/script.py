@@ -24,7 +24,8 @@ Steps (``type`` = ...):
 ``hang``         stream ``text`` (may be empty), then send nothing more.
 ================ ==============================================================
 
-Every step also takes ``delay`` (seconds before the first byte of a stream),
+Every step also takes ``delay`` (seconds before the answer: a stream's first
+byte, or the whole response),
 ``repeat``, ``label`` (its name in messages) and ``when``, a table whose keys
 must all hold: ``last_user_text_contains``, ``tool_result_for`` (a tool result
 for that call id, or for a Gemini function of that name, is in the request),

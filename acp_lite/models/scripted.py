@@ -230,7 +230,11 @@ class ScriptedModel:
         index = self._pick(parsed)
         if index is None:
             return self._fail(request, provider, body, self._no_step(parsed))
-        answer = provider.answer(self.script.steps[index], parsed, self._ids)
+        step = self.script.steps[index]
+        answer = provider.answer(step, parsed, self._ids)
+        if isinstance(answer, HttpResponse) and step.delay > 0:
+            # A stream carries its delay as a Pause; a whole answer waits as a whole.
+            answer = attrs.evolve(answer, delay=step.delay)
         return self._record(request, provider.api, body, index, answer)
 
     def _pick(self, parsed: ParsedRequest) -> int | None:

@@ -272,6 +272,8 @@ class _Connection:
         log.debug("%s %s %s -> %s", self.peer, request.method, request.path, response.status)
         bodiless = request.method == "HEAD" or response.status in (204, 304)
         if isinstance(response, HttpResponse):
+            if response.delay > 0:
+                await trio.sleep(response.delay)
             await self.send(_head(response, 0 if bodiless else len(response.body)))
             if response.body and not bodiless:
                 await self.send(h11.Data(data=response.body))

@@ -280,3 +280,13 @@ def test_the_package_needs_no_client_and_no_trio() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_delay_holds_a_whole_answer_as_it_holds_a_stream() -> None:
+    model = ScriptedModel(
+        {"name": "slow", "steps": [{"type": "reply", "text": "late", "delay": 2.5, "repeat": True}]}
+    )
+    whole = model(post("/v1/chat/completions", chat()))
+    assert isinstance(whole, HttpResponse) and whole.delay == 2.5
+    streamed = events(model(post("/v1/chat/completions", chat(stream=True))))
+    assert streamed[0] == Pause(2.5)

@@ -357,3 +357,12 @@ async def test_headers_over_h11s_limit_get_431() -> None:
     out = await exchange(handler, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000)
     assert out.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
     assert handler.requests == []
+
+
+async def test_a_delayed_answer_waits_before_its_status_line(autojump_clock: Any) -> None:
+    def slow(request: HttpRequest) -> HttpResponse:
+        return HttpResponse(200, b"{}", delay=7.0)
+
+    start = trio.current_time()
+    out = await exchange(slow, GET)
+    assert out.startswith(b"HTTP/1.1 200 OK") and trio.current_time() - start >= 7.0
