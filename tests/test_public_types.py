@@ -32,6 +32,8 @@ import acp_lite.core
 import acp_lite.hookspec
 import acp_lite.limits
 import acp_lite.model
+import acp_lite.models
+import acp_lite.models.server
 import acp_lite.options
 import acp_lite.testing
 import acp_lite.transcript
@@ -218,6 +220,8 @@ def _walk() -> Iterator[tuple[str, object, object]]:
         ("acp_lite.hookspec", acp_lite.hookspec),
         ("acp_lite.cassettes", acp_lite.cassettes),
         ("acp_lite.core", acp_lite.core),
+        ("acp_lite.models", acp_lite.models),
+        ("acp_lite.models.server", acp_lite.models.server),
         ("acp_lite.testing", acp_lite.testing),
         ("acp_lite.transcript", acp_lite.transcript),
         ("acp_lite.options", acp_lite.options),
@@ -279,6 +283,8 @@ def test_walk_sees_the_public_surface() -> None:
         "acp_lite.hookspec.AcpHookSpec.acp_permission_request:request",
         "acp_lite.cassettes.Record.message",
         "acp_lite.testing.Script.sessions",
+        "acp_lite.models.ScriptedModel.__init__:script",
+        "acp_lite.models.server.run_in_thread:handler",
         "acp_lite.core.ClientConnection.send_request:params",
         "acp_lite.transcript.record_line:record",
         "pytest_acp.plugin.acp_client:return",

@@ -359,7 +359,7 @@ class ModelScript:
     models: tuple[str, ...] = ("scripted-model",)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ModelScript:
+    def from_dict(cls, data: Mapping[str, object]) -> ModelScript:
         """Build a script from parsed JSON/TOML; raises :class:`ModelScriptError`
         naming the script and the step."""
         name = data.get("name", "model script")

@@ -140,7 +140,7 @@ class ScriptedModel:
     properties return copies taken under it.
     """
 
-    def __init__(self, script: ModelScript | Mapping[str, Any]) -> None:
+    def __init__(self, script: ModelScript | Mapping[str, object]) -> None:
         self.script = script if isinstance(script, ModelScript) else ModelScript.from_dict(script)
         self._lock = threading.Lock()
         self._used = [False] * len(self.script.steps)
