@@ -6,9 +6,11 @@ sends TEXT and streams what the agent does until its foreground work ends.
 ``acp-lite info [--agent CMD]`` prints what the agent says about itself.
 ``acp-lite login [--agent CMD] [METHOD]`` logs in with one of its auth methods.
 ``acp-lite replay CASSETTE`` is a stdio agent replaying a recorded cassette;
-``acp-lite cassette from-transcript IN OUT`` makes one from a saved transcript
-(one module per command in this package: ``prompt``, ``info``, ``login``,
-``replay``, ``cassette``; ``app`` parses the command line and runs them).
+``acp-lite cassette from-transcript IN OUT`` makes one from a saved transcript.
+``acp-lite model serve`` serves a scripted model provider for real agents
+(:mod:`acp_lite.cli.model`, its own exit codes). One module per command in this
+package: ``prompt``, ``info``, ``login``, ``replay``, ``cassette``, ``model``;
+``app`` parses the command line and runs them.
 
 Exit codes (``prompt``; ``info`` uses the error codes only):
 

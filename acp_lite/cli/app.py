@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-from acp_lite.cli import cassette, info, login, prompt, replay
+from acp_lite.cli import cassette, info, login, model, prompt, replay
 from acp_lite.cli.base import (
     EXIT_CODES,
     EXIT_INTERRUPTED,
@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     login.add_parser(sub, agent_options)
     replay.add_parser(sub)
     cassette.add_parser(sub)
+    model.add_parser(sub)
     return parser
 
 
@@ -81,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "login": login.cmd_login,
         "replay": replay.cmd_replay,
         "cassette": cassette.cmd_cassette,
+        "model": model.cmd_model,
     }
     try:
         return commands[args.command](args, out, err)
