@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
