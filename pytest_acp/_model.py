@@ -23,12 +23,13 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 import pytest
 
 if TYPE_CHECKING:  # acp_lite.models loads with the fixture
+    from acp_lite.jsontypes import JsonValue
     from acp_lite.models import (
         EventStream,
         HttpRequest,
@@ -36,6 +37,16 @@ if TYPE_CHECKING:  # acp_lite.models loads with the fixture
         ModelScript,
         RecordedRequest,
         ScriptedModel,
+    )
+
+    #: What :meth:`ModelFixture.script` and the marker take: a script, a whole script
+    #: as a dict, its list of step dicts, or the path of a ``.json`` / ``.toml`` file.
+    ScriptSource: TypeAlias = (
+        ModelScript
+        | Mapping[str, JsonValue]
+        | Sequence[Mapping[str, JsonValue]]
+        | str
+        | os.PathLike[str]
     )
 
 __all__ = ["MARKER", "ModelFixture", "acp_model", "add_options"]
@@ -46,9 +57,6 @@ MARKER = (
     "acp_lite.models.ModelScript, or the path of a .json / .toml script relative to "
     "the test file."
 )
-
-#: What :meth:`ModelFixture.script` and the marker take.
-ScriptSource = Any
 
 
 def add_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
@@ -217,7 +225,7 @@ def _initial(request: pytest.FixtureRequest) -> tuple[ModelScript, str]:
     config = request.config
     marker = node.get_closest_marker("acp_model")
     where = f"@pytest.mark.acp_model ({node.nodeid})"
-    value: ScriptSource = None
+    value: ScriptSource | None = None
     base = Path(request.path).parent
     if marker is not None:
         unknown = sorted(set(marker.kwargs) - {"script"})
