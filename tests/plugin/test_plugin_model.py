@@ -105,11 +105,17 @@ def test_without_h11_the_fixture_names_the_extra(
         request.getfixturevalue("acp_model")
 
 
-def test_the_marker_and_option_are_registered(pytestconfig: pytest.Config) -> None:
+def test_the_marker_option_and_ini_key_are_registered(
+    pytestconfig: pytest.Config, pytester: pytest.Pytester
+) -> None:
     markers = pytestconfig.getini("markers")
     assert any(line.startswith("acp_model(script=None):") for line in markers)
     assert pytestconfig.getoption("acp_model_script") is None
     assert pytestconfig.getini("acp_model_script") == ""
+    result = pytester.runpytest_inprocess(*LEAN, "--help")
+    result.stdout.fnmatch_lines(
+        ["  --acp-model-script=FILE", "*script of the acp_model fixture*", "  acp_model_script (*"]
+    )
 
 
 INNER = """
