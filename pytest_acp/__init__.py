@@ -9,7 +9,9 @@ it offers, for use without pytest:
 * :func:`check_transcript` - the conformance checks, over a transcript;
 * :class:`AgentCommand` - how to launch an agent (for ``acp_agent_command``);
 * :class:`FakeAgent` - the ``acp_fake_agent`` fixture's type (a scripted fake
-  agent for testing code that drives one).
+  agent for testing code that drives one);
+* :class:`ModelFixture` - the ``acp_model`` fixture's type (a scripted model
+  provider for testing agents).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -19,6 +21,7 @@ from pytest_acp.normalize import normalize as normalize
 
 if TYPE_CHECKING:
     from pytest_acp._fake_agent import FakeAgent, FakeAgentError
+    from pytest_acp._model import ModelFixture
     from pytest_acp._settings import AgentCommand
     from pytest_acp.conformance import RULES, Rule, Violation, check_transcript
 
@@ -44,6 +47,10 @@ def __getattr__(name: str) -> Any:
         from pytest_acp import _fake_agent
 
         return getattr(_fake_agent, name)
+    if name == "ModelFixture":
+        from pytest_acp._model import ModelFixture
+
+        return ModelFixture
     raise AttributeError(f"module 'pytest_acp' has no attribute {name!r}")
 
 
@@ -53,6 +60,7 @@ __all__ = [
     "FakeAgent",
     "FakeAgentError",
     "IdMap",
+    "ModelFixture",
     "Rule",
     "Violation",
     "check_transcript",

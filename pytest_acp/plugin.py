@@ -3,8 +3,9 @@
 Fixtures: ``acp_agent_command``, ``acp_timeout``, ``acp_permission_policy``,
 ``acp_elicitation_policy`` (configuration, overridable), ``acp_client``,
 ``acp_session``, ``acp_async_client``, ``acp_async_session`` (trio, with
-pytest-trio), ``acp_snapshot``, ``acp_normalize``, ``acp_transcript`` and
-``acp_fake_agent`` (a scripted fake agent for testing clients, ``_fake_agent.py``).
+pytest-trio), ``acp_snapshot``, ``acp_normalize``, ``acp_transcript``,
+``acp_fake_agent`` (a scripted fake agent for testing clients, ``_fake_agent.py``)
+and ``acp_model`` (a scripted model provider for agents, ``_model.py``).
 
 Options (``pytest --help``, group "acp") and ini keys share names: ``--acp-agent`` /
 ``acp_agent`` ... A marker beats the command line, which beats the ini file.
@@ -44,6 +45,9 @@ from pytest_acp._clients import (
 )
 from pytest_acp._diagnostics import render_stderr, render_transcript
 from pytest_acp._fake_agent import acp_fake_agent as acp_fake_agent  # a fixture
+from pytest_acp._model import MARKER as _MODEL_MARKER
+from pytest_acp._model import acp_model as acp_model  # a fixture
+from pytest_acp._model import add_options as _add_model_options
 from pytest_acp._tracking import (
     TRACKED,
     VIOLATIONS,
@@ -92,6 +96,7 @@ MARKERS = (
     "(__cassettes__/<module>/<name or test>.acp.jsonl) and replay it without the agent "
     "(see --acp-record-mode); match_on: what a client line must match ('method', 'params', "
     "'meta', 'id').",
+    _MODEL_MARKER,
 )
 
 
@@ -222,6 +227,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="save every test's wire transcript as NDJSON in DIR",
     )
+    _add_model_options(parser, group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -236,8 +242,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         pool.close()
 
 
-#: ACP fixtures that bring their own agent: the header's agent is not theirs.
-_OWN_AGENT_FIXTURES = frozenset({"acp_fake_agent"})
+#: ACP fixtures that bring their own agent, or use none: the header's agent is not theirs.
+_OWN_AGENT_FIXTURES = frozenset({"acp_fake_agent", "acp_model"})
 
 
 def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
@@ -247,14 +253,14 @@ def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
     if any(
         value not in (None, False, "", [], ())
         for name, value in vars(config.option).items()
-        if name.startswith("acp_")
+        if name.startswith("acp_") and name != "acp_model_script"
     ):
         return True
     for item in items:
         names = getattr(item, "fixturenames", ())
         if any(n.startswith("acp_") and n not in _OWN_AGENT_FIXTURES for n in names):
             return True
-        if any(m.name.startswith("acp_") for m in item.iter_markers()):
+        if any(m.name.startswith("acp_") and m.name != "acp_model" for m in item.iter_markers()):
             return True
     return False
 

@@ -1,6 +1,7 @@
 """The plugin loads in every pytest run of an environment that has acp-lite, ACP or
 not: a run whose tests use none of its fixtures or markers must not pay for the
-client, trio (the cassette replay), the session model or the conformance checks.
+client, trio (the cassette replay), the session model, the conformance checks or the
+scripted model provider (acp_lite.models, h11: the acp_model fixture).
 (They still load when a test needs them: the in-process plugin tests run those
 lazy imports on every ACP test.)"""
 
@@ -18,6 +19,9 @@ HEAVY = (
     "acp_lite.model",
     "acp_lite.cassettes",
     "pytest_acp.conformance",
+    "acp_lite.models",
+    "acp_lite.models.server",
+    "h11",
 )
 
 PLAIN_TEST = f"""

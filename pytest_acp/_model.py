@@ -1,0 +1,279 @@
+"""The ``acp_model`` fixture: a scripted model provider for this test (issue 23).
+
+It serves :class:`acp_lite.models.ScriptedModel` over HTTP on ``127.0.0.1`` (a free
+port) from a background thread (:func:`acp_lite.models.server.run_in_thread`) for
+the test, then stops it and checks what it got: a request no step matched, or a
+body that is not JSON, is an error of the test at teardown, the request shown (as
+pytest-httpserver reports what it did not expect). The script comes from the
+``acp_model`` marker's ``script=``, else ``--acp-model-script`` / ini
+``acp_model_script``, else it is empty until the test calls
+:meth:`ModelFixture.script`.
+
+acp_lite.models, trio and h11 load when a test uses the fixture, not before (the
+plugin loads in every pytest run). Agent profiles (an agent launched with the
+environment that points it at this server) are to come: ``profile=`` is refused
+until then.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, TypeAlias
+
+import attrs
+import pytest
+
+if TYPE_CHECKING:  # acp_lite.models loads with the fixture
+    from acp_lite.jsontypes import JsonValue
+    from acp_lite.models import (
+        EventStream,
+        HttpRequest,
+        HttpResponse,
+        ModelScript,
+        RecordedRequest,
+        ScriptedModel,
+    )
+
+    #: What :meth:`ModelFixture.script` and the marker take: a script, a whole script
+    #: as a dict, its list of step dicts, or the path of a ``.json`` / ``.toml`` file.
+    ScriptSource: TypeAlias = (
+        ModelScript
+        | Mapping[str, JsonValue]
+        | Sequence[Mapping[str, JsonValue]]
+        | str
+        | os.PathLike[str]
+    )
+
+__all__ = ["MARKER", "ModelFixture", "acp_model", "add_options"]
+
+MARKER = (
+    "acp_model(script=None): the script of the acp_model fixture's scripted model "
+    "provider in this test: a dict (a whole script), a list of step dicts, an "
+    "acp_lite.models.ModelScript, or the path of a .json / .toml script relative to "
+    "the test file."
+)
+
+
+def add_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
+    """Register ``--acp-model-script`` and the ``acp_model_script`` ini key."""
+    parser.addini(
+        "acp_model_script",
+        "script of the acp_model fixture (.json / .toml, relative to the ini file) for "
+        "tests whose acp_model marker names none",
+        type="string",
+        default="",
+    )
+    group.addoption(
+        "--acp-model-script",
+        dest="acp_model_script",
+        metavar="FILE",
+        help="script of the acp_model fixture's scripted model provider (.json / .toml) "
+        "for tests whose acp_model marker names none (default: an empty script)",
+    )
+
+
+def _models() -> ModuleType:
+    """``acp_lite.models.server``, or a failure naming the extra that installs h11."""
+    # import_module, not `from acp_lite.models import server`: that finds a module
+    # attribute left by an import that sys.modules no longer holds.
+    try:
+        return importlib.import_module("acp_lite.models.server")
+    except ImportError as exc:
+        missing = str(exc)
+    pytest.fail(
+        f"the acp_model fixture needs h11: pip install 'acp-lite[models]' ({missing})",
+        pytrace=False,
+    )
+
+
+def _as_script(value: ScriptSource, base: Path, name: str) -> ModelScript:
+    """A :class:`ModelScript` from what a test gives: a script, a dict, a list of
+    steps (named ``name``) or a path (relative to ``base``)."""
+    from acp_lite.models import ModelScript, load_model_script
+
+    if isinstance(value, ModelScript):
+        return value
+    if isinstance(value, str | os.PathLike):
+        return load_model_script(base / Path(value))
+    if isinstance(value, Mapping):
+        return ModelScript.from_dict(value)
+    if isinstance(value, Sequence):
+        return ModelScript.from_dict({"name": name, "steps": list(value)})
+    raise TypeError(
+        f"a model script is a ModelScript, a dict, a list of step dicts or a path, not {value!r}"
+    )
+
+
+class _Switch:
+    """The server's handler: the :class:`ScriptedModel` of the current script, which
+    :meth:`ModelFixture.script` replaces while the server runs (its thread calls this)."""
+
+    def __init__(self, model: ScriptedModel) -> None:
+        self.lock = threading.Lock()
+        self.models = [model]
+
+    @property
+    def current(self) -> ScriptedModel:
+        with self.lock:
+            return self.models[-1]
+
+    def replace(self, model: ScriptedModel) -> None:
+        with self.lock:
+            self.models.append(model)
+
+    def __call__(self, request: HttpRequest) -> HttpResponse | EventStream:
+        return self.current(request)
+
+
+@attrs.define(eq=False, repr=False)
+class ModelFixture:
+    """The ``acp_model`` fixture: a scripted model provider serving this test.
+
+    Point a provider client at :attr:`url` (OpenAI's at :attr:`openai_base_url`);
+    :meth:`script` sets what it answers; :attr:`requests` is what it got.
+    """
+
+    #: ``http://127.0.0.1:PORT``: the base URL of Anthropic's and Gemini's clients.
+    url: str
+    port: int
+    _switch: _Switch = attrs.field(alias="switch")
+    _base: Path = attrs.field(alias="base")
+    #: Where the first script came from (named in teardown failures).
+    origin: str = "an empty script"
+
+    @property
+    def openai_base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``: what OpenAI's clients take as ``base_url``."""
+        return f"{self.url}/v1"
+
+    @property
+    def model(self) -> ScriptedModel:
+        """The scripted model answering now (the last script set)."""
+        return self._switch.current
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]:
+        """Every request so far, under every script of this test, in order
+        (``index`` counts across scripts; secrets redacted)."""
+        with self._switch.lock:
+            models = list(self._switch.models)
+        found = [r for model in models for r in model.requests]
+        return tuple(attrs.evolve(r, index=i) for i, r in enumerate(found))
+
+    @property
+    def unmatched(self) -> tuple[RecordedRequest, ...]:
+        """The requests no step matched (under every script of this test)."""
+        with self._switch.lock:
+            models = list(self._switch.models)
+        return tuple(r for model in models for r in model.unmatched)
+
+    def script(self, script: ScriptSource) -> None:
+        """Answer what follows from ``script`` (the steps of the one before are
+        dropped): a list of step dicts, a whole script as a dict, a
+        :class:`~acp_lite.models.ModelScript`, or the path of a ``.json`` / ``.toml``
+        script relative to the test file. A malformed one raises
+        ``ModelScriptError``."""
+        from acp_lite.models import ScriptedModel
+
+        self._switch.replace(ScriptedModel(_as_script(script, self._base, "acp_model script")))
+
+    def reply(self, text: str, *, repeat: bool = False) -> None:
+        """Shorthand for ``script([{"type": "reply", "text": text}])``: the next
+        request gets ``text`` (with ``repeat=True``, every request)."""
+        self.script([{"type": "reply", "text": text, "repeat": repeat}])
+
+    def check(self, *, all_steps_used: bool = False) -> None:
+        """Raise ``AssertionError`` with every request no step matched (or whose body
+        was not JSON), each shown, under every script so far; with
+        ``all_steps_used``, also the current script's steps no request used. The
+        fixture runs it (without ``all_steps_used``) at teardown."""
+        __tracebackhide__ = True
+        problems = self.problems(all_steps_used=all_steps_used)
+        if problems:
+            raise AssertionError(problems)
+
+    def problems(self, *, all_steps_used: bool = False) -> str:
+        """What :meth:`check` would raise with (``""``: nothing wrong)."""
+        with self._switch.lock:
+            models = list(self._switch.models)
+        problems: list[str] = []
+        for model in models:
+            try:
+                model.check(all_steps_used=all_steps_used and model is models[-1])
+            except AssertionError as exc:
+                problems.append(str(exc))
+        if not problems:
+            return ""
+        return "\n\n".join([f"acp_model (first script: {self.origin}):", *problems])
+
+    def __repr__(self) -> str:
+        return f"<ModelFixture {self.url} script {self.model.script.name!r}>"
+
+
+def _initial(request: pytest.FixtureRequest) -> tuple[ModelScript, str]:
+    """The test's first script and where it came from: the marker's, else the
+    option's / ini key's, else an empty one."""
+    from acp_lite.errors import ModelScriptError
+    from acp_lite.models import ModelScript
+
+    node = request.node
+    config = request.config
+    marker = node.get_closest_marker("acp_model")
+    where = f"@pytest.mark.acp_model ({node.nodeid})"
+    value: ScriptSource | None = None
+    base = Path(request.path).parent
+    if marker is not None:
+        unknown = sorted(set(marker.kwargs) - {"script"})
+        if "profile" in unknown:
+            pytest.fail(f"{where}: profile= is not supported yet (agent profiles)", pytrace=False)
+        if unknown or len(marker.args) > 1 or (marker.args and "script" in marker.kwargs):
+            pytest.fail(f"{where}: takes one script (script=...), got {marker}", pytrace=False)
+        value = marker.kwargs.get("script", marker.args[0] if marker.args else None)
+    if value is None:
+        option = config.getoption("acp_model_script", None)
+        if option:
+            value, base, where = option, config.invocation_params.dir, "--acp-model-script"
+        elif ini := config.getini("acp_model_script"):
+            base = config.inipath.parent if config.inipath is not None else config.rootpath
+            value, where = ini, "ini acp_model_script"
+    if value is None:
+        return ModelScript(name="empty acp_model script"), "an empty script"
+    try:
+        script = _as_script(value, base, "acp_model marker script")
+    except (ModelScriptError, TypeError) as exc:
+        error = f"{where}: {exc}"
+    else:
+        error = ""
+    if error:  # failed out of the except block: the message is the whole story
+        pytest.fail(error, pytrace=False)
+    shown = f" {os.fspath(value)!r}" if isinstance(value, str | os.PathLike) else ""
+    return script, f"{where}{shown}"
+
+
+@pytest.fixture
+def acp_model(request: pytest.FixtureRequest) -> Iterator[ModelFixture]:
+    """A scripted model provider (:class:`ModelFixture`) on ``127.0.0.1`` for this test.
+
+    Its script: ``@pytest.mark.acp_model(script=...)`` > ``--acp-model-script`` > ini
+    ``acp_model_script`` > empty; :meth:`ModelFixture.script` replaces it. At teardown
+    the server is stopped and a request no step matched fails the test (an error at
+    teardown, each such request shown).
+    """
+    server = _models()
+    from acp_lite.models import ScriptedModel
+
+    script, origin = _initial(request)
+    switch = _Switch(ScriptedModel(script))
+    with server.run_in_thread(switch) as running:
+        fixture = ModelFixture(
+            running.url, running.port, switch=switch, base=Path(request.path).parent, origin=origin
+        )
+        yield fixture
+    problems = fixture.problems()
+    if problems:
+        pytest.fail(problems, pytrace=False)
