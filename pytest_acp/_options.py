@@ -1,0 +1,150 @@
+"""pytest_acp's command-line options, ini keys and markers (registered by the plugin)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_acp import _settings as settings
+from pytest_acp._cassettes import RECORD_MODES
+from pytest_acp._model import MARKER as _MODEL_MARKER
+from pytest_acp._model import add_options as _add_model_options
+
+__all__ = ["MARKERS", "add_options"]
+
+MARKERS = (
+    "acp_agent(argv, *, env=None, cwd=None, in_process=None): the ACP agent command for this "
+    "test (an argv list or a command string), extra environment variables and its working "
+    "directory; or in_process=factory (or 'python:module:name'): an agent in this process, "
+    "such as acp_lite.testing.InProcessAgent.",
+    "acp_timeout(seconds): default timeout of every ACP call in this test.",
+    "acp_scope(scope): share one agent process per 'module' or 'session' (default "
+    "'function': a fresh agent per test).",
+    "acp_conformance(mode): conformance checking for this test: 'off', 'warn' or 'strict'.",
+    "acp_waive(*rule_ids, reason=None): do not report these ACP conformance rules here.",
+    "acp_permission(policy): answer permission requests with 'reject_once' (default), "
+    "'reject_always', 'allow_once', 'allow_always', 'cancel' (aliases: allow, reject, "
+    "cancelled) or a callable (request, session) -> option id (pass a callable by keyword: "
+    "@pytest.mark.acp_permission(policy=fn)).",
+    "acp_elicitation(policy): answer elicitations with 'decline' (default), 'cancel', "
+    "'accept_defaults' or a callable (request, session) -> response (by keyword: "
+    "acp_elicitation(policy=fn)).",
+    "acp_protocol(version): the ACP version to speak here: 'auto' (default), 1 or 2.",
+    "acp_login(method_id): log in with this auth method right after initialize.",
+    "acp_cassette(name=None, *, match_on=None): record this test's ACP traffic in a cassette "
+    "(__cassettes__/<module>/<name or test>.acp.jsonl) and replay it without the agent "
+    "(see --acp-record-mode); match_on: what a client line must match ('method', 'params', "
+    "'meta', 'id').",
+    _MODEL_MARKER,
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register the ``acp`` option group's options and the ini keys."""
+    group = parser.getgroup("acp", "Agent Client Protocol agents (pytest_acp)")
+    strings = {
+        "acp_agent": "agent command line, or python:MODULE:NAME for an agent in this "
+        "process (default: the acp_lite reference agent)",
+        "acp_scope": "agent process per 'function' (default), 'module' or 'session'",
+        "acp_timeout": "default timeout of ACP calls in seconds (30)",
+        "acp_conformance": "conformance checks: off, warn (default), strict",
+        "acp_permission": "permission policy: reject_once (default), reject_always, "
+        "allow_once, allow_always, cancel",
+        "acp_elicitation": "elicitation policy: decline (default), cancel, accept_defaults",
+        "acp_transcripts": "directory to save every test's wire transcript (NDJSON)",
+        "acp_snapshot_view": "default acp_snapshot view: merged (default), raw, final",
+        "acp_protocol": "ACP version to speak: auto (default: 2, or 1 if the agent answers "
+        "1), 1 or 2",
+        "acp_login": "auth method id to log in with after initialize (agent methods)",
+        "acp_record_mode": "cassettes (@pytest.mark.acp_cassette): none (default: replay "
+        "only), once, new_episodes, all",
+        "acp_replay_speed": "replay cassettes with their recorded timing, this much faster "
+        "(default: as fast as the client reads)",
+    }
+    for name, help_text in strings.items():
+        parser.addini(name, help_text, type="string", default="")
+    parser.addini("acp_env", "KEY=VALUE environment variables for the agent", type="linelist")
+    parser.addini("acp_waive", "conformance rule ids never reported", type="linelist")
+    parser.addini(
+        "acp_match_on",
+        "what a client line must match in a cassette replay (default: method params)",
+        type="linelist",
+    )
+    group.addoption(
+        "--acp-agent",
+        dest="acp_agent",
+        metavar="CMD",
+        help="agent command line (shell-quoted), or python:MODULE:NAME: a factory of an agent "
+        "run in this process (e.g. python:acp_lite.testing:InProcessAgent)",
+    )
+    group.addoption(
+        "--acp-env",
+        dest="acp_env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment variable for the agent (repeatable)",
+    )
+    group.addoption(
+        "--acp-scope",
+        dest="acp_scope",
+        choices=settings.SCOPES,
+        help="share one agent process per module or session (default: one per test)",
+    )
+    group.addoption(
+        "--acp-timeout", dest="acp_timeout", type=float, metavar="SECONDS", help="ACP call timeout"
+    )
+    group.addoption(
+        "--acp-conformance",
+        dest="acp_conformance",
+        choices=settings.CONFORMANCE_MODES,
+        help="check ACP conformance of each test's traffic: off, warn (default), strict",
+    )
+    group.addoption(
+        "--acp-permission",
+        dest="acp_permission",
+        choices=(*settings.PERMISSION_POLICIES, *settings.PERMISSION_ALIASES),
+        help="answer permission requests with this policy (default: reject_once; "
+        "allow, reject and cancelled are aliases of allow_once, reject_once and cancel)",
+    )
+    group.addoption(
+        "--acp-elicitation",
+        dest="acp_elicitation",
+        choices=settings.ELICITATION_POLICIES,
+        help="answer elicitation requests with this policy (default: decline; "
+        "accept_defaults accepts a form with its fields' defaults)",
+    )
+    group.addoption(
+        "--acp-protocol",
+        dest="acp_protocol",
+        choices=settings.PROTOCOLS,
+        help="ACP version to speak: auto (default: v2, or v1 when the agent answers v1), 1, 2",
+    )
+    group.addoption(
+        "--acp-login",
+        dest="acp_login",
+        metavar="METHOD",
+        help="log in with this auth method (client.login) right after initialize",
+    )
+    group.addoption(
+        "--acp-record-mode",
+        dest="acp_record_mode",
+        choices=RECORD_MODES,
+        help="cassettes of @pytest.mark.acp_cassette tests: none (default: replay only, no "
+        "agent), once (record a missing cassette), new_episodes (record connections the "
+        "cassette lacks), all (record everything again)",
+    )
+    group.addoption(
+        "--acp-replay-speed",
+        dest="acp_replay_speed",
+        type=float,
+        metavar="FACTOR",
+        help="replay cassettes with their recorded timing (1.0: as recorded, 2.0: twice as "
+        "fast); default: as fast as the client reads",
+    )
+    group.addoption(
+        "--acp-transcripts",
+        dest="acp_transcripts",
+        metavar="DIR",
+        help="save every test's wire transcript as NDJSON in DIR",
+    )
+    _add_model_options(parser, group)
