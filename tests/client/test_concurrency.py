@@ -331,7 +331,7 @@ def test_one_thread_hop_per_call_not_per_notification() -> None:
         assert len(posts) == 1  # the run itself: none for the N notifications
 
 
-def test_agent_exit_fails_every_waiting_thread_within_a_second() -> None:
+def test_agent_exit_fails_every_waiting_thread_promptly() -> None:
     # Each turn waits on a permission request; the callbacks answer once all three
     # sessions' requests arrived (every waiter is waiting), then the agent exits.
     steps = [
@@ -378,7 +378,7 @@ def test_agent_exit_fails_every_waiting_thread_within_a_second() -> None:
         for t in threads:
             t.start()
         for t in threads:
-            t.join(5)
+            t.join(10)
         assert set(failed) == set(waiters)
         assert released, "the three permission requests never all arrived"
         # The agent exits as soon as the first turn has its answer.
@@ -386,4 +386,6 @@ def test_agent_exit_fails_every_waiting_thread_within_a_second() -> None:
             assert type(exc).__name__ == "AgentExited", (name, exc)
             assert exc.returncode == 3, name  # type: ignore[attr-defined]
             assert "fatal: going down" in exc.stderr_tail, name  # type: ignore[attr-defined]
-            assert when - released[0] < 1.0, (name, when - released[0])
+            # Promptly, not at a call's timeout (FAST: 10 s);
+            # the bound is loose because a loaded 2-core machine stalls threads.
+            assert when - released[0] < 4.0, (name, when - released[0])
