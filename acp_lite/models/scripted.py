@@ -16,12 +16,16 @@ Routes (matched on the path's end, so any base URL prefix works):
 =========================================== ===================================
 
 Each generate request uses up a step (see :mod:`acp_lite.models.script`); model
-lists, token counts and Gemini's response-schema requests (its model router) are
-answered without one. A request no step matches gets a provider-style 400 that
-names the script and the request, and is remembered in :attr:`failures`; so is
-a body that is not a JSON object. An unknown path gets a 404 naming the known
-ones (recorded, not a failure: agents probe). :meth:`ScriptedModel.check`, which
-the pytest fixture calls at teardown, raises with every failure's request shown.
+lists, token counts and structured-output requests (a JSON Schema for the answer:
+Gemini's ``responseSchema``, OpenAI's ``response_format`` / ``text.format``,
+Anthropic's ``output_format`` / ``output_config.format``; agents send them for side
+tasks, such as Gemini CLI's model router and Codex's auto-review) are answered
+without one, with an object built from the schema. A request no step matches gets a
+provider-style 400 that names the script and the request, and is remembered in
+:attr:`failures`; so is a body that is not a JSON object. An unknown path gets a 404
+naming the known ones (recorded, not a failure: agents probe).
+:meth:`ScriptedModel.check`, which the pytest fixture calls at teardown, raises with
+every failure's request shown.
 """
 
 from __future__ import annotations
@@ -36,11 +40,19 @@ from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.models.http import EventStream, HttpRequest, HttpResponse
 from acp_lite.models.providers import anthropic, gemini
 from acp_lite.models.providers.anthropic import Anthropic
-from acp_lite.models.providers.base import CREATED, Ids, ParsedRequest, Provider, json_response
+from acp_lite.models.providers.base import (
+    CREATED,
+    Ids,
+    ParsedRequest,
+    Provider,
+    dumps,
+    json_response,
+    object_for_schema,
+)
 from acp_lite.models.providers.gemini import Gemini
 from acp_lite.models.providers.openai_chat import OpenAIChat
 from acp_lite.models.providers.openai_responses import OpenAIResponses
-from acp_lite.models.script import ModelScript
+from acp_lite.models.script import ModelScript, Reply
 
 __all__ = ["SECRET_HEADERS", "RecordedRequest", "ScriptedModel"]
 
@@ -222,9 +234,13 @@ class ScriptedModel:
             )
             return self._record(request, provider.api, body, None, counted)
         parsed = provider.parse(request, body)
-        if parsed.schema is not None and isinstance(provider, Gemini):
+        if parsed.schema is not None:
+            # An agent's side request for structured output (Gemini CLI's model
+            # router, Codex's auto-review "guardian"): a script step's prose would
+            # not parse, so answer an object that fits, using up no step.
+            fitting = Reply(text=dumps(object_for_schema(parsed.schema)))
             return self._record(
-                request, provider.api, body, None, provider.answer_schema(parsed, self._ids)
+                request, provider.api, body, None, provider.answer(fitting, parsed, self._ids)
             )
         index = self._pick(parsed)
         if index is None:

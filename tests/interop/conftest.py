@@ -72,9 +72,22 @@ def _get_server() -> Server:
     return _server[0]
 
 
+#: Modules whose tests run after the package's others: they wait for a real agent
+#: started early (seconds of Node start-up), which then overlaps the tests before.
+RUN_LAST = ("test_real_agent_scripted.py",)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if any("py_sdk_agent" in getattr(item, "fixturenames", ()) for item in items):
         _get_server()  # starts importing the SDK now, in its own process
+    last = [item for item in items if item.path.parent == HERE and item.path.name in RUN_LAST]
+    if last:
+        # After the package's last other test, not the session's: what it started
+        # early must end with the package (``start_early``), before other packages.
+        rest = [item for item in items if item not in last]
+        ends = [n for n, item in enumerate(rest) if item.path.parent == HERE]
+        at = ends[-1] + 1 if ends else len(rest)
+        items[:] = rest[:at] + last + rest[at:]
 
 
 def pytest_unconfigure() -> None:

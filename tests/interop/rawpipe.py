@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SDK_DIR = HERE / "node_modules" / "@agentclientprotocol" / "sdk"
 TS_AGENT = HERE / "ts_agent.mjs"
 TS_CLIENT = HERE / "ts_client.mjs"
 
@@ -35,18 +34,31 @@ def node_executable() -> str:
     return node
 
 
+def _missing_packages() -> list[str]:
+    """The dependencies of ``package.json`` not installed in ``node_modules`` (a
+    checkout made before a package was added has the others only)."""
+    wanted = json.loads((HERE / "package.json").read_text(encoding="utf-8"))["dependencies"]
+    return [
+        name for name in wanted if not (HERE / "node_modules" / name / "package.json").is_file()
+    ]
+
+
 def ensure_sdk() -> None:
-    """``npm ci`` here (the committed lock file) once if the SDK is not installed, so
-    the README's test command works on a fresh clone; .ci/run does it up front.
-    A file lock keeps parallel pytest-xdist workers from installing at once."""
-    if (SDK_DIR / "package.json").is_file():
+    """``npm ci`` here (the committed lock file) once if a pinned package (the SDK, the
+    real agents) is not installed, so the README's test command works on a fresh
+    clone; .ci/run does it up front. A file lock keeps parallel pytest-xdist workers
+    from installing at once."""
+    if not _missing_packages():
         return
     npm = shutil.which("npm")
-    assert npm is not None, f"{SDK_DIR} is missing and npm is not on PATH: run `npm ci` in {HERE}"
+    assert npm is not None, (
+        f"{_missing_packages()} missing in {HERE}/node_modules and npm is not on PATH: "
+        f"run `npm ci` in {HERE}"
+    )
     tag = hashlib.sha256(str(HERE).encode()).hexdigest()[:16]
     with open(Path(tempfile.gettempdir()) / f"acp-lite-npm-ci-{tag}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (SDK_DIR / "package.json").is_file():
+        if not _missing_packages():
             return  # another worker installed it meanwhile
         done = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
@@ -57,7 +69,8 @@ def ensure_sdk() -> None:
             check=False,
         )
     assert done.returncode == 0, f"`npm ci` in {HERE} failed:\n{done.stderr[-2000:]}"
-    assert (SDK_DIR / "package.json").is_file(), f"`npm ci` did not install {SDK_DIR}"
+    missing = _missing_packages()
+    assert not missing, f"`npm ci` in {HERE} did not install {missing}"
 
 
 class _Conversation:

@@ -20,7 +20,7 @@ from acp_lite.models import (
     ScriptedModel,
     SseEvent,
 )
-from acp_lite.models.providers.gemini import object_for_schema
+from acp_lite.models.providers.base import object_for_schema
 
 
 def post(

@@ -28,6 +28,7 @@ from acp_lite.models.providers.base import (
     dumps,
     hang_without_stream,
     json_response,
+    json_schema_of,
     rough_tokens,
     split_json,
     step_pause,
@@ -61,6 +62,13 @@ def count_tokens(body: JsonObject) -> HttpResponse:
     return json_response({"input_tokens": rough_tokens(dumps(body))})
 
 
+def _output_schema(body: JsonObject) -> JsonObject | None:
+    # {"type": "json_schema", "schema"}: output_config.format (GA), output_format (beta).
+    config = body.get("output_config")
+    found = json_schema_of(config.get("format")) if isinstance(config, dict) else None
+    return found if found is not None else json_schema_of(body.get("output_format"))
+
+
 class Anthropic:
     """The Messages API."""
 
@@ -89,6 +97,7 @@ class Anthropic:
             body=body,
             last_user_text=last_user,
             tool_results=frozenset(results),
+            schema=_output_schema(body),
         )
 
     def error(self, status: int, message: str) -> HttpResponse:

@@ -30,6 +30,8 @@ __all__ = [
     "dumps",
     "hang_without_stream",
     "json_response",
+    "json_schema_of",
+    "object_for_schema",
     "rough_tokens",
     "split_json",
     "step_pause",
@@ -66,7 +68,9 @@ class ParsedRequest:
     tool_results: frozenset[str] = frozenset()
     #: OpenAI Chat: ``stream_options.include_usage`` (a final usage chunk).
     include_usage: bool = False
-    #: Gemini: the response schema asked for (``responseSchema`` / ``responseJsonSchema``).
+    #: The JSON Schema a structured-output request asks the answer to fit (Gemini's
+    #: ``responseSchema``, OpenAI's ``json_schema`` response format, Anthropic's
+    #: ``output_format``), or ``None``.
     schema: JsonObject | None = None
     #: Gemini: ``streamGenerateContent`` without ``alt=sse`` (a JSON array of responses).
     stream_as_array: bool = False
@@ -150,3 +154,55 @@ def text_of(content: JsonValue, part_types: tuple[str, ...] = ("text",)) -> str 
         ]
         return "\n".join(t for t in texts if isinstance(t, str)) if texts else None
     return None
+
+
+def object_for_schema(schema: JsonValue, depth: int = 0) -> JsonValue:
+    """A value that fits ``schema`` (JSON Schema, or Gemini's upper-case ``type``
+    form): objects get their required properties (all, if none are listed),
+    enums their first value, strings ``"scripted"``, numbers 0, booleans false,
+    arrays ``minItems`` items (none by default)."""
+    if not isinstance(schema, dict) or depth > 16:
+        return None
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[0]
+    if "const" in schema:
+        return schema["const"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            return object_for_schema(options[0], depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    kind = kind.lower() if isinstance(kind, str) else ("object" if "properties" in schema else None)
+    if kind == "object":
+        properties = schema.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        required = schema.get("required")
+        names = required if isinstance(required, list) else list(properties)
+        return {
+            str(name): object_for_schema(properties.get(str(name), {}), depth + 1) for name in names
+        }
+    if kind == "array":
+        count = schema.get("minItems")
+        count = int(count) if isinstance(count, int | str) and str(count).isdigit() else 0
+        return [object_for_schema(schema.get("items", {}), depth + 1) for _ in range(count)]
+    if kind == "string":
+        return "scripted"
+    if kind in ("integer", "number"):
+        return 0
+    if kind == "boolean":
+        return False
+    return None
+
+
+def json_schema_of(output_format: JsonValue, inner: str | None = None) -> JsonObject | None:
+    """The JSON Schema of a structured-output format ``{"type": "json_schema", ...}``:
+    its ``schema`` (or the ``schema`` of its ``inner`` object); ``None`` for any other
+    format (plain text, ``json_object``) or a malformed one."""
+    if not isinstance(output_format, dict) or output_format.get("type") != "json_schema":
+        return None
+    holder = output_format.get(inner) if inner is not None else output_format
+    schema = holder.get("schema") if isinstance(holder, dict) else None
+    return schema if isinstance(schema, dict) else None

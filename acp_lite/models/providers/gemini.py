@@ -8,8 +8,8 @@ for a refusal) and ``usageMetadata``. Without ``alt=sse`` the same responses
 come as one JSON array. A request with a response schema
 (``generationConfig.responseSchema`` / ``responseJsonSchema``, as Gemini CLI's
 model router sends) is answered with a JSON object built from the schema
-(:func:`object_for_schema`), without using up a script step (see
-``ScriptedModel``). Errors are ``{"error": {"code", "message", "status"}}``.
+(:func:`~acp_lite.models.providers.base.object_for_schema`), without using up
+a script step (see ``ScriptedModel``). Errors are ``{"error": {"code", "message", "status"}}``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from acp_lite.models.script import (
     chunks_of,
 )
 
-__all__ = ["PATH", "Gemini", "count_tokens", "object_for_schema"]
+__all__ = ["PATH", "Gemini", "count_tokens"]
 
 #: ``.../models/{model}:{method}``: the Gemini paths (any version prefix).
 PATH = re.compile(
@@ -68,47 +68,6 @@ _STATUS = {
 def count_tokens(body: JsonObject) -> HttpResponse:
     """The ``countTokens`` answer: a rough count (see ``base.rough_tokens``)."""
     return json_response({"totalTokens": rough_tokens(dumps(body))})
-
-
-def object_for_schema(schema: JsonValue, depth: int = 0) -> JsonValue:
-    """A value that fits ``schema`` (JSON Schema, or Gemini's upper-case ``type``
-    form): objects get their required properties (all, if none are listed),
-    enums their first value, strings ``"scripted"``, numbers 0, booleans false,
-    arrays ``minItems`` items (none by default)."""
-    if not isinstance(schema, dict) or depth > 16:
-        return None
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return enum[0]
-    if "const" in schema:
-        return schema["const"]
-    for key in ("anyOf", "oneOf", "allOf"):
-        options = schema.get(key)
-        if isinstance(options, list) and options:
-            return object_for_schema(options[0], depth + 1)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    kind = kind.lower() if isinstance(kind, str) else ("object" if "properties" in schema else None)
-    if kind == "object":
-        properties = schema.get("properties")
-        properties = properties if isinstance(properties, dict) else {}
-        required = schema.get("required")
-        names = required if isinstance(required, list) else list(properties)
-        return {
-            str(name): object_for_schema(properties.get(str(name), {}), depth + 1) for name in names
-        }
-    if kind == "array":
-        count = schema.get("minItems")
-        count = int(count) if isinstance(count, int | str) and str(count).isdigit() else 0
-        return [object_for_schema(schema.get("items", {}), depth + 1) for _ in range(count)]
-    if kind == "string":
-        return "scripted"
-    if kind in ("integer", "number"):
-        return 0
-    if kind == "boolean":
-        return False
-    return None
 
 
 class Gemini:
@@ -168,11 +127,6 @@ class Gemini:
         return json_response(
             {"error": {"code": status, "message": message, "status": code}}, status
         )
-
-    def answer_schema(self, request: ParsedRequest, ids: Ids) -> HttpResponse | EventStream:
-        """The answer to a response-schema request: a JSON object built from it."""
-        assert request.schema is not None
-        return self.answer(Reply(text=dumps(object_for_schema(request.schema))), request, ids)
 
     def answer(
         self, step: ModelStep, request: ParsedRequest, ids: Ids

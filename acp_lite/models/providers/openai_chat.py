@@ -21,6 +21,7 @@ from acp_lite.models.providers.base import (
     dumps,
     hang_without_stream,
     json_response,
+    json_schema_of,
     rough_tokens,
     split_json,
     step_pause,
@@ -84,6 +85,8 @@ class OpenAIChat:
             last_user_text=last_user,
             tool_results=frozenset(results),
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+            # {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}
+            schema=json_schema_of(body.get("response_format"), "json_schema"),
         )
 
     def error(self, status: int, message: str) -> HttpResponse:

@@ -29,6 +29,7 @@ from acp_lite.models.providers.base import (
     dumps,
     hang_without_stream,
     json_response,
+    json_schema_of,
     rough_tokens,
     split_json,
     step_pause,
@@ -67,6 +68,7 @@ class OpenAIResponses:
                 text = text_of(item.get("content"), ("input_text", "text"))
                 if text is not None:
                     last_user = text
+        output = body.get("text")
         return ParsedRequest(
             api=self.api,
             path=request.path,
@@ -75,6 +77,8 @@ class OpenAIResponses:
             body=body,
             last_user_text=last_user,
             tool_results=frozenset(results),
+            # text.format: {"type": "json_schema", "name", "schema", "strict"}
+            schema=json_schema_of(output.get("format")) if isinstance(output, dict) else None,
         )
 
     def error(self, status: int, message: str) -> HttpResponse:
