@@ -268,8 +268,9 @@ wire_api = "responses"
     },
     description="Codex (`codex-acp`, ACP v2): a `scripted` model provider in "
     "CODEX_HOME/config.toml (wire_api = responses, no login needed); "
-    "INITIAL_AGENT_MODE=read-only so that it asks. An escalation triggers a second "
-    "'guardian' model call that expects JSON.",
+    "INITIAL_AGENT_MODE=read-only: a command runs in its read-only sandbox unasked, and "
+    "asks (a permission request) when the call requests escalation (exec_command with "
+    'sandbox_permissions = "require_escalated"); the model metadata warning is harmless.',
 )
 
 CLAUDE = AgentProfile(
