@@ -323,7 +323,8 @@ GEMINI = AgentProfile(
         "GOOGLE_APPLICATION_CREDENTIALS",
     ),
     description="Gemini CLI (`gemini --acp`): GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL; its "
-    "default mode asks. Its model router first sends a generateContent request with a "
+    "default mode asks (a command it deems read-only, such as echo, runs unasked). Its "
+    "model router first sends a generateContent request with a "
     "response schema (answered without a script step).",
 )
 
@@ -426,10 +427,11 @@ COPILOT = AgentProfile(
         "COPILOT_MODEL": "{model}",
         "COPILOT_OFFLINE": "true",
     },
-    description="GitHub Copilot CLI (`copilot --acp`), best effort, not measured: its "
-    "documented bring-your-own-key variables (COPILOT_PROVIDER_BASE_URL, _TYPE, _API_KEY, "
-    "_WIRE_API, COPILOT_MODEL) and COPILOT_OFFLINE; it may still want a GitHub login "
-    "for other than model calls. Its default mode asks.",
+    description="GitHub Copilot CLI (`copilot --acp`; npm @github/copilot, Node 22): its "
+    "bring-your-own-key variables (COPILOT_PROVIDER_BASE_URL, _TYPE, _API_KEY, _WIRE_API, "
+    "COPILOT_MODEL) and COPILOT_OFFLINE=true, which spares it a GitHub login. Tried once "
+    "by hand (1.0.102): a full turn, and a bash tool call with a permission request "
+    "(its default mode asks).",
 )
 
 GENERIC = AgentProfile(
