@@ -8,9 +8,11 @@ sends TEXT and streams what the agent does until its foreground work ends.
 ``acp-lite replay CASSETTE`` is a stdio agent replaying a recorded cassette;
 ``acp-lite cassette from-transcript IN OUT`` makes one from a saved transcript.
 ``acp-lite model serve`` serves a scripted model provider for real agents
-(:mod:`acp_lite.cli.model`, its own exit codes). One module per command in this
-package: ``prompt``, ``info``, ``login``, ``replay``, ``cassette``, ``model``;
-``app`` parses the command line and runs them.
+(:mod:`acp_lite.cli.model`, its own exit codes). ``prompt --model-script FILE`` (or
+``--model-reply TEXT``) runs a real agent's turn on one, the agent in a temporary
+home (:mod:`acp_lite.cli.model_run`: 1 also for a model request no step matched).
+One module per command in this package: ``prompt``, ``info``, ``login``,
+``replay``, ``cassette``, ``model``; ``app`` parses the command line and runs them.
 
 Exit codes (``prompt``; ``info`` uses the error codes only):
 

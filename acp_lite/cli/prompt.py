@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from acp_lite.cli import model_run
 from acp_lite.cli.base import (
     DEFAULT_TURN_TIMEOUT,
     DEFAULTS,
@@ -91,6 +92,7 @@ def add_parser(
         default=None,
         help="write the full wire transcript (both directions) to FILE as NDJSON",
     )
+    model_run.add_options(prompt)
     prompt.add_argument("text", nargs="+", metavar="TEXT", help="the prompt ('-' reads stdin)")
 
 
@@ -159,9 +161,26 @@ def _ask(ui: Ui, request: Any, title: str) -> str | None:
 
 
 def cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    argv = agent_argv(args)
+    model_run.check_options(args)
+    if not model_run.wants_model(args):
+        return _run(args, argv, None, out, err)
+    # The agent on a scripted model: its own home, environment and arguments.
+    return model_run.run_on_model(
+        args, argv, err, lambda agent, env: _run(args, list(agent), env, out, err)
+    )
+
+
+def _run(
+    args: argparse.Namespace,
+    argv: list[str],
+    env: Mapping[str, str] | None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """The turn: ``env`` given is the agent's whole environment (else it inherits ours)."""
     from acp_lite.sync import connect  # imported here: keeps --help and usage errors fast
 
-    argv = agent_argv(args)
     text = " ".join(args.text)
     if text == "-":
         text = sys.stdin.read()
@@ -188,7 +207,11 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     session: Any = None
     try:
         with connect(
-            argv, on_permission=handler, on_elicitation=forms, **timeout_kwargs(timeout)
+            argv,
+            **_env_kwargs(env),
+            on_permission=handler,
+            on_elicitation=forms,
+            **timeout_kwargs(timeout),
         ) as client:
             info = getattr(client, "agent_info", None)
             names.append(str(getattr(info, "title", None) or getattr(info, "name", None) or ""))
@@ -240,6 +263,12 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     err.write(f"{PROG}: the turn ended with stop reason {stop or '(none)'}{detail}\n")
     err.flush()
     return EXIT_STOPPED
+
+
+def _env_kwargs(env: Mapping[str, str] | None) -> dict[str, Any]:
+    """``connect``'s keywords for the agent's whole environment (none: it inherits
+    ours). Whole, because a profile removes variables too."""
+    return {} if env is None else {"env": env, "inherit_env": False}
 
 
 def _warn_foreign(err: TextIO, client: Any) -> None:

@@ -176,12 +176,14 @@ def test_help_lists_the_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_start_up_does_not_import_the_model_server() -> None:
-    """Parsing any command line (this one's too) loads neither trio, h11 nor
-    acp_lite.models: they are imported when ``model serve`` runs."""
+    """Parsing any command line (this one's and prompt's model options too) loads
+    neither trio, h11 nor acp_lite.models: they are imported when the command runs."""
     code = (
         "import sys, json\n"
         "from acp_lite.cli.app import build_parser\n"
         "build_parser().parse_args(['model', 'serve', '--reply', 'hi'])\n"
+        "build_parser().parse_args(\n"
+        "    ['prompt', '--model-reply', 'x', '--model-profile', 'qwen', 'hi'])\n"
         "heavy = ('trio', 'h11', 'acp_lite.models')\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(heavy))))\n"
     )
