@@ -7,7 +7,8 @@ HTTP server that carries them (:mod:`acp_lite.models.server`, trio and h11, the
 
 :class:`ModelScript` (:mod:`.script`) is what the model answers, as data;
 :class:`ScriptedModel` (:mod:`.scripted`) the handler that answers from one and
-records every request; :mod:`.providers` the four APIs' wire shapes.
+records every request; :mod:`.providers` the four APIs' wire shapes;
+:mod:`.profiles` how to point each known agent at the server (:class:`AgentProfile`).
 """
 
 from acp_lite.models.http import (
@@ -18,6 +19,14 @@ from acp_lite.models.http import (
     HttpResponse,
     Pause,
     SseEvent,
+)
+from acp_lite.models.profiles import (
+    GENERIC,
+    PROFILES,
+    AgentProfile,
+    AgentSetup,
+    profile_named,
+    recognise,
 )
 from acp_lite.models.script import (
     ErrorReply,
@@ -34,6 +43,10 @@ from acp_lite.models.script import (
 from acp_lite.models.scripted import RecordedRequest, ScriptedModel
 
 __all__ = [
+    "GENERIC",
+    "PROFILES",
+    "AgentProfile",
+    "AgentSetup",
     "ErrorReply",
     "EventStream",
     "Handler",
@@ -53,4 +66,6 @@ __all__ = [
     "ToolCalls",
     "When",
     "load_model_script",
+    "profile_named",
+    "recognise",
 ]
