@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 import shlex
+import tempfile
 import tomllib
+from pathlib import Path
 
 import pytest
 
 from acp_lite.errors import ModelScriptError
 from acp_lite.models import profiles
+from acp_lite.models.home import prepare_home, temporary_home
 from acp_lite.models.profiles import (
     CONFIG_DIR_VARS,
     GENERIC,
     PROFILES,
     AgentProfile,
+    AgentSetup,
     profile_named,
     recognise,
     render,
@@ -198,3 +202,36 @@ def test_recognise(command: str, name: str) -> None:
 
 def test_recognise_nothing() -> None:
     assert recognise([]) is GENERIC
+
+
+# -- writing a home (acp_lite.models.home) -----------------------------------------
+
+
+def test_prepare_home_writes_the_files_and_returns_the_environment(tmp_path: Path) -> None:
+    setup = profile_named("kimi").setup(url=URL, home=str(tmp_path))
+    env = prepare_home(setup, tmp_path, {"PATH": "/bin", "KIMI_SHARE_DIR": "/mine", "HOME": "/me"})
+    assert env["PATH"] == "/bin" and env["HOME"] == str(tmp_path)
+    assert env["KIMI_SHARE_DIR"] == f"{tmp_path}/.kimi"
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == [".kimi/config.toml", ".kimi/credentials/kimi-code.json"]
+    assert tomllib.loads((tmp_path / ".kimi/config.toml").read_text())["default_model"]
+
+
+def test_prepare_home_refuses_a_file_outside_the_home(tmp_path: Path) -> None:
+    setup = AgentSetup(env={}, files={"../escaped": "x"}, args=())
+    with pytest.raises(ModelScriptError, match="outside the home"):
+        prepare_home(setup, tmp_path / "home")
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_temporary_home_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with temporary_home(profile_named("codex"), url=URL, environ={"CODEX_HOME": "/mine"}) as run:
+        assert run.home.parent == tmp_path.resolve() and run.home.name.startswith("acp-lite-home-")
+        assert (run.home / ".codex/config.toml").is_file()
+        assert run.env["CODEX_HOME"] == f"{run.home}/.codex" and run.env["HOME"] == str(run.home)
+        assert run.argv(["codex-acp"]) == ["codex-acp"]
+        (run.home / "agent-wrote-this").write_text("x")
+    assert list(tmp_path.iterdir()) == []
+    with temporary_home(profile_named("qwen"), url=URL, environ={}) as run:
+        assert run.argv(["qwen", "--acp"]) == ["qwen", "--acp", "--approval-mode", "default"]
