@@ -9,10 +9,17 @@ pytest-httpserver reports what it did not expect). The script comes from the
 ``acp_model_script``, else it is empty until the test calls
 :meth:`ModelFixture.script`.
 
+Agent profiles (:mod:`acp_lite.models.profiles`) point a real agent at the server:
+:meth:`ModelFixture.env_for` gives the environment (and a temporary home with the
+profile's files) for an agent the test starts itself, and :func:`model_command`
+launches the configured agent (``acp_agent_command``, so ``acp_client`` and
+``acp_session``) that way whenever the test uses the scripted model: the fixture,
+the marker, or one of the ``--acp-model-*`` options. Its profile: the marker's
+``profile=`` > ``--acp-model-profile`` > ini ``acp_model_profile`` > recognised from
+the agent's command line (``qwen --acp`` -> ``qwen``; unknown: ``generic``).
+
 acp_lite.models, trio and h11 load when a test uses the fixture, not before (the
-plugin loads in every pytest run). Agent profiles (an agent launched with the
-environment that points it at this server) are to come: ``profile=`` is refused
-until then.
+plugin loads in every pytest run).
 """
 
 from __future__ import annotations
@@ -20,13 +27,15 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 import pytest
+
+from pytest_acp._settings import AgentCommand
 
 if TYPE_CHECKING:  # acp_lite.models loads with the fixture
     from acp_lite.jsontypes import JsonValue
@@ -38,6 +47,8 @@ if TYPE_CHECKING:  # acp_lite.models loads with the fixture
         RecordedRequest,
         ScriptedModel,
     )
+    from acp_lite.models.home import PreparedAgent
+    from acp_lite.models.profiles import AgentProfile
 
     #: What :meth:`ModelFixture.script` and the marker take: a script, a whole script
     #: as a dict, its list of step dicts, or the path of a ``.json`` / ``.toml`` file.
@@ -49,18 +60,30 @@ if TYPE_CHECKING:  # acp_lite.models loads with the fixture
         | os.PathLike[str]
     )
 
-__all__ = ["MARKER", "ModelFixture", "acp_model", "add_options"]
+__all__ = [
+    "MARKER",
+    "ModelFixture",
+    "acp_model",
+    "add_options",
+    "model_command",
+    "refuse_shared_model_agent",
+]
 
 MARKER = (
-    "acp_model(script=None): the script of the acp_model fixture's scripted model "
-    "provider in this test: a dict (a whole script), a list of step dicts, an "
+    "acp_model(script=None, *, profile=None): run this test on the acp_model fixture's "
+    "scripted model provider. script: a dict (a whole script), a list of step dicts, an "
     "acp_lite.models.ModelScript, or the path of a .json / .toml script relative to "
-    "the test file."
+    "the test file; profile: the agent profile (a name such as 'qwen', or an "
+    "acp_lite.models.profiles.AgentProfile) the agent under test is launched with "
+    "(default: recognised from its command)."
 )
+
+#: What names an agent profile: a built-in profile's name or a profile itself.
+ProfileSource: TypeAlias = "str | AgentProfile"
 
 
 def add_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
-    """Register ``--acp-model-script`` and the ``acp_model_script`` ini key."""
+    """Register ``--acp-model-script`` / ``--acp-model-profile`` and their ini keys."""
     parser.addini(
         "acp_model_script",
         "script of the acp_model fixture (.json / .toml, relative to the ini file) for "
@@ -73,7 +96,23 @@ def add_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
         dest="acp_model_script",
         metavar="FILE",
         help="script of the acp_model fixture's scripted model provider (.json / .toml) "
-        "for tests whose acp_model marker names none (default: an empty script)",
+        "for tests whose acp_model marker names none (default: an empty script); the "
+        "agent under test is launched on it",
+    )
+    parser.addini(
+        "acp_model_profile",
+        "agent profile the agent under test is launched with on the scripted model "
+        "(default: recognised from its command)",
+        type="string",
+        default="",
+    )
+    group.addoption(
+        "--acp-model-profile",
+        dest="acp_model_profile",
+        metavar="NAME",
+        help="launch the agent under test on the acp_model scripted model with this agent "
+        "profile (qwen, opencode, codex, claude, gemini, fast-agent, kimi, vibe, copilot, "
+        "generic; default: recognised from the agent command)",
     )
 
 
@@ -145,6 +184,9 @@ class ModelFixture:
     _base: Path = attrs.field(alias="base")
     #: Where the first script came from (named in teardown failures).
     origin: str = "an empty script"
+    #: Makes the temporary homes of :meth:`prepare` (the test's tmp dirs).
+    _make_home: Callable[[str], Path] | None = attrs.field(default=None, alias="make_home")
+    _prepared: dict[tuple[str, str], PreparedAgent] = attrs.field(factory=dict, init=False)
 
     @property
     def openai_base_url(self) -> str:
@@ -211,6 +253,44 @@ class ModelFixture:
             return ""
         return "\n\n".join([f"acp_model (first script: {self.origin}):", *problems])
 
+    def prepare(
+        self, profile: ProfileSource = "generic", *, model: str | None = None
+    ) -> PreparedAgent:
+        """``profile`` rendered for this server, its files written in a temporary home
+        (one per profile and model in a test, kept with the test's tmp dirs so that
+        what the agent wrote there can be read after a failure): ``.env``, ``.home``,
+        ``.setup.args`` and ``.argv(command)``."""
+        from acp_lite.models.home import PreparedAgent, prepare_home
+        from acp_lite.models.profiles import DEFAULT_MODEL, AgentProfile, profile_named
+
+        chosen = profile if isinstance(profile, AgentProfile) else profile_named(profile)
+        model = DEFAULT_MODEL if model is None else model
+        key = (chosen.name, model)
+        if key not in self._prepared:
+            home = self._home(chosen.name)
+            setup = chosen.setup(url=self.url, home=str(home), model=model)
+            env = prepare_home(setup, home)
+            self._prepared[key] = PreparedAgent(home=home, setup=setup, env=env)
+        return self._prepared[key]
+
+    def env_for(
+        self, profile: ProfileSource = "generic", *, model: str | None = None
+    ) -> dict[str, str]:
+        """The whole environment to start an agent with so that it calls this server:
+        this process's, without the variables that would point the agent elsewhere,
+        with ``profile``'s (``HOME`` and the XDG directories in a temporary home that
+        holds the profile's files). Pass it whole (``subprocess.Popen(env=...)``, or
+        ``acp_lite.connect(..., env=..., inherit_env=False)``); the profile's extra
+        arguments are in ``prepare(profile).setup.args``."""
+        return dict(self.prepare(profile, model=model).env)
+
+    def _home(self, name: str) -> Path:
+        if self._make_home is not None:
+            return self._make_home(name)
+        import tempfile
+
+        return Path(tempfile.mkdtemp(prefix=f"acp-lite-home-{name}-")).resolve()
+
     def __repr__(self) -> str:
         return f"<ModelFixture {self.url} script {self.model.script.name!r}>"
 
@@ -228,12 +308,18 @@ def _initial(request: pytest.FixtureRequest) -> tuple[ModelScript, str]:
     value: ScriptSource | None = None
     base = Path(request.path).parent
     if marker is not None:
-        unknown = sorted(set(marker.kwargs) - {"script"})
-        if "profile" in unknown:
-            pytest.fail(f"{where}: profile= is not supported yet (agent profiles)", pytrace=False)
+        unknown = sorted(set(marker.kwargs) - {"script", "profile"})
         if unknown or len(marker.args) > 1 or (marker.args and "script" in marker.kwargs):
             pytest.fail(f"{where}: takes one script (script=...), got {marker}", pytrace=False)
         value = marker.kwargs.get("script", marker.args[0] if marker.args else None)
+        try:
+            _check_profile(marker.kwargs.get("profile"), where)
+        except pytest.UsageError as exc:
+            problem = str(exc)
+        else:
+            problem = ""
+        if problem:  # failed out of the except block: the message is the whole story
+            pytest.fail(problem, pytrace=False)
     if value is None:
         option = config.getoption("acp_model_script", None)
         if option:
@@ -269,11 +355,96 @@ def acp_model(request: pytest.FixtureRequest) -> Iterator[ModelFixture]:
 
     script, origin = _initial(request)
     switch = _Switch(ScriptedModel(script))
+    factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
     with server.run_in_thread(switch) as running:
         fixture = ModelFixture(
-            running.url, running.port, switch=switch, base=Path(request.path).parent, origin=origin
+            running.url,
+            running.port,
+            switch=switch,
+            base=Path(request.path).parent,
+            origin=origin,
+            make_home=lambda name: factory.mktemp(f"acp-lite-home-{name}").resolve(),
         )
         yield fixture
     problems = fixture.problems()
     if problems:
         pytest.fail(problems, pytrace=False)
+
+
+def uses_model(node: pytest.Item, config: pytest.Config) -> bool:
+    """Whether ``node`` runs on the scripted model: it uses the ``acp_model``
+    fixture or marker, or a ``--acp-model-*`` option / ini key is set."""
+    if "acp_model" in getattr(node, "fixturenames", ()):
+        return True
+    if node.get_closest_marker("acp_model") is not None:
+        return True
+    options = ("acp_model_script", "acp_model_profile")
+    return any(config.getoption(o, None) or config.getini(o) for o in options)
+
+
+def _check_profile(value: object, where: str) -> AgentProfile | None:
+    """The profile ``value`` names (``None``: none given); a usage error naming
+    ``where`` it came from if it names none."""
+    from acp_lite.errors import ModelScriptError
+    from acp_lite.models.profiles import AgentProfile, profile_named
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, AgentProfile):
+        return value
+    if not isinstance(value, str):
+        raise pytest.UsageError(f"{where}: a profile is a name or an AgentProfile, not {value!r}")
+    try:
+        return profile_named(value)
+    except ModelScriptError as exc:
+        error = f"{where}: {exc}"
+    raise pytest.UsageError(error)
+
+
+def _profile_of(request: pytest.FixtureRequest, command: AgentCommand) -> AgentProfile:
+    """The agent profile: the marker's > ``--acp-model-profile`` > ini > recognised."""
+    from acp_lite.models.profiles import recognise
+
+    node, config = request.node, request.config
+    marker = node.get_closest_marker("acp_model")
+    sources: list[tuple[str, object]] = []
+    if marker is not None:
+        sources.append((f"@pytest.mark.acp_model ({node.nodeid})", marker.kwargs.get("profile")))
+    sources.append(("--acp-model-profile", config.getoption("acp_model_profile", None)))
+    sources.append(("ini acp_model_profile", config.getini("acp_model_profile")))
+    for where, value in sources:
+        profile = _check_profile(value, where)
+        if profile is not None:
+            return profile
+    return recognise(command.argv)
+
+
+def model_command(request: pytest.FixtureRequest, command: AgentCommand) -> AgentCommand:
+    """``command`` launched on this test's scripted model when the test uses one (see
+    :func:`uses_model`): its profile's arguments appended, its environment set (the
+    command's own ``env``, from the marker or ``--acp-env``, wins), the variables
+    that would point it elsewhere removed. An agent in this process is left as it is."""
+    if command.in_process is not None or not uses_model(request.node, request.config):
+        return command
+    fixture: ModelFixture = request.getfixturevalue("acp_model")
+    prepared = fixture.prepare(_profile_of(request, command))
+    setup = prepared.setup
+    return AgentCommand(
+        tuple(prepared.argv(command.argv)),
+        {**setup.env, **command.env},
+        command.cwd,
+        unset=tuple(v for v in setup.unset if v not in command.env),
+    )
+
+
+def refuse_shared_model_agent(
+    node: pytest.Item, config: pytest.Config, scope: str, command: AgentCommand
+) -> None:
+    """Fail ``node`` if its shared (``scope``) agent would run on its scripted model,
+    which lives for one test."""
+    if command.in_process is None and uses_model(node, config):
+        pytest.fail(
+            f"{node.nodeid}: the agent runs on this test's scripted model (acp_model), "
+            f"which lives for one test: it needs the 'function' acp scope, not {scope!r}",
+            pytrace=False,
+        )

@@ -45,6 +45,7 @@ from pytest_acp._clients import (
 from pytest_acp._diagnostics import render_stderr, render_transcript
 from pytest_acp._fake_agent import acp_fake_agent as acp_fake_agent  # a fixture
 from pytest_acp._model import acp_model as acp_model  # a fixture
+from pytest_acp._model import model_command, refuse_shared_model_agent
 from pytest_acp._options import MARKERS, add_options
 from pytest_acp._tracking import (
     TRACKED,
@@ -117,7 +118,7 @@ def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
     if any(
         value not in (None, False, "", [], ())
         for name, value in vars(config.option).items()
-        if name.startswith("acp_") and name != "acp_model_script"
+        if name.startswith("acp_") and name not in ("acp_model_script", "acp_model_profile")
     ):
         return True
     for item in items:
@@ -174,7 +175,7 @@ def acp_agent_command(request: pytest.FixtureRequest) -> AgentCommand:
     """The agent under test (``acp_agent`` marker > ``--acp-agent`` > ini ``acp_agent`` >
     the reference agent). Override it to compute the command; an argv list or a
     command string is accepted too."""
-    return settings.agent_command(request.node, request.config)
+    return model_command(request, settings.agent_command(request.node, request.config))
 
 
 @pytest.fixture
@@ -220,6 +221,8 @@ def acp_client(
             f"{node.nodeid}: @pytest.mark.acp_cassette records one test's own connection: "
             f"it needs the 'function' acp scope, not {scope!r}"
         )
+    if scope != "function":
+        refuse_shared_model_agent(node, request.config, scope, command)
     cassette = cassette_of(node)
     if scope == "function":
         if cassette is not None:

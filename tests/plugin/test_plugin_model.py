@@ -109,7 +109,7 @@ def test_the_marker_option_and_ini_key_are_registered(
     pytestconfig: pytest.Config, pytester: pytest.Pytester
 ) -> None:
     markers = pytestconfig.getini("markers")
-    assert any(line.startswith("acp_model(script=None):") for line in markers)
+    assert any(line.startswith("acp_model(script=None, *, profile=None):") for line in markers)
     assert pytestconfig.getoption("acp_model_script") is None
     assert pytestconfig.getini("acp_model_script") == ""
     result = pytester.runpytest_inprocess(*LEAN, "--help")
@@ -174,8 +174,22 @@ def test_body_not_json_fails_at_teardown(acp_model):
 def test_bad_marker_script(acp_model):
     pass
 
-@pytest.mark.acp_model(script=[], profile="codex")
-def test_profile_is_not_there_yet(acp_model):
+@pytest.mark.acp_model(script=[], profile="nope")
+def test_bad_marker_profile(acp_model):
+    pass
+
+def test_option_profile(acp_model, acp_agent_command):
+    # --acp-model-profile generic: the agent is launched on this test's model.
+    assert acp_agent_command.env["OPENAI_BASE_URL"] == acp_model.openai_base_url
+    assert "CODEX_HOME" not in acp_agent_command.env
+
+@pytest.mark.acp_model(profile="codex")
+def test_the_marker_profile_beats_the_option(acp_model, acp_agent_command):
+    assert acp_agent_command.env["CODEX_HOME"].startswith(acp_agent_command.env["HOME"])
+
+@pytest.mark.acp_scope("module")
+@pytest.mark.acp_model(script=[])
+def test_a_shared_agent_cannot_run_on_a_test_model(acp_client):
     pass
 """
 
@@ -194,9 +208,9 @@ def _project(pytester: pytest.Pytester) -> None:
 def test_marker_option_stopped_server_and_teardown_failures(pytester: pytest.Pytester) -> None:
     _project(pytester)
     result = pytester.runpytest_inprocess(
-        *LEAN, "--acp-model-script", "option.json", "-rE", "tests"
+        *LEAN, "--acp-model-script", "option.json", "--acp-model-profile", "generic", "-rE", "tests"
     )
-    result.assert_outcomes(passed=7, errors=4)
+    result.assert_outcomes(passed=9, errors=5)
     result.stdout.fnmatch_lines(
         [
             "*ERROR at teardown of test_unmatched_request_fails_at_teardown*",
@@ -221,7 +235,20 @@ def test_marker_option_stopped_server_and_teardown_failures(pytester: pytest.Pyt
             "*@pytest.mark.acp_model (tests/test_model.py::test_bad_marker_script):*nope*",
         ]
     )
-    result.stdout.fnmatch_lines(["*profile= is not supported yet*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_bad_marker_profile*",
+            "*@pytest.mark.acp_model (tests/test_model.py::test_bad_marker_profile): "
+            "no agent profile 'nope'; known: qwen, *",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_a_shared_agent_cannot_run_on_a_test_model*",
+            "*runs on this test's scripted model (acp_model), which lives for one test: "
+            "it needs the 'function' acp scope, not 'module'",
+        ]
+    )
     # Each failure is its message alone: no chained exception, no hidden traceback.
     assert "During handling" not in result.stdout.str()
     assert "traceback entries are hidden" not in result.stdout.str()
