@@ -79,12 +79,9 @@ class AgentCommand:
 
     def key(self) -> tuple[object, ...]:
         """Identity used to share one agent between tests."""
-        key: tuple[object, ...] = (
-            self.argv,
-            tuple(sorted(self.env.items())),
-            self.cwd,
-            self.unset,
-        )
+        key: tuple[object, ...] = (self.argv, tuple(sorted(self.env.items())), self.cwd)
+        if self.unset:
+            key = (*key, self.unset)
         return key if self.in_process is None else (*key, self.in_process)
 
     def process_env(self) -> tuple[dict[str, str] | None, bool]:
