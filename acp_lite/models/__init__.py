@@ -8,9 +8,25 @@ HTTP server that carries them (:mod:`acp_lite.models.server`, trio and h11, the
 :class:`ModelScript` (:mod:`.script`) is what the model answers, as data;
 :class:`ScriptedModel` (:mod:`.scripted`) the handler that answers from one and
 records every request; :mod:`.providers` the four APIs' wire shapes.
+:class:`ModelCassette` (:mod:`.cassette`) is provider traffic recorded from a real
+upstream (by :mod:`acp_lite.models.upstream`, trio and h11), redacted;
+:class:`ReplayModel` (:mod:`.replay`) the handler that answers from one.
 """
 
+from acp_lite.models.cassette import (
+    Body,
+    CassetteRequest,
+    CassetteResponse,
+    Interaction,
+    ModelCassette,
+    Redaction,
+    SseParser,
+)
 from acp_lite.models.http import (
+    Answer,
+    AnyHandler,
+    AsyncEventStream,
+    AsyncHandler,
     EventStream,
     Handler,
     Hang,
@@ -19,6 +35,7 @@ from acp_lite.models.http import (
     Pause,
     SseEvent,
 )
+from acp_lite.models.replay import ReplayModel
 from acp_lite.models.script import (
     ErrorReply,
     HangReply,
@@ -34,6 +51,13 @@ from acp_lite.models.script import (
 from acp_lite.models.scripted import RecordedRequest, ScriptedModel
 
 __all__ = [
+    "Answer",
+    "AnyHandler",
+    "AsyncEventStream",
+    "AsyncHandler",
+    "Body",
+    "CassetteRequest",
+    "CassetteResponse",
     "ErrorReply",
     "EventStream",
     "Handler",
@@ -41,14 +65,19 @@ __all__ = [
     "HangReply",
     "HttpRequest",
     "HttpResponse",
+    "Interaction",
+    "ModelCassette",
     "ModelScript",
     "ModelStep",
     "Pause",
     "RecordedRequest",
+    "Redaction",
     "Refusal",
+    "ReplayModel",
     "Reply",
     "ScriptedModel",
     "SseEvent",
+    "SseParser",
     "ToolCall",
     "ToolCalls",
     "When",

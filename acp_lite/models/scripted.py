@@ -54,7 +54,7 @@ from acp_lite.models.providers.openai_chat import OpenAIChat
 from acp_lite.models.providers.openai_responses import OpenAIResponses
 from acp_lite.models.script import ModelScript, Reply
 
-__all__ = ["SECRET_HEADERS", "RecordedRequest", "ScriptedModel"]
+__all__ = ["SECRET_HEADERS", "RecordedRequest", "ScriptedModel", "provider_error", "provider_of"]
 
 #: Headers whose values are never recorded (replaced by ``"<redacted>"``); the
 #: ``key`` query parameter (Gemini's API key) likewise.
@@ -141,6 +141,20 @@ def _route(request: HttpRequest) -> tuple[Provider | None, str]:
         provider = _GEMINI if gemini_like else _CHAT
         return provider, "models" if request.method == "GET" else "method"
     return None, ""
+
+
+def provider_of(request: HttpRequest) -> Provider | None:
+    """The provider API ``request``'s path belongs to (``None``: no known path)."""
+    return _route(request)[0]
+
+
+def provider_error(request: HttpRequest, status: int, message: str) -> HttpResponse:
+    """A provider-style error response, in the shape of the API of ``request``'s path
+    (a shape OpenAI's and Anthropic's clients both read for an unknown path)."""
+    provider = provider_of(request)
+    if provider is None:
+        return _not_found(message, status)
+    return provider.error(status, message)
 
 
 class ScriptedModel:
