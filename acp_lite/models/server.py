@@ -320,23 +320,29 @@ class _Connection:
     async def stream_async_items(
         self, items: AsyncIterable[StreamItem], request: HttpRequest, *, bodiless: bool
     ) -> None:
+        """Write an async stream's items, watching the client meanwhile: a producer
+        may be silent for long (an upstream model thinking), and a client that
+        leaves must end it then, not at the next write."""
         iterator = aiter(items)
+        gone = False
         try:
             if bodiless:
                 return
-            while True:
+            async with trio.open_nursery() as nursery:
+
+                async def watch() -> None:
+                    nonlocal gone
+                    while data := await self.receive():
+                        self.conn.receive_data(data)  # pipelined: for the next cycle
+                    gone = True
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch)
                 try:
-                    item: object = await anext(iterator, _END)
-                    if item is _END:
-                        return
-                    if not isinstance(item, SseEvent | Pause | Hang):
-                        raise TypeError(
-                            f"an event stream holds SseEvent, Pause, Hang, not {item!r}"
-                        )
-                except Exception:
-                    log.exception("the event stream of %s %s failed", request.method, request.path)
-                    raise _Gone from None
-                await self.write_item(item)
+                    await self.pump_async(iterator, request)
+                except _Gone:
+                    gone = True
+                nursery.cancel_scope.cancel()
         finally:
             aclose = getattr(iterator, "aclose", None)
             if aclose is not None:
@@ -344,6 +350,25 @@ class _Connection:
                 # what it got) must run even when the server is being cancelled.
                 with trio.CancelScope(shield=True), trio.move_on_after(_LINGER):
                     await aclose()
+        if gone:
+            raise _Gone
+
+    async def pump_async(self, iterator: AsyncIterator[StreamItem], request: HttpRequest) -> None:
+        while True:
+            try:
+                item: object = await anext(iterator, _END)
+                if item is _END:
+                    return
+                if not isinstance(item, SseEvent | Pause | Hang):
+                    raise TypeError(f"an event stream holds SseEvent, Pause, Hang, not {item!r}")
+            except Exception:
+                # As in stream_items: a truncated stream, not a complete one.
+                log.exception("the event stream of %s %s failed", request.method, request.path)
+                raise _Gone from None
+            if isinstance(item, Hang):
+                log.debug("hanging a stream to %s as its producer says", self.peer)
+                await trio.sleep_forever()  # the watcher ends it when the client leaves
+            await self.write_item(item)
 
     async def write_item(self, item: SseEvent | Pause | Hang) -> None:
         if isinstance(item, SseEvent):

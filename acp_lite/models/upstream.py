@@ -374,7 +374,6 @@ class RecordingModel:
         finally:
             if not ended:
                 log.info("the stream of %s %s ended early", request.method, request.path)
-            await exchange.aclose()
             table = self.redaction.table_for(request)
             response = CassetteResponse(
                 status=exchange.status,
@@ -382,7 +381,10 @@ class RecordingModel:
                 events=tuple(self.redaction.event(e, table) for e in events),
                 truncated=not ended,
             )
+            # Stored before the close: under cancellation (the client left) the
+            # close's await is where the Cancelled goes on.
             self._store(slot, Interaction(asked, response))
+            await exchange.aclose()
 
     def _status(self, n: int, status: int) -> None:
         with self._lock:
