@@ -7,7 +7,8 @@ body that is not JSON, is an error of the test at teardown, the request shown (a
 pytest-httpserver reports what it did not expect). The script comes from the
 ``acp_model`` marker's ``script=``, else ``--acp-model-script`` / ini
 ``acp_model_script``, else it is empty until the test calls
-:meth:`ModelFixture.script`.
+:meth:`ModelFixture.script`. A test given no script replays its model cassette, or
+records one from ``--acp-model-record=URL`` (:mod:`pytest_acp._model_cassette`).
 
 acp_lite.models, trio and h11 load when a test uses the fixture, not before (the
 plugin loads in every pytest run). Agent profiles (an agent launched with the
@@ -28,15 +29,18 @@ from typing import TYPE_CHECKING, TypeAlias
 import attrs
 import pytest
 
+from pytest_acp import _model_cassette
+
 if TYPE_CHECKING:  # acp_lite.models loads with the fixture
+    from collections.abc import Awaitable
+
     from acp_lite.jsontypes import JsonValue
     from acp_lite.models import (
-        EventStream,
+        Answer,
+        CheckedModel,
         HttpRequest,
-        HttpResponse,
         ModelScript,
         RecordedRequest,
-        ScriptedModel,
     )
 
     #: What :meth:`ModelFixture.script` and the marker take: a script, a whole script
@@ -110,23 +114,24 @@ def _as_script(value: ScriptSource, base: Path, name: str) -> ModelScript:
 
 
 class _Switch:
-    """The server's handler: the :class:`ScriptedModel` of the current script, which
-    :meth:`ModelFixture.script` replaces while the server runs (its thread calls this)."""
+    """The server's handler: the :class:`ScriptedModel` of the current script (or the
+    test's model cassette), which :meth:`ModelFixture.script` replaces while the
+    server runs (its thread calls this)."""
 
-    def __init__(self, model: ScriptedModel) -> None:
+    def __init__(self, model: CheckedModel) -> None:
         self.lock = threading.Lock()
         self.models = [model]
 
     @property
-    def current(self) -> ScriptedModel:
+    def current(self) -> CheckedModel:
         with self.lock:
             return self.models[-1]
 
-    def replace(self, model: ScriptedModel) -> None:
+    def replace(self, model: CheckedModel) -> None:
         with self.lock:
             self.models.append(model)
 
-    def __call__(self, request: HttpRequest) -> HttpResponse | EventStream:
+    def __call__(self, request: HttpRequest) -> Answer | Awaitable[Answer]:
         return self.current(request)
 
 
@@ -152,8 +157,9 @@ class ModelFixture:
         return f"{self.url}/v1"
 
     @property
-    def model(self) -> ScriptedModel:
-        """The scripted model answering now (the last script set)."""
+    def model(self) -> CheckedModel:
+        """The model answering now: the scripted model of the last script set (or the
+        test's model cassette's replay or recorder)."""
         return self._switch.current
 
     @property
@@ -212,7 +218,10 @@ class ModelFixture:
         return "\n\n".join([f"acp_model (first script: {self.origin}):", *problems])
 
     def __repr__(self) -> str:
-        return f"<ModelFixture {self.url} script {self.model.script.name!r}>"
+        return f"<ModelFixture {self.url} script {self.model.name!r}>"
+
+
+_EMPTY = "an empty script"
 
 
 def _initial(request: pytest.FixtureRequest) -> tuple[ModelScript, str]:
@@ -242,7 +251,7 @@ def _initial(request: pytest.FixtureRequest) -> tuple[ModelScript, str]:
             base = config.inipath.parent if config.inipath is not None else config.rootpath
             value, where = ini, "ini acp_model_script"
     if value is None:
-        return ModelScript(name="empty acp_model script"), "an empty script"
+        return ModelScript(name="empty acp_model script"), _EMPTY
     try:
         script = _as_script(value, base, "acp_model marker script")
     except (ModelScriptError, TypeError) as exc:
@@ -268,12 +277,17 @@ def acp_model(request: pytest.FixtureRequest) -> Iterator[ModelFixture]:
     from acp_lite.models import ScriptedModel
 
     script, origin = _initial(request)
-    switch = _Switch(ScriptedModel(script))
+    tape = _model_cassette.tape_for(request, scripted=origin != _EMPTY)
+    if tape is not None:
+        origin = tape.origin
+    switch = _Switch(tape.handler if tape is not None else ScriptedModel(script))
     with server.run_in_thread(switch) as running:
         fixture = ModelFixture(
             running.url, running.port, switch=switch, base=Path(request.path).parent, origin=origin
         )
         yield fixture
+    if tape is not None:
+        tape.finish()  # the server stopped: every stream is recorded
     problems = fixture.problems()
     if problems:
         pytest.fail(problems, pytrace=False)

@@ -117,7 +117,7 @@ def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
     if any(
         value not in (None, False, "", [], ())
         for name, value in vars(config.option).items()
-        if name.startswith("acp_") and name != "acp_model_script"
+        if name.startswith("acp_") and name not in ("acp_model_script", "acp_model_record")
     ):
         return True
     for item in items:

@@ -48,7 +48,7 @@ from acp_lite.models.script import (
     When,
     load_model_script,
 )
-from acp_lite.models.scripted import RecordedRequest, ScriptedModel
+from acp_lite.models.scripted import CheckedModel, RecordedRequest, ScriptedModel
 
 __all__ = [
     "Answer",
@@ -58,6 +58,7 @@ __all__ = [
     "Body",
     "CassetteRequest",
     "CassetteResponse",
+    "CheckedModel",
     "ErrorReply",
     "EventStream",
     "Handler",

@@ -80,10 +80,13 @@ class ReplayModel:
         *,
         name: str = "model cassette",
         redaction: Redaction | None = None,
+        hint: str = "Record it again.",
     ) -> None:
         self.cassette = cassette
         #: What messages call it (the file's path, under pytest).
         self.name = name
+        #: What the answer to an unmatched request ends with (how to record again).
+        self.hint = hint
         self.redaction = redaction if redaction is not None else Redaction()
         self._lock = threading.Lock()
         self._used = [False] * len(cassette.interactions)
@@ -180,7 +183,8 @@ class ReplayModel:
                 f"{self.name}: no recorded interaction for {asked.shown()} (request #{n}); "
                 f"it holds {', '.join(known) or 'none'}"
             )
-        answer = provider_error(request, 400, f"acp_lite {why}. Record it again.")
+        why = f"{why}. {self.hint}"
+        answer = provider_error(request, 400, f"acp_lite {why}")
         record = recorded_request(asked, index=n, step=None, status=answer.status)
         self._failures.append((why, record))
         self._requests.append(record)

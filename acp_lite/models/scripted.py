@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
+from typing import Protocol
 
 import attrs
 
 from acp_lite.jsontypes import JsonObject, JsonValue
-from acp_lite.models.http import EventStream, HttpRequest, HttpResponse
+from acp_lite.models.http import Answer, EventStream, HttpRequest, HttpResponse
 from acp_lite.models.providers import anthropic, gemini
 from acp_lite.models.providers.anthropic import Anthropic
 from acp_lite.models.providers.base import (
@@ -54,7 +55,14 @@ from acp_lite.models.providers.openai_chat import OpenAIChat
 from acp_lite.models.providers.openai_responses import OpenAIResponses
 from acp_lite.models.script import ModelScript, Reply
 
-__all__ = ["SECRET_HEADERS", "RecordedRequest", "ScriptedModel", "provider_error", "provider_of"]
+__all__ = [
+    "SECRET_HEADERS",
+    "CheckedModel",
+    "RecordedRequest",
+    "ScriptedModel",
+    "provider_error",
+    "provider_of",
+]
 
 #: Headers whose values are never recorded (replaced by ``"<redacted>"``); the
 #: ``key`` query parameter (Gemini's API key) likewise.
@@ -111,6 +119,29 @@ class RecordedRequest:
             body = body[:_SHOWN_BODY_CHARS] + f"... ({len(body)} characters)"
         target = f"{self.path}?{query}" if query else self.path
         return f"request #{self.index}: {self.method} {target}\n{body}"
+
+
+class CheckedModel(Protocol):
+    """What the ``acp_model`` fixture needs of the model answering a test: a handler
+    (sync, or async like the upstream recorder's) that records its requests and
+    checks itself at teardown. :class:`ScriptedModel`,
+    :class:`~acp_lite.models.ReplayModel` and
+    :class:`~acp_lite.models.upstream.RecordingModel` are ones."""
+
+    @property
+    def name(self) -> str:
+        """What messages call it."""
+        ...
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]: ...
+
+    @property
+    def unmatched(self) -> tuple[RecordedRequest, ...]: ...
+
+    def check(self, *, all_steps_used: bool = False) -> None: ...
+
+    def __call__(self, request: HttpRequest) -> Answer | Awaitable[Answer]: ...
 
 
 def _route(request: HttpRequest) -> tuple[Provider | None, str]:
@@ -172,6 +203,11 @@ class ScriptedModel:
         self._ids = Ids()
         self._requests: list[RecordedRequest] = []
         self._failures: list[tuple[str, RecordedRequest]] = []
+
+    @property
+    def name(self) -> str:
+        """The script's name."""
+        return self.script.name
 
     @property
     def requests(self) -> tuple[RecordedRequest, ...]:
