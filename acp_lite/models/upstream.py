@@ -166,7 +166,9 @@ class _Exchange:
                 f"cannot connect to the upstream {up.url} within {up.connect_timeout} s", 504
             ) from None
         except (OSError, trio.BrokenResourceError, ssl.SSLError) as exc:
-            raise UpstreamError(f"cannot connect to the upstream {up.url}: {exc}") from None
+            # trio's BrokenResourceError carries the TLS failure as its cause.
+            reason = exc.__cause__ if exc.__cause__ is not None and not str(exc) else exc
+            raise UpstreamError(f"cannot connect to the upstream {up.url}: {reason}") from None
         self.stream = stream
         headers = [("host", up.host_header())]
         headers += [(k, v) for k, v in request.headers if k.lower() not in _NOT_FORWARDED]

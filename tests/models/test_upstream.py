@@ -10,9 +10,14 @@ and a recorded cassette replays the same answers."""
 
 from __future__ import annotations
 
+import datetime
+import functools
+import ipaddress
 import json
 import socket
+import ssl
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import trio
@@ -27,7 +32,7 @@ from acp_lite.models import (
     ReplayModel,
     SseEvent,
 )
-from acp_lite.models.server import open_model_server
+from acp_lite.models.server import handle_connection, open_model_server
 from acp_lite.models.upstream import RecordingModel, Upstream
 
 pytestmark = pytest.mark.trio
@@ -236,3 +241,75 @@ async def test_a_bad_upstream_url_is_refused(url: str) -> None:
         Upstream(url)
     with pytest.raises(ValueError, match="connect_timeout"):
         Upstream("http://h", connect_timeout=0)
+
+
+def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (PEM files)."""
+    crypto = pytest.importorskip("cryptography")  # google-auth's, of the test extra
+    del crypto
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "acp-lite test upstream")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+async def test_an_https_upstream_is_verified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = _self_signed(tmp_path)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    upstairs = Upstairs()
+    serve = functools.partial(handle_connection, handler=upstairs)
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            functools.partial(
+                trio.serve_ssl_over_tcp, serve, 0, context, host="127.0.0.1", https_compatible=True
+            )
+        )
+        port = listeners[0].transport_listener.socket.getsockname()[1]
+        # Not trusted: a clear 502. Trusted (SSL_CERT_FILE, as OpenSSL reads it): through.
+        untrusting = RecordingModel(f"https://127.0.0.1:{port}", redaction=Redaction(secrets={}))
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        trusting = RecordingModel(f"https://127.0.0.1:{port}", redaction=Redaction(secrets={}))
+        request = HttpRequest("POST", "/v1/chat/completions", body=json.dumps(CHAT).encode())
+        answer = await trusting(request)
+        assert isinstance(answer, HttpResponse) and answer.status == 200
+        assert json.loads(answer.body)["echo"] == CHAT
+        monkeypatch.delenv("SSL_CERT_FILE")
+        refused = await untrusting(request)
+        assert isinstance(refused, HttpResponse) and refused.status == 502
+        assert "certificate verify failed" in untrusting.failures[0]
+        nursery.cancel_scope.cancel()
+    trusting.check()
+    assert len(trusting.cassette().interactions) == 1
+    assert upstairs.requests[0].header("host") == f"127.0.0.1:{port}"
