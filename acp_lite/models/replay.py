@@ -175,16 +175,16 @@ class ReplayModel:
         known = sorted({x.request.shown() for x in self.cassette.interactions})
         if routes:
             why = (
-                f"{self.name}: no recorded interaction left for {asked.shown()} (request #{n}): "
+                f"no recorded interaction left for {asked.shown()} (request #{n}): "
                 f"its {len(routes)} recorded one(s) are used and none has this body"
             )
         else:
             why = (
-                f"{self.name}: no recorded interaction for {asked.shown()} (request #{n}); "
+                f"no recorded interaction for {asked.shown()} (request #{n}); "
                 f"it holds {', '.join(known) or 'none'}"
             )
         why = f"{why}. {self.hint}"
-        answer = provider_error(request, 400, f"acp_lite {why}")
+        answer = provider_error(request, 400, f"acp_lite {self.name}: {why}")
         record = recorded_request(asked, index=n, step=None, status=answer.status)
         self._failures.append((why, record))
         self._requests.append(record)
