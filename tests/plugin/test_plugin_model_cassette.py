@@ -149,7 +149,11 @@ def test_an_upstream_with_mode_none_is_a_usage_error() -> None:
         _model_cassette._mode(_Config("none"), "http://u")  # type: ignore[arg-type]
 
 
-def test_the_model_cassette_sits_beside_the_acp_one(request: pytest.FixtureRequest) -> None:
+def test_the_model_cassette_sits_beside_the_acp_one(
+    request: pytest.FixtureRequest, pytestconfig: pytest.Config
+) -> None:
+    assert pytestconfig.getoption("acp_model_record") is None
+    assert pytestconfig.getini("acp_model_record") == ""
     item = request.node
     path = _model_cassette.model_cassette_path(item)
     here = Path(__file__).parent / "__cassettes__" / "test_plugin_model_cassette"
