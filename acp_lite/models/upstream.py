@@ -59,7 +59,6 @@ __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "RecordingModel",
     "Upstream",
-    "UpstreamError",
 ]
 
 log = logging.getLogger("acp_lite.models")
@@ -78,9 +77,10 @@ _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "accept-encoding"}
 _NOT_PASSED_BACK = HOP_BY_HOP | {"content-length"}
 
 
-class UpstreamError(Exception):
+class _UpstreamFailure(Exception):
     """The upstream could not be reached, or broke the exchange; ``status`` is what
-    the agent gets for it (502, 504 for a timeout)."""
+    the agent gets for it (502, 504 for a timeout). It never leaves this module: the
+    recorder answers it and remembers it as a failure."""
 
     def __init__(self, message: str, status: int = 502) -> None:
         super().__init__(message)
@@ -162,13 +162,13 @@ class _Exchange:
                     )
                     await stream.do_handshake()
         except trio.TooSlowError:
-            raise UpstreamError(
+            raise _UpstreamFailure(
                 f"cannot connect to the upstream {up.url} within {up.connect_timeout} s", 504
             ) from None
         except (OSError, trio.BrokenResourceError, ssl.SSLError) as exc:
             # trio's BrokenResourceError carries the TLS failure as its cause.
             reason = exc.__cause__ if exc.__cause__ is not None and not str(exc) else exc
-            raise UpstreamError(f"cannot connect to the upstream {up.url}: {reason}") from None
+            raise _UpstreamFailure(f"cannot connect to the upstream {up.url}: {reason}") from None
         self.stream = stream
         headers = [("host", up.host_header())]
         headers += [(k, v) for k, v in request.headers if k.lower() not in _NOT_FORWARDED]
@@ -182,13 +182,13 @@ class _Exchange:
             data += self.conn.send(h11.Data(data=request.body)) if request.body else b""
             data += self.conn.send(h11.EndOfMessage())
         except h11.LocalProtocolError as exc:
-            raise UpstreamError(f"cannot forward the request: {exc}") from None
+            raise _UpstreamFailure(f"cannot forward the request: {exc}") from None
         await self._send(data)
         event = await self._next()
         while isinstance(event, h11.InformationalResponse):
             event = await self._next()
         if not isinstance(event, h11.Response):
-            raise UpstreamError(f"the upstream {up.url} closed the connection without answering")
+            raise _UpstreamFailure(f"the upstream {up.url} closed the connection without answering")
         self.status = event.status_code
         self.headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers)
 
@@ -198,11 +198,11 @@ class _Exchange:
             with trio.fail_after(self.upstream.read_timeout):
                 await self.stream.send_all(data)
         except trio.TooSlowError:
-            raise UpstreamError(
+            raise _UpstreamFailure(
                 f"the upstream {self.upstream.url} did not take the request", 504
             ) from None
         except (OSError, trio.BrokenResourceError) as exc:
-            raise UpstreamError(
+            raise _UpstreamFailure(
                 f"sending to the upstream {self.upstream.url} failed: {exc}"
             ) from None
 
@@ -212,7 +212,9 @@ class _Exchange:
             try:
                 event = self.conn.next_event()
             except h11.RemoteProtocolError as exc:
-                raise UpstreamError(f"the upstream {self.upstream.url} broke HTTP: {exc}") from None
+                raise _UpstreamFailure(
+                    f"the upstream {self.upstream.url} broke HTTP: {exc}"
+                ) from None
             if event is not h11.NEED_DATA:
                 assert isinstance(event, h11.Event)
                 return event
@@ -220,19 +222,19 @@ class _Exchange:
                 with trio.fail_after(self.upstream.read_timeout):
                     data = await self.stream.receive_some(_RECEIVE_SIZE)
             except trio.TooSlowError:
-                raise UpstreamError(
+                raise _UpstreamFailure(
                     f"the upstream {self.upstream.url} was silent for "
                     f"{self.upstream.read_timeout} s",
                     504,
                 ) from None
             except (OSError, trio.BrokenResourceError) as exc:
-                raise UpstreamError(
+                raise _UpstreamFailure(
                     f"reading from the upstream {self.upstream.url}: {exc}"
                 ) from None
             self.conn.receive_data(bytes(data))
 
     async def chunks(self) -> AsyncIterator[bytes]:
-        """The body as it arrives; ``UpstreamError`` when it breaks off."""
+        """The body as it arrives; ``_UpstreamFailure`` when it breaks off."""
         while True:
             event = await self._next()
             if isinstance(event, h11.Data):
@@ -240,7 +242,7 @@ class _Exchange:
             elif isinstance(event, h11.EndOfMessage):
                 return
             else:
-                raise UpstreamError(f"the upstream {self.upstream.url} ended its answer early")
+                raise _UpstreamFailure(f"the upstream {self.upstream.url} ended its answer early")
 
     async def aclose(self) -> None:
         if self.stream is not None:
@@ -325,7 +327,7 @@ class RecordingModel:
         exchange = _Exchange(self.upstream)
         try:
             await exchange.open(request)
-        except UpstreamError as exc:
+        except _UpstreamFailure as exc:
             await exchange.aclose()
             return self._failed(request, n, exc)
         except BaseException:
@@ -341,7 +343,7 @@ class RecordingModel:
         try:
             async for chunk in exchange.chunks():
                 chunks.append(chunk)
-        except UpstreamError as exc:
+        except _UpstreamFailure as exc:
             return self._failed(request, n, exc)
         finally:
             await exchange.aclose()
@@ -370,7 +372,7 @@ class RecordingModel:
                 events.append(event)
                 yield event
             ended = True
-        except UpstreamError as exc:
+        except _UpstreamFailure as exc:
             self._failed(request, n, exc, answered=True)
             raise
         finally:
@@ -397,7 +399,7 @@ class RecordingModel:
             self._slots[slot] = interaction
 
     def _failed(
-        self, request: HttpRequest, n: int, error: UpstreamError, *, answered: bool = False
+        self, request: HttpRequest, n: int, error: _UpstreamFailure, *, answered: bool = False
     ) -> HttpResponse:
         why = f"{self.name}: {error}"
         log.warning("%s (%s %s)", why, request.method, request.path)
