@@ -36,7 +36,7 @@ import json
 import logging
 import threading
 import urllib.parse
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -287,10 +287,12 @@ class _Connection:
                 await self.send(h11.Data(data=response.body))
             await self.send(h11.EndOfMessage())
             return
-        await self.send(_head(response, None))
         if isinstance(response, AsyncEventStream):
-            await self.stream_async_items(response.items, request, bodiless=bodiless)
-        elif not bodiless:
+            await self.stream_async(response, request, bodiless=bodiless)
+            await self.send(h11.EndOfMessage())
+            return
+        await self.send(_head(response, None))
+        if not bodiless:
             await self.stream_items(response.items, request)
         await self.send(h11.EndOfMessage())
 
@@ -317,15 +319,17 @@ class _Connection:
             if close is not None:
                 close()
 
-    async def stream_async_items(
-        self, items: AsyncIterable[StreamItem], request: HttpRequest, *, bodiless: bool
+    async def stream_async(
+        self, response: AsyncEventStream, request: HttpRequest, *, bodiless: bool
     ) -> None:
-        """Write an async stream's items, watching the client meanwhile: a producer
-        may be silent for long (an upstream model thinking), and a client that
-        leaves must end it then, not at the next write."""
-        iterator = aiter(items)
+        """Write an async stream's head and items, watching the client meanwhile: a
+        producer may be silent for long (an upstream model thinking), and a client
+        that leaves must end it then, not at the next write. The items are closed
+        whatever happens (the head not sent included)."""
+        iterator = aiter(response.items)
         gone = False
         try:
+            await self.send(_head(response, None))
             if bodiless:
                 return
             async with trio.open_nursery() as nursery:

@@ -27,7 +27,7 @@ import logging
 import ssl
 import threading
 import urllib.parse
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import attrs
 import trio
@@ -337,7 +337,7 @@ class RecordingModel:
         headers = tuple((k, v) for k, v in exchange.headers if k.lower() not in _NOT_PASSED_BACK)
         content_type = dict((k.lower(), v) for k, v in exchange.headers).get("content-type", "")
         if content_type.lower().startswith("text/event-stream"):
-            items = self._stream(exchange, asked, request, n, slot)
+            items = _Relay(self._stream(exchange, asked, request, n, slot), exchange)
             return AsyncEventStream(items, exchange.status, headers)
         chunks: list[bytes] = []
         try:
@@ -359,7 +359,7 @@ class RecordingModel:
 
     async def _stream(
         self, exchange: _Exchange, asked: CassetteRequest, request: HttpRequest, n: int, slot: int
-    ) -> AsyncIterator[SseEvent]:
+    ) -> AsyncGenerator[SseEvent, None]:
         parser = SseParser()
         events: list[SseEvent] = []
         ended = False
@@ -401,11 +401,33 @@ class RecordingModel:
     def _failed(
         self, request: HttpRequest, n: int, error: _UpstreamFailure, *, answered: bool = False
     ) -> HttpResponse:
-        why = f"{self.name}: {error}"
-        log.warning("%s (%s %s)", why, request.method, request.path)
-        answer = provider_error(request, error.status, f"acp_lite {why}")
+        why = str(error)
+        log.warning("%s: %s (%s %s)", self.name, why, request.method, request.path)
+        answer = provider_error(request, error.status, f"acp_lite {self.name}: {why}")
         with self._lock:
             if not answered:
                 self._requests[n] = attrs.evolve(self._requests[n], status=answer.status)
             self._failures.append((why, self._requests[n]))
         return answer
+
+
+class _Relay:
+    """The recorder's stream as the server iterates it; :meth:`aclose` also closes
+    the upstream connection of a stream the server never began (its client left
+    before the response head): an async generator not started runs no ``finally``."""
+
+    def __init__(self, events: AsyncGenerator[SseEvent, None], exchange: _Exchange) -> None:
+        self.events = events
+        self.exchange = exchange
+
+    def __aiter__(self) -> _Relay:
+        return self
+
+    async def __anext__(self) -> SseEvent:
+        return await anext(self.events)
+
+    async def aclose(self) -> None:
+        try:
+            await self.events.aclose()
+        finally:
+            await self.exchange.aclose()

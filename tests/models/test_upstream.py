@@ -313,3 +313,18 @@ async def test_an_https_upstream_is_verified(
     trusting.check()
     assert len(trusting.cassette().interactions) == 1
     assert upstairs.requests[0].header("host") == f"127.0.0.1:{port}"
+
+
+async def test_a_stream_closed_before_it_began_closes_its_upstream() -> None:
+    # The server closes the items of a stream whose head it could not send (its client
+    # left first): the upstream connection must not linger until its read timeout.
+    upstairs = Upstairs()
+    async with open_model_server(upstairs) as up:
+        recorder = RecordingModel(up.url, redaction=Redaction(secrets={}))
+        answer = await recorder(HttpRequest("POST", "/v1/wait", body=b"{}"))
+        assert isinstance(answer, AsyncEventStream)
+        aclose = getattr(answer.items, "aclose")  # noqa: B009
+        await aclose()
+        with trio.fail_after(5):
+            await upstairs.closed.wait()
+    assert recorder.cassette().interactions == ()  # nothing reached the client
