@@ -142,7 +142,14 @@ def tape_for(request: pytest.FixtureRequest, *, scripted: bool) -> ModelTape | N
     item = request.node
     config = request.config
     upstream = _upstream(config)
-    mode = _mode(config, upstream)
+    try:
+        mode = _mode(config, upstream)
+    except pytest.UsageError as exc:
+        message = str(exc)
+    else:
+        message = ""
+    if message:  # failed out of the except block: the message is the whole story
+        pytest.fail(message, pytrace=False)
     path = model_cassette_path(item)
     shown = _shown(path, config)
     loaded: ModelCassette | None = None
@@ -167,7 +174,11 @@ def tape_for(request: pytest.FixtureRequest, *, scripted: bool) -> ModelTape | N
     try:
         target = Upstream(upstream)
     except ValueError as exc:
-        raise pytest.UsageError(f"--acp-model-record: {exc}") from None
+        message = f"--acp-model-record: {exc}"
+    else:
+        message = ""
+    if message:
+        pytest.fail(message, pytrace=False)
     recorder = RecordingModel(target, name=f"model recorder {shown}", replay=replay)
     role = "replay+record" if replay is not None else "record"
     return ModelTape(path, mode, recorder, role, f"model cassette {shown} (recording {upstream})")
