@@ -30,6 +30,7 @@ import base64
 import binascii
 import fnmatch
 import json
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,6 +100,11 @@ ORG_ID_PATTERNS = ("*organization*", "*-project", "*-project-id")
 REQUEST_ID_HEADERS = frozenset({"request-id", "x-request-id", "openai-request-id", "cf-ray"})
 #: Query parameters that carry a key (Gemini's ``key``); credential-like names too.
 SECRET_QUERY = frozenset({"key", "api_key", "apikey", "access_token", "token"})
+
+
+#: A list of two strings (a header) as ``json.dumps(indent=1)`` spreads it over four
+#: lines: put back on one, so a cassette reads one header a line.
+_PAIR = re.compile(r'\[\n\s+("(?:[^"\\]|\\.)*"),\n\s+("(?:[^"\\]|\\.)*")\n\s+\]')
 
 
 def _now() -> str:
@@ -312,7 +318,8 @@ class ModelCassette:
             "upstream": self.upstream,
             "interactions": [i.to_json() for i in self.interactions],
         }
-        return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+        text = json.dumps(document, indent=1, ensure_ascii=False)
+        return _PAIR.sub(r"[\1, \2]", text) + "\n"
 
     def save(self, path: str | Path) -> None:
         """Write the cassette (its directory made as needed)."""

@@ -115,6 +115,7 @@ def test_a_cassette_round_trips_through_its_file(tmp_path: Path) -> None:
     original.save(path)
     loaded = ModelCassette.load(path)
     assert loaded == original
+    assert '\n     ["content-type", "application/json"]\n' in path.read_text()  # one a line
     document = json.loads(path.read_text())
     assert document["acpModelCassette"] == 1
     stream = document["interactions"][1]["response"]
