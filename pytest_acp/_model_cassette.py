@@ -31,6 +31,7 @@ cassette and the request, and fails the test at teardown with the request shown
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,9 +113,12 @@ class ModelTape:
     #: ``"replay"`` or ``"record"`` (``new_episodes`` with an upstream: both).
     role: str
     origin: str
+    config: pytest.Config
 
     def finish(self) -> None:
-        """At teardown (the server stopped): write what was recorded."""
+        """At teardown (the server stopped): write what was recorded, through the
+        ``pytest_acp_model_cassette_redact`` hooks."""
+        from acp_lite.models import Interaction
         from acp_lite.models.upstream import RecordingModel
 
         handler = self.handler
@@ -122,8 +126,23 @@ class ModelTape:
             return
         cassette = handler.cassette()
         before = len(handler.replay.cassette.interactions) if handler.replay is not None else 0
-        if len(cassette.interactions) > before or self.mode == "all":
-            cassette.save(self.path)
+        if len(cassette.interactions) == before and self.mode != "all":
+            return
+        from acp_lite.errors import CassetteError
+
+        new = []
+        for interaction in cassette.interactions[before:]:
+            data = json.loads(json.dumps(interaction.to_json()))  # the hooks' own copy
+            self.config.hook.pytest_acp_model_cassette_redact(interaction=data, config=self.config)
+            try:
+                new.append(Interaction.from_json(data, "an interaction the redact hook edited"))
+            except CassetteError as exc:
+                message = f"model cassette {self.path} not written: {exc}"
+            else:
+                continue
+            pytest.fail(message, pytrace=False)
+        interactions = (*cassette.interactions[:before], *new)
+        attrs.evolve(cassette, interactions=interactions).save(self.path)
 
 
 def _record_command(item: pytest.Item, upstream: str | None) -> str:
@@ -166,7 +185,8 @@ def tape_for(request: pytest.FixtureRequest, *, scripted: bool) -> ModelTape | N
         hint = f"Record it again: {_record_command(item, upstream or loaded.upstream)}"
         replay = ReplayModel(loaded, name=f"model cassette {shown}", hint=hint)
         if not upstream or mode in ("none", "once"):
-            return ModelTape(path, mode, replay, "replay", f"model cassette {shown} (replay)")
+            origin = f"model cassette {shown} (replay)"
+            return ModelTape(path, mode, replay, "replay", origin, config)
     if not upstream:
         return None
     from acp_lite.models.upstream import RecordingModel, Upstream
@@ -181,4 +201,5 @@ def tape_for(request: pytest.FixtureRequest, *, scripted: bool) -> ModelTape | N
         pytest.fail(message, pytrace=False)
     recorder = RecordingModel(target, name=f"model recorder {shown}", replay=replay)
     role = "replay+record" if replay is not None else "record"
-    return ModelTape(path, mode, recorder, role, f"model cassette {shown} (recording {upstream})")
+    origin = f"model cassette {shown} (recording {upstream})"
+    return ModelTape(path, mode, recorder, role, origin, config)

@@ -297,6 +297,18 @@ class Interaction:
     def to_json(self) -> JsonObject:
         return {"request": self.request.to_json(), "response": self.response.to_json()}
 
+    @classmethod
+    def from_json(cls, value: JsonValue, what: str = "interaction") -> Interaction:
+        """Parse one interaction; ``CassetteError`` saying what is wrong."""
+        item = _object(value, what)
+        request = CassetteRequest.from_json(
+            _object(item.get("request"), f"{what} request"), f"{what} request"
+        )
+        response = CassetteResponse.from_json(
+            _object(item.get("response"), f"{what} response"), f"{what} response"
+        )
+        return cls(request, response)
+
 
 @attrs.frozen(kw_only=True)
 class ModelCassette:
@@ -345,18 +357,9 @@ class ModelCassette:
             raw = document.get("interactions")
             if not isinstance(raw, list):
                 raise CassetteError("interactions must be a list")
-            interactions = []
-            for n, item in enumerate(raw):
-                item = _object(item, f"interaction {n}")
-                request = CassetteRequest.from_json(
-                    _object(item.get("request"), f"interaction {n} request"),
-                    f"interaction {n} request",
-                )
-                response = CassetteResponse.from_json(
-                    _object(item.get("response"), f"interaction {n} response"),
-                    f"interaction {n} response",
-                )
-                interactions.append(Interaction(request, response))
+            interactions = [
+                Interaction.from_json(item, f"interaction {n}") for n, item in enumerate(raw)
+            ]
         except CassetteError as exc:
             raise CassetteError(f"{name}: {exc}") from None
         upstream, recorded = document.get("upstream"), document.get("recordedAt")

@@ -54,6 +54,14 @@ def test_scripted(acp_model):
 """
 
 
+CONFTEST = """
+def pytest_acp_model_cassette_redact(interaction, config):
+    interaction["request"]["headers"] = [
+        [k, "<mine>" if k == "accept-encoding" else v] for k, v in interaction["request"]["headers"]
+    ]
+"""
+
+
 def _run(pytester: pytest.Pytester, *args: str) -> Any:
     return pytester.runpytest_inprocess(*LEAN, "-rE", "-W", "ignore::pytest.PytestWarning", *args)
 
@@ -63,6 +71,7 @@ def test_record_then_replay_then_new_episodes(
 ) -> None:
     (pytester.path / "tests").mkdir()
     (pytester.path / "tests" / "test_inner.py").write_text(INNER)
+    (pytester.path / "tests" / "conftest.py").write_text(CONFTEST)
     cassettes = pytester.path / "tests" / "__cassettes__" / "test_inner"
     upstream = ScriptedModel(
         {
@@ -83,6 +92,7 @@ def test_record_then_replay_then_new_episodes(
         (interaction,) = document["interactions"]
         assert interaction["request"]["json"]["messages"][0]["content"] == "first"
         assert ["authorization", "<redacted>"] in interaction["request"]["headers"]
+        assert ["accept-encoding", "<mine>"] in interaction["request"]["headers"]  # the hook's
         assert (cassettes / "named.model.json").exists()  # the acp_cassette name
         assert not (cassettes / "test_scripted.model.json").exists()
 
