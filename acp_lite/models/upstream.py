@@ -70,9 +70,11 @@ DEFAULT_READ_TIMEOUT = 300.0
 chunks of its body (a model may think a long while before its first token)."""
 
 _RECEIVE_SIZE = 65536
-#: Request headers not forwarded: the framing (h11 makes its own) and the host the
-#: agent was pointed at (the upstream's goes instead).
-_NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "accept-encoding"}
+#: Request headers not forwarded: the framing (h11 makes its own), the host the
+#: agent was pointed at (the upstream's goes instead), ``expect`` (the body is here
+#: already: the server answered the agent's 100-continue) and ``accept-encoding``
+#: (replaced by ``identity``).
+_NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "accept-encoding", "expect"}
 #: Response headers not passed back: the framing (the server makes its own).
 _NOT_PASSED_BACK = HOP_BY_HOP | {"content-length"}
 
