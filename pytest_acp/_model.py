@@ -7,7 +7,8 @@ body that is not JSON, is an error of the test at teardown, the request shown (a
 pytest-httpserver reports what it did not expect). The script comes from the
 ``acp_model`` marker's ``script=``, else ``--acp-model-script`` / ini
 ``acp_model_script``, else it is empty until the test calls
-:meth:`ModelFixture.script`.
+:meth:`ModelFixture.script`. A test given no script replays its model cassette, or
+records one from ``--acp-model-record=URL`` (:mod:`pytest_acp._model_cassette`).
 
 Agent profiles (:mod:`acp_lite.models.profiles`) point a real agent at the server:
 :meth:`ModelFixture.env_for` gives the environment (and a temporary home with the
@@ -35,17 +36,19 @@ from typing import TYPE_CHECKING, TypeAlias
 import attrs
 import pytest
 
+from pytest_acp import _model_cassette
 from pytest_acp._settings import AgentCommand
 
 if TYPE_CHECKING:  # acp_lite.models loads with the fixture
+    from collections.abc import Awaitable
+
     from acp_lite.jsontypes import JsonValue
     from acp_lite.models import (
-        EventStream,
+        Answer,
+        CheckedModel,
         HttpRequest,
-        HttpResponse,
         ModelScript,
         RecordedRequest,
-        ScriptedModel,
     )
     from acp_lite.models.home import PreparedAgent
     from acp_lite.models.profiles import AgentProfile
@@ -149,23 +152,24 @@ def _as_script(value: ScriptSource, base: Path, name: str) -> ModelScript:
 
 
 class _Switch:
-    """The server's handler: the :class:`ScriptedModel` of the current script, which
-    :meth:`ModelFixture.script` replaces while the server runs (its thread calls this)."""
+    """The server's handler: the :class:`ScriptedModel` of the current script (or the
+    test's model cassette), which :meth:`ModelFixture.script` replaces while the
+    server runs (its thread calls this)."""
 
-    def __init__(self, model: ScriptedModel) -> None:
+    def __init__(self, model: CheckedModel) -> None:
         self.lock = threading.Lock()
         self.models = [model]
 
     @property
-    def current(self) -> ScriptedModel:
+    def current(self) -> CheckedModel:
         with self.lock:
             return self.models[-1]
 
-    def replace(self, model: ScriptedModel) -> None:
+    def replace(self, model: CheckedModel) -> None:
         with self.lock:
             self.models.append(model)
 
-    def __call__(self, request: HttpRequest) -> HttpResponse | EventStream:
+    def __call__(self, request: HttpRequest) -> Answer | Awaitable[Answer]:
         return self.current(request)
 
 
@@ -194,8 +198,9 @@ class ModelFixture:
         return f"{self.url}/v1"
 
     @property
-    def model(self) -> ScriptedModel:
-        """The scripted model answering now (the last script set)."""
+    def model(self) -> CheckedModel:
+        """The model answering now: the scripted model of the last script set (or the
+        test's model cassette's replay or recorder)."""
         return self._switch.current
 
     @property
@@ -292,7 +297,10 @@ class ModelFixture:
         return Path(tempfile.mkdtemp(prefix=f"acp-lite-home-{name}-")).resolve()
 
     def __repr__(self) -> str:
-        return f"<ModelFixture {self.url} script {self.model.script.name!r}>"
+        return f"<ModelFixture {self.url} script {self.model.name!r}>"
+
+
+_EMPTY = "an empty script"
 
 
 def _initial(request: pytest.FixtureRequest) -> tuple[ModelScript, str]:
@@ -328,7 +336,7 @@ def _initial(request: pytest.FixtureRequest) -> tuple[ModelScript, str]:
             base = config.inipath.parent if config.inipath is not None else config.rootpath
             value, where = ini, "ini acp_model_script"
     if value is None:
-        return ModelScript(name="empty acp_model script"), "an empty script"
+        return ModelScript(name="empty acp_model script"), _EMPTY
     try:
         script = _as_script(value, base, "acp_model marker script")
     except (ModelScriptError, TypeError) as exc:
@@ -354,8 +362,11 @@ def acp_model(request: pytest.FixtureRequest) -> Iterator[ModelFixture]:
     from acp_lite.models import ScriptedModel
 
     script, origin = _initial(request)
-    switch = _Switch(ScriptedModel(script))
     factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
+    tape = _model_cassette.tape_for(request, scripted=origin != _EMPTY)
+    if tape is not None:
+        origin = tape.origin
+    switch = _Switch(tape.handler if tape is not None else ScriptedModel(script))
     with server.run_in_thread(switch) as running:
         fixture = ModelFixture(
             running.url,
@@ -366,6 +377,8 @@ def acp_model(request: pytest.FixtureRequest) -> Iterator[ModelFixture]:
             make_home=lambda name: factory.mktemp(f"acp-lite-home-{name}").resolve(),
         )
         yield fixture
+    if tape is not None:
+        tape.finish()  # the server stopped: every stream is recorded
     problems = fixture.problems()
     if problems:
         pytest.fail(problems, pytrace=False)
@@ -378,7 +391,7 @@ def uses_model(node: pytest.Item, config: pytest.Config) -> bool:
         return True
     if node.get_closest_marker("acp_model") is not None:
         return True
-    options = ("acp_model_script", "acp_model_profile")
+    options = ("acp_model_script", "acp_model_profile", "acp_model_record")
     return any(config.getoption(o, None) or config.getini(o) for o in options)
 
 

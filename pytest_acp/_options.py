@@ -8,6 +8,7 @@ from pytest_acp import _settings as settings
 from pytest_acp._cassettes import RECORD_MODES
 from pytest_acp._model import MARKER as _MODEL_MARKER
 from pytest_acp._model import add_options as _add_model_options
+from pytest_acp._model_cassette import add_options as _add_model_cassette_options
 
 __all__ = ["MARKERS", "add_options"]
 
@@ -148,3 +149,4 @@ def add_options(parser: pytest.Parser) -> None:
         help="save every test's wire transcript as NDJSON in DIR",
     )
     _add_model_options(parser, group)
+    _add_model_cassette_options(parser, group)

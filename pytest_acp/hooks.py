@@ -52,3 +52,18 @@ class AcpHookSpecs:
         client's lines the same way in every run: the replay compares them.
         """
         return None
+
+    @pytest.hookspec
+    def pytest_acp_model_cassette_redact(
+        self, interaction: JsonObject, config: pytest.Config
+    ) -> None:
+        """Redact more before a recorded interaction is written to a model cassette
+        (``--acp-model-record``).
+
+        ``interaction`` is a private copy of its JSON form (``{"request": {...},
+        "response": {...}}``, as in the file) after the built-in redaction (keys,
+        auth headers, org ids, cookies, credential-like environment values); mutate
+        it in place. Replay matches a request by route and order first, so a body
+        edited here only loses the equal-body preference, not its answer.
+        """
+        return None

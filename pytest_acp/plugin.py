@@ -111,6 +111,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _OWN_AGENT_FIXTURES = frozenset({"acp_fake_agent", "acp_model"})
 
 
+#: The scripted model's options: they alone do not make a run an ACP one.
+_MODEL_OPTIONS = frozenset({"acp_model_script", "acp_model_profile", "acp_model_record"})
+
+
 def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
     # Installed plugins load in every project: say nothing unless this run is an
     # ACP one (an ACP fixture or marker in a collected test, or an --acp option).
@@ -118,7 +122,7 @@ def _uses_acp(config: pytest.Config, items: Sequence[pytest.Item]) -> bool:
     if any(
         value not in (None, False, "", [], ())
         for name, value in vars(config.option).items()
-        if name.startswith("acp_") and name not in ("acp_model_script", "acp_model_profile")
+        if name.startswith("acp_") and name not in _MODEL_OPTIONS
     ):
         return True
     for item in items:

@@ -80,6 +80,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.cassettes.agent": 3,  # the replay engine over trio streams (in memory, stdio)
     "acp_lite.models.server": 3,  # the model server: HTTP/1.1 on trio and h11 (models extra)
     "acp_lite.models.home": 3,  # an agent's temporary home: writes a profile's files (no trio)
+    "acp_lite.models.upstream": 3,  # forwarding to a real provider, recording (trio, h11)
     # 4: the blocking facade
     "acp_lite.sync": 4,  # Client, Session, the portal, direct calls, mirrors, in-memory
     "acp_lite.client": 4,  # the public names of acp_lite.sync, at their old path

@@ -9,9 +9,25 @@ HTTP server that carries them (:mod:`acp_lite.models.server`, trio and h11, the
 :class:`ScriptedModel` (:mod:`.scripted`) the handler that answers from one and
 records every request; :mod:`.providers` the four APIs' wire shapes;
 :mod:`.profiles` how to point each known agent at the server (:class:`AgentProfile`).
+:class:`ModelCassette` (:mod:`.cassette`) is provider traffic recorded from a real
+upstream (by :mod:`acp_lite.models.upstream`, trio and h11), redacted;
+:class:`ReplayModel` (:mod:`.replay`) the handler that answers from one.
 """
 
+from acp_lite.models.cassette import (
+    Body,
+    CassetteRequest,
+    CassetteResponse,
+    Interaction,
+    ModelCassette,
+    Redaction,
+    SseParser,
+)
 from acp_lite.models.http import (
+    Answer,
+    AnyHandler,
+    AsyncEventStream,
+    AsyncHandler,
     EventStream,
     Handler,
     Hang,
@@ -28,6 +44,7 @@ from acp_lite.models.profiles import (
     profile_named,
     recognise,
 )
+from acp_lite.models.replay import ReplayModel
 from acp_lite.models.script import (
     ErrorReply,
     HangReply,
@@ -40,13 +57,21 @@ from acp_lite.models.script import (
     When,
     load_model_script,
 )
-from acp_lite.models.scripted import RecordedRequest, ScriptedModel
+from acp_lite.models.scripted import CheckedModel, RecordedRequest, ScriptedModel
 
 __all__ = [
     "GENERIC",
     "PROFILES",
     "AgentProfile",
     "AgentSetup",
+    "Answer",
+    "AnyHandler",
+    "AsyncEventStream",
+    "AsyncHandler",
+    "Body",
+    "CassetteRequest",
+    "CassetteResponse",
+    "CheckedModel",
     "ErrorReply",
     "EventStream",
     "Handler",
@@ -54,14 +79,19 @@ __all__ = [
     "HangReply",
     "HttpRequest",
     "HttpResponse",
+    "Interaction",
+    "ModelCassette",
     "ModelScript",
     "ModelStep",
     "Pause",
     "RecordedRequest",
+    "Redaction",
     "Refusal",
+    "ReplayModel",
     "Reply",
     "ScriptedModel",
     "SseEvent",
+    "SseParser",
     "ToolCall",
     "ToolCalls",
     "When",

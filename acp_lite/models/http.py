@@ -11,12 +11,24 @@ a socket, and the server without a provider.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from typing import TypeAlias
 
 import attrs
 
-__all__ = ["EventStream", "Handler", "Hang", "HttpRequest", "HttpResponse", "Pause", "SseEvent"]
+__all__ = [
+    "Answer",
+    "AnyHandler",
+    "AsyncEventStream",
+    "AsyncHandler",
+    "EventStream",
+    "Handler",
+    "Hang",
+    "HttpRequest",
+    "HttpResponse",
+    "Pause",
+    "SseEvent",
+]
 
 
 @attrs.frozen
@@ -94,5 +106,30 @@ class EventStream:
     )
 
 
+@attrs.frozen
+class AsyncEventStream:
+    """An :class:`EventStream` whose items come from an async iterable: what an async
+    handler returns for a stream it produces while it answers (a proxied upstream).
+    The server closes the iterable (``aclose``) when the stream ends or the client
+    goes away."""
+
+    items: AsyncIterable[StreamItem]
+    status: int = 200
+    headers: tuple[tuple[str, str], ...] = (
+        ("content-type", "text/event-stream"),
+        ("cache-control", "no-cache"),
+    )
+
+
 Handler: TypeAlias = Callable[[HttpRequest], "HttpResponse | EventStream"]
 """What the server calls for each request (in the server's thread: it must not block)."""
+
+Answer: TypeAlias = HttpResponse | EventStream | AsyncEventStream
+"""Whatever a handler may answer."""
+
+AsyncHandler: TypeAlias = Callable[[HttpRequest], Awaitable[Answer]]
+"""A handler the server awaits (in its event loop: it may do IO the loop's way)."""
+
+AnyHandler: TypeAlias = Callable[[HttpRequest], "Answer | Awaitable[Answer]"]
+"""What the server runs: a :data:`Handler`, an :data:`AsyncHandler`, or one that
+answers some requests at once and awaits others (the server awaits what is awaitable)."""

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
+from typing import Protocol
 
 import attrs
 
 from acp_lite.jsontypes import JsonObject, JsonValue
-from acp_lite.models.http import EventStream, HttpRequest, HttpResponse
+from acp_lite.models.http import Answer, EventStream, HttpRequest, HttpResponse
 from acp_lite.models.providers import anthropic, gemini
 from acp_lite.models.providers.anthropic import Anthropic
 from acp_lite.models.providers.base import (
@@ -54,7 +55,14 @@ from acp_lite.models.providers.openai_chat import OpenAIChat
 from acp_lite.models.providers.openai_responses import OpenAIResponses
 from acp_lite.models.script import ModelScript, Reply
 
-__all__ = ["SECRET_HEADERS", "RecordedRequest", "ScriptedModel"]
+__all__ = [
+    "SECRET_HEADERS",
+    "CheckedModel",
+    "RecordedRequest",
+    "ScriptedModel",
+    "provider_error",
+    "provider_of",
+]
 
 #: Headers whose values are never recorded (replaced by ``"<redacted>"``); the
 #: ``key`` query parameter (Gemini's API key) likewise.
@@ -113,6 +121,29 @@ class RecordedRequest:
         return f"request #{self.index}: {self.method} {target}\n{body}"
 
 
+class CheckedModel(Protocol):
+    """What the ``acp_model`` fixture needs of the model answering a test: a handler
+    (sync, or async like the upstream recorder's) that records its requests and
+    checks itself at teardown. :class:`ScriptedModel`,
+    :class:`~acp_lite.models.ReplayModel` and
+    :class:`~acp_lite.models.upstream.RecordingModel` are ones."""
+
+    @property
+    def name(self) -> str:
+        """What messages call it."""
+        ...
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]: ...
+
+    @property
+    def unmatched(self) -> tuple[RecordedRequest, ...]: ...
+
+    def check(self, *, all_steps_used: bool = False) -> None: ...
+
+    def __call__(self, request: HttpRequest) -> Answer | Awaitable[Answer]: ...
+
+
 def _route(request: HttpRequest) -> tuple[Provider | None, str]:
     """The provider for a path, and what is asked of it: ``generate``,
     ``count``, ``models``, or ``""`` (unknown path) / ``"method"`` (wrong method)."""
@@ -143,6 +174,20 @@ def _route(request: HttpRequest) -> tuple[Provider | None, str]:
     return None, ""
 
 
+def provider_of(request: HttpRequest) -> Provider | None:
+    """The provider API ``request``'s path belongs to (``None``: no known path)."""
+    return _route(request)[0]
+
+
+def provider_error(request: HttpRequest, status: int, message: str) -> HttpResponse:
+    """A provider-style error response, in the shape of the API of ``request``'s path
+    (a shape OpenAI's and Anthropic's clients both read for an unknown path)."""
+    provider = provider_of(request)
+    if provider is None:
+        return _not_found(message, status)
+    return provider.error(status, message)
+
+
 class ScriptedModel:
     """A model that answers from ``script``: call it with an :class:`HttpRequest`.
 
@@ -158,6 +203,11 @@ class ScriptedModel:
         self._ids = Ids()
         self._requests: list[RecordedRequest] = []
         self._failures: list[tuple[str, RecordedRequest]] = []
+
+    @property
+    def name(self) -> str:
+        """The script's name."""
+        return self.script.name
 
     @property
     def requests(self) -> tuple[RecordedRequest, ...]:

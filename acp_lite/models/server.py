@@ -5,7 +5,10 @@ request and writes what the handler returns: an :class:`~acp_lite.models.http.Ht
 with a ``content-length``, or an :class:`~acp_lite.models.http.EventStream` written
 event by event as it is produced (chunked, as SSE clients read it), carrying out its
 ``Pause`` and ``Hang`` items. What a path means (and a provider-style 404) is the
-handler's business.
+handler's business. A handler may also be async (an
+:data:`~acp_lite.models.http.AsyncHandler`: what it returns is awaited), and answer
+an :class:`~acp_lite.models.http.AsyncEventStream`, whose items it produces in the
+server's event loop (the upstream proxy of :mod:`acp_lite.models.upstream`).
 
 Entry points, from the bottom up: :func:`handle_connection` serves one connection over
 any trio stream (so it is tested over memory streams on trio's mock clock);
@@ -28,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http
+import inspect
 import json
 import logging
 import threading
@@ -39,8 +43,10 @@ import attrs
 import trio
 
 from acp_lite.models.http import (
+    Answer,
+    AnyHandler,
+    AsyncEventStream,
     EventStream,
-    Handler,
     Hang,
     HttpRequest,
     HttpResponse,
@@ -155,7 +161,7 @@ def _reason(status: int) -> bytes:
 class _Connection:
     """One connection: the stream, its h11 state machine, the handler and the limits."""
 
-    def __init__(self, stream: trio.abc.Stream, handler: Handler, limits: ServerLimits) -> None:
+    def __init__(self, stream: trio.abc.Stream, handler: AnyHandler, limits: ServerLimits) -> None:
         self.stream = stream
         self.handler = handler
         self.limits = limits
@@ -251,12 +257,14 @@ class _Connection:
 
     # --- writing -------------------------------------------------------------------
 
-    def call_handler(self, request: HttpRequest) -> HttpResponse | EventStream:
+    async def call_handler(self, request: HttpRequest) -> Answer:
         try:
-            response = self.handler(request)
-            if not isinstance(response, HttpResponse | EventStream):
+            answer = self.handler(request)
+            response = await answer if inspect.isawaitable(answer) else answer
+            if not isinstance(response, HttpResponse | EventStream | AsyncEventStream):
                 raise TypeError(
-                    f"a handler returns an HttpResponse or an EventStream, not {response!r}"
+                    "a handler returns an HttpResponse, an EventStream or an "
+                    f"AsyncEventStream, not {response!r}"
                 )
             # Built here so a status or header h11 refuses is the handler's 500 too.
             _head(response, 0 if isinstance(response, HttpResponse) else None)
@@ -268,7 +276,7 @@ class _Connection:
         return response
 
     async def respond(self, request: HttpRequest) -> None:
-        response = self.call_handler(request)
+        response = await self.call_handler(request)
         log.debug("%s %s %s -> %s", self.peer, request.method, request.path, response.status)
         bodiless = request.method == "HEAD" or response.status in (204, 304)
         if isinstance(response, HttpResponse):
@@ -277,6 +285,10 @@ class _Connection:
             await self.send(_head(response, 0 if bodiless else len(response.body)))
             if response.body and not bodiless:
                 await self.send(h11.Data(data=response.body))
+            await self.send(h11.EndOfMessage())
+            return
+        if isinstance(response, AsyncEventStream):
+            await self.stream_async(response, request, bodiless=bodiless)
             await self.send(h11.EndOfMessage())
             return
         await self.send(_head(response, None))
@@ -301,16 +313,74 @@ class _Connection:
                     # client sees a truncated stream rather than a complete one.
                     log.exception("the event stream of %s %s failed", request.method, request.path)
                     raise _Gone from None
-                if isinstance(item, SseEvent):
-                    await self.send(h11.Data(data=item.encode()))
-                elif isinstance(item, Pause):
-                    await trio.sleep(max(0.0, item.seconds))
-                else:
-                    await self.hang()
+                await self.write_item(item)
         finally:
             close = getattr(iterator, "close", None)
             if close is not None:
                 close()
+
+    async def stream_async(
+        self, response: AsyncEventStream, request: HttpRequest, *, bodiless: bool
+    ) -> None:
+        """Write an async stream's head and items, watching the client meanwhile: a
+        producer may be silent for long (an upstream model thinking), and a client
+        that leaves must end it then, not at the next write. The items are closed
+        whatever happens (the head not sent included)."""
+        iterator = aiter(response.items)
+        gone = False
+        try:
+            await self.send(_head(response, None))
+            if bodiless:
+                return
+            async with trio.open_nursery() as nursery:
+
+                async def watch() -> None:
+                    nonlocal gone
+                    while data := await self.receive():
+                        self.conn.receive_data(data)  # pipelined: for the next cycle
+                    gone = True
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch)
+                try:
+                    await self.pump_async(iterator, request)
+                except _Gone:
+                    gone = True
+                nursery.cancel_scope.cancel()
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                # Shielded: the producer's cleanup (closing an upstream, recording
+                # what it got) must run even when the server is being cancelled.
+                with trio.CancelScope(shield=True), trio.move_on_after(_LINGER):
+                    await aclose()
+        if gone:
+            raise _Gone
+
+    async def pump_async(self, iterator: AsyncIterator[StreamItem], request: HttpRequest) -> None:
+        while True:
+            try:
+                item: object = await anext(iterator, _END)
+                if item is _END:
+                    return
+                if not isinstance(item, SseEvent | Pause | Hang):
+                    raise TypeError(f"an event stream holds SseEvent, Pause, Hang, not {item!r}")
+            except Exception:
+                # As in stream_items: a truncated stream, not a complete one.
+                log.exception("the event stream of %s %s failed", request.method, request.path)
+                raise _Gone from None
+            if isinstance(item, Hang):
+                log.debug("hanging a stream to %s as its producer says", self.peer)
+                await trio.sleep_forever()  # the watcher ends it when the client leaves
+            await self.write_item(item)
+
+    async def write_item(self, item: SseEvent | Pause | Hang) -> None:
+        if isinstance(item, SseEvent):
+            await self.send(h11.Data(data=item.encode()))
+        elif isinstance(item, Pause):
+            await trio.sleep(max(0.0, item.seconds))
+        else:
+            await self.hang()
 
     async def hang(self) -> None:
         """Write nothing more; wait for the client to go away (or the server to stop)."""
@@ -374,9 +444,7 @@ def _request(event: h11.Request, body: bytes) -> HttpRequest:
     return HttpRequest(event.method.decode("ascii"), path, query, headers, body)
 
 
-def _head(
-    response: HttpResponse | EventStream, length: int | None, *, close: bool = False
-) -> h11.Response:
+def _head(response: Answer, length: int | None, *, close: bool = False) -> h11.Response:
     """The status line and headers; ``length`` is the body's (``None``: streamed)."""
     headers = [(k, v) for k, v in response.headers if k.lower() != "content-length"]
     if length is not None:
@@ -389,7 +457,7 @@ def _head(
 
 
 async def handle_connection(
-    stream: trio.abc.Stream, handler: Handler, limits: ServerLimits = DEFAULT_LIMITS
+    stream: trio.abc.Stream, handler: AnyHandler, limits: ServerLimits = DEFAULT_LIMITS
 ) -> None:
     """Serve HTTP/1.1 requests on ``stream`` (kept alive) until either side closes it,
     then close it. It never raises but trio's cancellation: every failure is logged
@@ -403,7 +471,7 @@ async def handle_connection(
 
 
 async def serve_models(
-    handler: Handler,
+    handler: AnyHandler,
     *,
     host: str = "127.0.0.1",
     port: int = 0,
@@ -423,7 +491,7 @@ async def serve_models(
 
 @contextlib.asynccontextmanager
 async def open_model_server(
-    handler: Handler,
+    handler: AnyHandler,
     *,
     host: str = "127.0.0.1",
     port: int = 0,
@@ -444,7 +512,7 @@ async def open_model_server(
 class _Thread:
     """A ``trio.run`` of :func:`serve_models` in a daemon thread."""
 
-    def __init__(self, handler: Handler, host: str, port: int, limits: ServerLimits) -> None:
+    def __init__(self, handler: AnyHandler, host: str, port: int, limits: ServerLimits) -> None:
         self.serve = functools.partial(serve_models, handler, host=host, port=port, limits=limits)
         self.ready = threading.Event()
         self.server: ModelServer | None = None
@@ -486,7 +554,7 @@ class _Thread:
 
 @contextlib.contextmanager
 def run_in_thread(
-    handler: Handler,
+    handler: AnyHandler,
     *,
     host: str = "127.0.0.1",
     port: int = 0,

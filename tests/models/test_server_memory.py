@@ -366,3 +366,75 @@ async def test_a_delayed_answer_waits_before_its_status_line(autojump_clock: Any
     start = trio.current_time()
     out = await exchange(slow, GET)
     assert out.startswith(b"HTTP/1.1 200 OK") and trio.current_time() - start >= 7.0
+
+
+# --- async handlers (the upstream recorder's kind) ------------------------------------
+
+
+async def test_an_async_handler_is_awaited_and_may_raise() -> None:
+    async def handler(request: HttpRequest) -> HttpResponse:
+        await trio.sleep(0)
+        if request.path == "/boom":
+            raise RuntimeError("async boom")
+        return HttpResponse(200, b'{"async": true}')
+
+    out = await exchange(handler, post("/ok", b"{}") + post("/boom", b"{}"))
+    first, second = out.split(b"HTTP/1.1 ")[1:]
+    assert first.startswith(b"200 OK") and first.endswith(b'{"async": true}')
+    assert second.startswith(b"500 ") and b"async boom" in second
+
+
+async def test_an_async_stream_is_written_as_it_comes_and_paused(autojump_clock: Any) -> None:
+    from collections.abc import AsyncIterator
+
+    from acp_lite.models import AsyncEventStream
+
+    async def items() -> AsyncIterator[StreamItem]:
+        yield SseEvent("one")
+        yield Pause(5)
+        yield SseEvent("two", "named")
+
+    async def handler(request: HttpRequest) -> AsyncEventStream:
+        return AsyncEventStream(items())
+
+    # No end of input after the request: an async stream takes the client's EOF for
+    # its leaving (as proxies do), since its producer may be silent a long while.
+    client, server = trio.testing.memory_stream_pair()
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(handle_connection, server, handler)
+        await client.send_all(post("/s", b"{}", "Connection: close"))
+        out = await receive_all(client)
+    assert trio.current_time() - start >= 5
+    assert b"text/event-stream" in out and b"Transfer-Encoding: chunked" in out
+    assert b"data: one\n\n" in out and b"event: named\ndata: two\n\n" in out
+    assert out.endswith(b"0\r\n\r\n")
+
+
+async def test_an_async_stream_ends_when_its_client_goes_away_even_if_silent() -> None:
+    from collections.abc import AsyncIterator
+
+    from acp_lite.models import AsyncEventStream
+
+    closed = trio.Event()
+
+    async def items() -> AsyncIterator[StreamItem]:
+        try:
+            yield SseEvent("one")
+            yield Hang()
+        finally:
+            closed.set()
+
+    async def handler(request: HttpRequest) -> AsyncEventStream:
+        return AsyncEventStream(items())
+
+    client, server = trio.testing.memory_stream_pair()
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(handle_connection, server, handler)
+            await client.send_all(post("/s", b"{}"))
+            data = b""
+            while b"data: one" not in data:
+                data += await client.receive_some()
+            await client.aclose()
+            await closed.wait()
