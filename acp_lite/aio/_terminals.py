@@ -327,7 +327,9 @@ class LocalTerminals:
         self._ids = itertools.count(1)
 
     def __repr__(self) -> str:
-        return f"LocalTerminals(terminals={len(self._terminals)})"
+        policy = "" if self.commands is None else f", commands={sorted(self.commands)!r}"
+        policy += f", env={self.env!r}" if isinstance(self.env, str) else ", env={...}"
+        return f"LocalTerminals(terminals={len(self._terminals)}{policy})"
 
     @property
     def retained_output_bytes(self) -> int:
