@@ -58,7 +58,7 @@ def swapping(directory: Path, outside: Path) -> Iterator[None]:
 
 
 #: How long each loop races (the test stays well under 2 s).
-RACE = 0.5
+RACE = 0.3
 
 
 def tmp_files(*roots: Path) -> list[str]:
