@@ -146,13 +146,18 @@ class LocalFiles:
 
     Paths must be absolute, without ``..``, and lie (symlinks resolved) in the
     session's ``cwd`` or one of its ``additional_directories``; anything else is
-    answered -32602 (:class:`PathNotAllowed`). Files are UTF-8 text; line endings
-    are kept as they are. ``read_only=True`` advertises and serves reads only.
-    A write creates a missing file but not a missing directory (-32002), unless
-    ``create_dirs=True``; it goes to a temporary file beside the target, then
-    replaces it (a reader never sees half a file; an existing file keeps its mode).
-    A read answers at most ``max_read_bytes`` characters (more is an error: ask
-    for fewer lines with ``line``/``limit``).
+    answered -32602 (:class:`PathNotAllowed`). The checked real path is then
+    opened a component at a time with ``O_NOFOLLOW`` (as
+    :meth:`Workspace.open_directory`), so a symlink swapped in meanwhile fails
+    the request instead of leading out; a hard link to an outside file is read
+    (a write replaces it, leaving that file alone). Files are UTF-8 text; line
+    endings are kept as they are. ``read_only=True`` advertises and serves reads
+    only. A write creates a missing file but not a missing directory (-32002),
+    unless ``create_dirs=True``; it goes to a temporary file in the target's
+    directory (the one opened), then replaces it (a reader never sees half a
+    file; an existing file keeps its mode). A read answers at most
+    ``max_read_bytes`` characters (more is an error: ask for fewer lines with
+    ``line``/``limit``).
     """
 
     def __init__(
