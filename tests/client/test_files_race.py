@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from acp_lite.files import HandlerError, LocalFiles, PathNotAllowed, Workspace
 
 # ws/d: a directory, then (moved to ws/d.real) a symlink to OUTSIDE, then back.
@@ -114,3 +116,30 @@ def test_a_hard_link_to_an_outside_file_is_read_but_never_written_through(
     files.write_text_file(workspace, str(ws / "link"), "new")
     assert (outside / "secret").read_text() == "secret"
     assert (ws / "link").read_text() == "new"
+
+
+def test_the_walk_follows_no_symlink_and_open_directory_is_confined(tmp_path: Path) -> None:
+    from acp_lite.files import _open_directory, _open_regular
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "d").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "f").write_text("outside")
+    (ws / "link").symlink_to(outside)
+    (ws / "file").write_text("x")
+    # As if ws/link had been a directory when checked: the walk refuses the symlink.
+    with pytest.raises(PathNotAllowed, match="changed while it was opened"):
+        _open_directory(str(ws / "link"), "p")
+    with pytest.raises(PathNotAllowed, match="changed while it was opened"):
+        _open_regular(str(ws / "link" / "f"), "p")
+    workspace = Workspace("s1", str(ws))
+    fd = workspace.open_directory(str(ws / "d"))
+    try:
+        assert os.path.samestat(os.fstat(fd), os.stat(ws / "d"))
+    finally:
+        os.close(fd)
+    with pytest.raises(PathNotAllowed, match="leads through a symlink"):
+        workspace.open_directory(str(ws / "link"))
+    with pytest.raises(HandlerError, match="not a directory") as not_dir:
+        workspace.open_directory(str(ws / "file"))
+    assert not_dir.value.code == -32002
