@@ -121,7 +121,7 @@ def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _confirm(method: AuthMethod, command: list[str], *, yes: bool, err: TextIO) -> None:
     """Show what the agent asks to run; return only if it may run (else CliError)."""
-    shown = shlex.join(command)  # escaped where it is printed (report, safe_text)
+    shown = _one_line(shlex.join(command))
     bad = unsafe_env_names(method.env)
     if bad:
         # Refused outright, not asked: the command shown would not be what runs.
@@ -138,10 +138,10 @@ def _confirm(method: AuthMethod, command: list[str], *, yes: bool, err: TextIO) 
             f"(it runs the agent's login program: {shown})",
             EXIT_USAGE,
         )
-    err.write(f"the agent asks to run its login program:\n  {safe_text(shown)}\n")
+    err.write(f"the agent asks to run its login program:\n  {shown}\n")
     if method.env:
         pairs = " ".join(f"{name}={shlex.quote(value)}" for name, value in method.env.items())
-        err.write(f"  with {safe_text(pairs)}\n")
+        err.write(f"  with {_one_line(pairs)}\n")
     if yes:
         err.flush()
         return
@@ -152,3 +152,9 @@ def _confirm(method: AuthMethod, command: list[str], *, yes: bool, err: TextIO) 
         err.write("\n")
     if answer.strip().lower() not in ("y", "yes"):
         raise CliError(f"not logged in: {method.method_id}'s command was not run", EXIT_AUTH)
+
+
+def _one_line(text: str) -> str:
+    # The agent's text, all of it visible on one line: control characters escaped,
+    # and newlines too (a hundred of them would scroll the real command away).
+    return safe_text(text.replace("\n", "\\n").replace("\t", "\\t"))

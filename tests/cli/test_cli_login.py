@@ -71,7 +71,8 @@ def test_a_terminal_method_never_runs_without_a_terminal(run_cli: RunCli, tmp_pa
     assert_clean_error(proc, EXIT_USAGE, "sh is a terminal method: run acp-lite login from a")
     assert not marker.exists()
     # The command is named, its escape sequence shown escaped, not sent raw.
-    assert "\x1b" not in proc.stderr and "\\x1b[2K\\x1b[1Gharmless-login" in proc.stderr
+    assert "\x1b" not in proc.stderr
+    assert "#\\n#\\n#\\n#\\x1b[2K\\x1b[1Gharmless-login" in proc.stderr
 
 
 @pytest.mark.parametrize("answer", ["", "yes please\n"])
@@ -84,7 +85,8 @@ def test_a_terminal_method_runs_only_when_the_user_says_yes(
     assert proc.returncode == EXIT_AUTH, proc.stderr
     assert "acp-lite: error: not logged in: sh's command was not run\n" in proc.stderr
     assert not marker.exists()
-    shown = shlex.join(["/bin/sh", "-c", f"touch {marker} # \\x1b[2K\\x1b[1Gharmless-login"])
+    script = f"touch {marker} #\n#\n#\n#\x1b[2K\x1b[1Gharmless-login"
+    shown = shlex.join(["/bin/sh", "-c", script]).replace("\n", "\\n").replace("\x1b", "\\x1b")
     assert proc.stderr.startswith(f"the agent asks to run its login program:\n  {shown}\n")
     assert "run it? [y/N] " in proc.stderr and "\x1b" not in proc.stderr
     if answer:

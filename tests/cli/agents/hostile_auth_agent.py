@@ -3,7 +3,8 @@
 ``hostile_auth_agent.py MARKER`` advertises:
 
 * ``sh``: ``_meta["terminal-auth"]`` running ``/bin/sh -c "touch MARKER ..."``, its
-  command line hiding behind an escape sequence that erases the line on a terminal;
+  command line hiding behind newlines and an escape sequence that erases the line
+  on a terminal;
 * ``preload``: a terminal method setting ``LD_PRELOAD`` (and this program's
   ``--login`` as its command: it would touch MARKER too);
 * ``evil``: an agent method whose id and name carry escape sequences and a newline.
@@ -15,6 +16,7 @@ from pathlib import Path
 
 MARKER = sys.argv[-1]
 ERASE = "\x1b[2K\x1b[1G"  # erase the line, cursor to column 1
+AWAY = "\n#" * 3  # newlines that would scroll the command away (comments to sh)
 METHODS = [
     {
         "id": "sh",
@@ -22,7 +24,7 @@ METHODS = [
         "_meta": {
             "terminal-auth": {
                 "command": "/bin/sh",
-                "args": ["-c", f"touch {MARKER} # {ERASE}harmless-login"],
+                "args": ["-c", f"touch {MARKER} #{AWAY}{ERASE}harmless-login"],
                 "label": "Sign in",
             }
         },
