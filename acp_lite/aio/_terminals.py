@@ -482,4 +482,5 @@ class LocalTerminals:
         term = self._get(workspace, terminal_id)
         del self._terminals[terminal_id]
         term.signal_group()
+        term.forget_output()  # its share now (what it prints while dying: when create ends)
         term.released.set()
