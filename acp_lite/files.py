@@ -218,7 +218,7 @@ class LocalFiles:
             )
         try:
             dir_fd = _open_directory(parent, path, create=self.create_dirs)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise HandlerError(
                 f"the directory of {path!r} does not exist",
                 code=RESOURCE_NOT_FOUND,
@@ -243,8 +243,8 @@ class LocalFiles:
 
 def _changed(path: str) -> PathNotAllowed:
     return PathNotAllowed(
-        f"{path!r} changed while it was opened: a symlink or a file took the place of "
-        "a directory or file on its real path",
+        f"{path!r} changed while it was opened: a symlink took the place of a "
+        "directory or file on its real path",
         path=path,
     )
 
@@ -252,6 +252,13 @@ def _changed(path: str) -> PathNotAllowed:
 def _flags(*names: str) -> int:
     # Flags a platform lacks count as 0 (O_PATH, O_CLOEXEC, O_DIRECTORY elsewhere).
     return functools.reduce(operator.or_, (getattr(os, n, 0) for n in names), 0)
+
+
+def _is_symlink(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _open_step(dir_fd: int, name: str, flags: int, create: bool) -> int:
@@ -281,7 +288,9 @@ def _open_directory(real: str, path: str, *, create: bool = False, shown: str = 
             try:
                 step = _open_step(fd, name, flags, create)
             except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                if exc.errno == errno.ELOOP or (
+                    exc.errno == errno.ENOTDIR and _is_symlink(fd, name)
+                ):
                     raise _changed(path) from None
                 exc.filename = shown or real
                 raise
@@ -346,8 +355,9 @@ def _replace(dir_fd: int, name: str, data: bytes, mode: int | None) -> None:
     its path meanwhile; a failure removes the temporary file from that directory."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _flags("O_NOFOLLOW", "O_CLOEXEC")
     for _ in range(16):
-        # Within NAME_MAX (255) whatever the name's length.
-        tmp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+        # Within NAME_MAX (255 bytes) whatever the name's length (60 characters
+        # are 240 bytes of UTF-8 at most).
+        tmp = f".{name[:60]}.{secrets.token_hex(4)}.tmp"
         try:
             # 0o666 and the umask, as for any new file; an existing file's mode below.
             fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)

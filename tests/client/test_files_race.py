@@ -143,3 +143,18 @@ def test_the_walk_follows_no_symlink_and_open_directory_is_confined(tmp_path: Pa
     with pytest.raises(HandlerError, match="not a directory") as not_dir:
         workspace.open_directory(str(ws / "file"))
     assert not_dir.value.code == -32002
+
+
+def test_a_file_where_a_directory_should_be_and_a_long_name(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    workspace = Workspace("s1", str(tmp_path))
+    files = LocalFiles(create_dirs=True)
+    with pytest.raises(HandlerError, match=r"the directory of .* does not exist") as missing:
+        files.write_text_file(workspace, str(tmp_path / "file" / "new"), "y")
+    assert missing.value.code == -32002
+    with pytest.raises(NotADirectoryError):
+        files.read_text_file(workspace, str(tmp_path / "file" / "new"))
+    long = "é" * 127  # 254 bytes: the temporary name must still fit
+    files.write_text_file(workspace, str(tmp_path / long), "z")
+    assert (tmp_path / long).read_text() == "z"
+    assert sorted(os.listdir(tmp_path)) == sorted(["file", long])
