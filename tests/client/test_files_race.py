@@ -94,7 +94,7 @@ def test_a_directory_swapped_for_a_symlink_never_leads_out(tmp_path: Path) -> No
                 refused += 1
             written += 1
     assert refused and (read or wrote), (len(read), wrote, refused)  # the race did run
-    assert set(read) == {"inside"}, f"{read.count('outside')} of {len(read)} reads lead out"
+    assert set(read) <= {"inside"}, f"{read.count('outside')} of {len(read)} reads lead out"
     assert sorted(os.listdir(outside)) == ["f"]
     assert tmp_files(ws, outside) == []
 
