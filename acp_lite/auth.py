@@ -29,7 +29,71 @@ import attrs
 
 from acp_lite import _lazy_attrs as lazy_attrs
 
-__all__ = ["AuthEnvVar", "AuthMethod", "auth_methods_from", "login_hint"]
+__all__ = [
+    "UNSAFE_ENV_NAMES",
+    "UNSAFE_ENV_PREFIXES",
+    "AuthEnvVar",
+    "AuthMethod",
+    "auth_methods_from",
+    "login_hint",
+    "unsafe_env_names",
+]
+
+#: Variables an agent may not set for a program the client runs for it (a
+#: ``terminal`` login method, a terminal under an allow-list): each makes the
+#: program load or run code that its command line does not show -- the dynamic
+#: loader's (glibc ``LD_*``, macOS ``DYLD_*``), interpreters' start-up and search
+#: paths, shell start-up files, ``PATH`` (which program a bare name is).
+UNSAFE_ENV_PREFIXES: tuple[str, ...] = ("LD_", "DYLD_")
+#: The exact names refused besides :data:`UNSAFE_ENV_PREFIXES` (see there).
+UNSAFE_ENV_NAMES: frozenset[str] = frozenset(
+    {
+        "PATH",
+        "IFS",
+        "BASH_ENV",
+        "ENV",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PROMPT_COMMAND",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONSTARTUP",
+        "PYTHONUSERBASE",
+        "PYTHONINSPECT",
+        "PYTHONBREAKPOINT",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "GCONV_PATH",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "GIT_EXEC_PATH",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+    }
+)
+
+
+def unsafe_env_names(env: Mapping[str, str]) -> list[str]:
+    """The names in ``env`` a client should not let an agent set: those of
+    :data:`UNSAFE_ENV_NAMES`, starting with one of :data:`UNSAFE_ENV_PREFIXES`
+    (case-insensitively: Windows and some tools fold case), or not a plain
+    variable name (empty, with ``=`` or a NUL)."""
+    bad = []
+    for name in env:
+        upper = name.upper()
+        plain = bool(name) and "=" not in name and "\x00" not in name
+        if not plain or upper in UNSAFE_ENV_NAMES or upper.startswith(UNSAFE_ENV_PREFIXES):
+            bad.append(name)
+    return bad
 
 
 @lazy_attrs.frozen

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import operator
 import os
 import secrets
 import stat
@@ -70,8 +72,9 @@ class Workspace:
 
         Raises :class:`PathNotAllowed` for anything but an absolute path without
         ``..`` whose real path is one of :attr:`roots` or inside one. The checked
-        real path is what the caller should open: a symlink swapped in later
-        cannot redirect it (open it with ``O_NOFOLLOW``).
+        real path is what the caller should open, without following a symlink on
+        its way (:meth:`open_directory`, as :class:`LocalFiles` does): one swapped
+        in after the check then fails the open instead of leading out.
         """
         if not isinstance(path, str) or not path:
             raise PathNotAllowed(f"path must be a non-empty string, not {path!r}", path=path)
@@ -101,6 +104,15 @@ class Workspace:
                 f"not a directory: {path!r}", code=RESOURCE_NOT_FOUND, data={"path": path}
             )
         return real
+
+    def open_directory(self, path: object) -> int:
+        """A file descriptor of the directory ``path`` if the session may use it
+        (:meth:`resolve`), opened race-free: each component of its real path from
+        ``/`` with ``O_NOFOLLOW``, so a symlink swapped in after the check fails
+        the open (-32602) instead of leading out; not a directory: -32002 (as
+        :meth:`resolve_directory`). The caller closes it."""
+        real = self.resolve_directory(path)
+        return _open_directory(real, str(path))
 
 
 def _inside(path: str, roots: Sequence[str]) -> bool:
@@ -134,13 +146,18 @@ class LocalFiles:
 
     Paths must be absolute, without ``..``, and lie (symlinks resolved) in the
     session's ``cwd`` or one of its ``additional_directories``; anything else is
-    answered -32602 (:class:`PathNotAllowed`). Files are UTF-8 text; line endings
-    are kept as they are. ``read_only=True`` advertises and serves reads only.
-    A write creates a missing file but not a missing directory (-32002), unless
-    ``create_dirs=True``; it goes to a temporary file beside the target, then
-    replaces it (a reader never sees half a file; an existing file keeps its mode).
-    A read answers at most ``max_read_bytes`` characters (more is an error: ask
-    for fewer lines with ``line``/``limit``).
+    answered -32602 (:class:`PathNotAllowed`). The checked real path is then
+    opened a component at a time with ``O_NOFOLLOW`` (as
+    :meth:`Workspace.open_directory`), so a symlink swapped in meanwhile fails
+    the request instead of leading out; a hard link to an outside file is read
+    (a write replaces it, leaving that file alone). Files are UTF-8 text; line
+    endings are kept as they are. ``read_only=True`` advertises and serves reads
+    only. A write creates a missing file but not a missing directory (-32002),
+    unless ``create_dirs=True``; it goes to a temporary file in the target's
+    directory (the one opened), then replaces it (a reader never sees half a
+    file; an existing file keeps its mode). A read answers at most
+    ``max_read_bytes`` characters (more is an error: ask for fewer lines with
+    ``line``/``limit``).
     """
 
     def __init__(
@@ -194,27 +211,98 @@ class LocalFiles:
         if self.read_only:
             raise HandlerError("this client does not allow writing files", code=-32601)
         real = workspace.resolve(path)
-        parent = os.path.dirname(real)
-        if not os.path.isdir(parent):
-            if not self.create_dirs:
-                raise HandlerError(
-                    f"the directory of {path!r} does not exist",
-                    code=RESOURCE_NOT_FOUND,
-                    data={"path": path},
-                )
-            os.makedirs(parent, exist_ok=True)
-        mode: int | None = None
+        parent, name = os.path.split(real)
+        if not name:  # the root directory itself
+            raise HandlerError(
+                f"not a regular file: {path!r}", code=INVALID_PARAMS, data={"path": path}
+            )
         try:
-            st = os.stat(real, follow_symlinks=False)
-        except FileNotFoundError:
-            pass
-        else:
-            if not stat.S_ISREG(st.st_mode):
-                raise HandlerError(
-                    f"not a regular file: {path!r}", code=INVALID_PARAMS, data={"path": path}
-                )
-            mode = stat.S_IMODE(st.st_mode)
-        _replace(real, parent, content.encode("utf-8"), mode)
+            dir_fd = _open_directory(parent, path, create=self.create_dirs)
+        except (FileNotFoundError, NotADirectoryError):
+            raise HandlerError(
+                f"the directory of {path!r} does not exist",
+                code=RESOURCE_NOT_FOUND,
+                data={"path": path},
+            ) from None
+        try:
+            mode: int | None = None
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                pass
+            else:
+                if not stat.S_ISREG(st.st_mode):
+                    raise HandlerError(
+                        f"not a regular file: {path!r}", code=INVALID_PARAMS, data={"path": path}
+                    )
+                mode = stat.S_IMODE(st.st_mode)
+            _replace(dir_fd, name, content.encode("utf-8"), mode)
+        finally:
+            os.close(dir_fd)
+
+
+def _changed(path: str) -> PathNotAllowed:
+    return PathNotAllowed(
+        f"{path!r} changed while it was opened: a symlink took the place of a "
+        "directory or file on its real path",
+        path=path,
+    )
+
+
+def _flags(*names: str) -> int:
+    # Flags a platform lacks count as 0 (O_PATH, O_CLOEXEC, O_DIRECTORY elsewhere).
+    return functools.reduce(operator.or_, (getattr(os, n, 0) for n in names), 0)
+
+
+def _is_symlink(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _open_step(dir_fd: int, name: str, flags: int, create: bool) -> int:
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(name, 0o777, dir_fd=dir_fd)
+    return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _open_directory(real: str, path: str, *, create: bool = False, shown: str = "") -> int:
+    """The directory at the real path ``real`` (no symlink in it), opened component
+    by component from ``/``, none followed if it is a symlink; ``create``: missing
+    ones are made. ``path`` is the agent's, for errors; an ``OSError`` names
+    ``shown`` (default: ``real``), not the component."""
+    # O_PATH (Linux): no read permission needed on the way, as for a path lookup.
+    # (O_RDONLY, 0, where there is no O_PATH.)
+    flags = _flags("O_PATH", "O_DIRECTORY", "O_NOFOLLOW", "O_CLOEXEC")
+    fd = os.open(os.sep, flags)
+    try:
+        for name in real.split(os.sep):
+            if not name:
+                continue
+            try:
+                step = _open_step(fd, name, flags, create)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP or (
+                    exc.errno == errno.ENOTDIR and _is_symlink(fd, name)
+                ):
+                    raise _changed(path) from None
+                exc.filename = shown or real
+                raise
+            os.close(fd)
+            fd = step
+            # O_PATH | O_NOFOLLOW opens a symlink itself rather than failing.
+            if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                raise _changed(path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class _RegularFile:
@@ -231,11 +319,25 @@ class _RegularFile:
 
 
 def _open_regular(real: str, path: str) -> _RegularFile:
+    parent, name = os.path.split(real)
+    if not name:  # the root directory itself
+        raise HandlerError(
+            f"not a regular file: {path!r}", code=INVALID_PARAMS, data={"path": path}
+        )
+    dir_fd = _open_directory(parent, path, shown=real)
     # O_NOFOLLOW: the real path has no symlink left, so one swapped in since the
     # check fails here instead of being followed. O_NONBLOCK: a FIFO must not
     # block the worker thread; it is refused below anyway.
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(real, flags)
+    flags = os.O_RDONLY | _flags("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC")
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _changed(path) from None
+        exc.filename = real
+        raise
+    finally:
+        os.close(dir_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise HandlerError(
@@ -247,28 +349,32 @@ def _open_regular(real: str, path: str) -> _RegularFile:
         raise
 
 
-def _replace(real: str, parent: str, data: bytes, mode: int | None) -> None:
-    name = os.path.basename(real)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+def _replace(dir_fd: int, name: str, data: bytes, mode: int | None) -> None:
+    """Write ``data`` to a new file in the directory ``dir_fd``, then rename it to
+    ``name`` there: the directory checked is the one written, whatever happens to
+    its path meanwhile; a failure removes the temporary file from that directory."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _flags("O_NOFOLLOW", "O_CLOEXEC")
     for _ in range(16):
-        tmp = os.path.join(parent, f".{name}.{secrets.token_hex(4)}.tmp")
+        # Within NAME_MAX (255 bytes) whatever the name's length (60 characters
+        # are 240 bytes of UTF-8 at most).
+        tmp = f".{name[:60]}.{secrets.token_hex(4)}.tmp"
         try:
             # 0o666 and the umask, as for any new file; an existing file's mode below.
-            fd = os.open(tmp, flags, 0o666)
+            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
         except FileExistsError:
             continue
         break
     else:  # pragma: no cover - 16 random names taken
-        raise OSError(errno.EEXIST, "no free temporary name", parent)
+        raise OSError(errno.EEXIST, "no free temporary name", name)
     try:
         with open(fd, "wb") as f:
             f.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, real)
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
 
 

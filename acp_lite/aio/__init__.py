@@ -66,6 +66,8 @@ from acp_lite.aio._memory import PipeAgent, connect_in_memory
 from acp_lite.aio._process import AgentProcess
 from acp_lite.aio._session import AsyncSession, PromptBlock, PromptContent, prompt_blocks
 from acp_lite.aio._terminals import (
+    MINIMAL_ENV,
+    EnvPolicy,
     LocalTerminals,
     TerminalCommand,
     TerminalExitStatus,
@@ -75,11 +77,13 @@ from acp_lite.aio._terminals import (
 from acp_lite.core import ConnectionEvent, OversizeLine
 
 __all__ = [
+    "MINIMAL_ENV",
     "PROTOCOL_VERSION",
     "AgentProcess",
     "AsyncClient",
     "AsyncSession",
     "ConnectionEvent",
+    "EnvPolicy",
     "LocalTerminals",
     "OversizeLine",
     "PipeAgent",

@@ -10,7 +10,7 @@ from typing import TextIO
 
 from acp_lite.cli.base import EXIT_OK, agent_argv, timeout_kwargs
 from acp_lite.cli.errors import explain
-from acp_lite.cli.render import json_line
+from acp_lite.cli.render import json_line, safe_text
 from acp_lite.errors import AcpError
 
 __all__ = ["add_parser", "cmd_info"]
@@ -46,28 +46,37 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         out.write(json_line(result))
         return EXIT_OK
+    # The agent wrote every string here: control characters are shown escaped.
+    lines: list[str] = []
     info = result.get("info", result.get("agentInfo"))
     info = info if isinstance(info, Mapping) else {}
     name = info.get("title") or info.get("name") or "(unnamed)"
-    out.write(f"agent:        {name} {info.get('version', '')}".rstrip() + "\n")
+    agent = f"{_field(name)} {_field(info.get('version', ''))}".rstrip()
+    lines.append(f"agent:        {agent}\n")
     if info.get("title") and info.get("name"):
-        out.write(f"name:         {info['name']}\n")
-    out.write(f"command:      {shlex.join(argv)}\n")
-    out.write(f"protocol:     {version}\n")
+        lines.append(f"name:         {_field(info['name'])}\n")
+    lines.append(f"command:      {shlex.join(argv)}\n")
+    lines.append(f"protocol:     {version}\n")
     caps = result.get("capabilities", result.get("agentCapabilities", {}))
     capabilities = json.dumps(caps, indent=2, ensure_ascii=False)
-    out.write("capabilities: " + capabilities.replace("\n", "\n              ") + "\n")
+    lines.append("capabilities: " + capabilities.replace("\n", "\n              ") + "\n")
     if not methods:
-        out.write("auth methods: none\n")
+        lines.append("auth methods: none\n")
     else:
-        out.write("auth methods:\n")
+        lines.append("auth methods:\n")
         for method in methods:
-            out.write(f"  - {method.summary()}\n")
+            lines.append(f"  - {_field(method.summary())}\n")
     extra = {k: v for k, v in result.items() if k not in _INFO_KEYS}
     for key, value in extra.items():
-        out.write(f"{key}: {json.dumps(value, ensure_ascii=False)}\n")
+        lines.append(f"{_field(key)}: {json.dumps(value, ensure_ascii=False)}\n")
+    out.write(safe_text("".join(lines)))
     out.flush()
     return EXIT_OK
+
+
+def _field(value: object) -> str:
+    # One line of agent text: a newline in a name must not forge another line.
+    return str(value).replace("\n", "\\n").replace("\r", "\\r")
 
 
 _INFO_KEYS = (

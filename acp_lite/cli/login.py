@@ -4,7 +4,13 @@
   ``authenticate``);
 * a ``terminal`` method runs the agent's own login program in this terminal (the
   agent's command plus the method's ``args``, with its ``env``; or the command of a
-  ``_meta["terminal-auth"]`` method): its exit status 0 means logged in. No shell;
+  ``_meta["terminal-auth"]`` method): its exit status 0 means logged in. No shell.
+  The agent chooses that command, so it is shown first (control characters
+  escaped) and run only when the user answers ``y`` (``--yes``: without asking);
+  it needs a terminal on stdin, ``--yes`` or not (a login program without one
+  sees end of input: it may exit 0 without logging in). Variables that make a
+  program run code its command line does not show (``LD_PRELOAD``,
+  ``PYTHONPATH``, ... :data:`acp_lite.auth.UNSAFE_ENV_NAMES`) are refused;
 * an ``env_var`` method cannot be done for the user: it prints the variables to
   set (and where to get them) and exits with the authentication code.
 
@@ -18,12 +24,14 @@ import argparse
 import os
 import shlex
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from acp_lite.auth import AuthMethod, login_hint
+from acp_lite.auth import AuthMethod, login_hint, unsafe_env_names
 from acp_lite.cli.base import EXIT_AUTH, EXIT_OK, EXIT_USAGE, CliError, agent_argv, timeout_kwargs
 from acp_lite.cli.errors import explain, login_command
+from acp_lite.cli.render import safe_text
 from acp_lite.errors import AcpError
 
 __all__ = ["add_parser", "cmd_login"]
@@ -41,9 +49,16 @@ def add_parser(
         help="log in to the agent with one of its auth methods",
         description="Log in to the agent: an agent method through the protocol, a "
         "terminal method by running the agent's login program here. Without METHOD, "
-        "the only method that can log in is used.",
+        "the only method that can log in is used. A terminal method's command is "
+        "shown and run only if you answer y; it needs a terminal.",
     )
     agent_options(login)
+    login.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="run a terminal method's command without asking (a terminal is still needed)",
+    )
     login.add_argument("method", nargs="?", metavar="METHOD", help="the auth method id")
 
 
@@ -90,11 +105,10 @@ def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise CliError(f"acp-lite cannot log in with a {method.kind!r} method", EXIT_AUTH)
     # The agent's own login program, in this terminal: the user interacts with it.
     command = method.terminal_command(argv)
-    err.write(f"running {shlex.join(command)}\n")
-    err.flush()
+    _confirm(method, command, yes=args.yes, err=err)
     try:
         status = subprocess.run(command, env={**os.environ, **method.env}, check=False)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument or value
         raise CliError(f"cannot run {shlex.join(command)}: {exc}", EXIT_AUTH) from None
     if status.returncode != 0:
         raise CliError(
@@ -103,3 +117,44 @@ def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     out.write(f"logged in with {method.method_id}\n")
     return EXIT_OK
+
+
+def _confirm(method: AuthMethod, command: list[str], *, yes: bool, err: TextIO) -> None:
+    """Show what the agent asks to run; return only if it may run (else CliError)."""
+    shown = _one_line(shlex.join(command))
+    bad = unsafe_env_names(method.env)
+    if bad:
+        # Refused outright, not asked: the command shown would not be what runs.
+        names = ", ".join(repr(name) for name in bad)
+        raise CliError(
+            f"{method.method_id}: not running the agent's login command: it sets {names}, "
+            f"which can make it run code its command line does not show; if you trust "
+            f"it, run it yourself: {shown}",
+            EXIT_AUTH,
+        )
+    if not (sys.stdin is not None and sys.stdin.isatty()):
+        raise CliError(
+            f"{method.method_id} is a terminal method: run acp-lite login from a terminal "
+            f"(it runs the agent's login program: {shown})",
+            EXIT_USAGE,
+        )
+    err.write(f"the agent asks to run its login program:\n  {shown}\n")
+    if method.env:
+        pairs = " ".join(f"{name}={shlex.quote(value)}" for name, value in method.env.items())
+        err.write(f"  with {_one_line(pairs)}\n")
+    if yes:
+        err.flush()
+        return
+    err.write("run it? [y/N] ")
+    err.flush()
+    answer = sys.stdin.readline()
+    if not answer.endswith("\n"):  # end of input: what follows starts a line
+        err.write("\n")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise CliError(f"not logged in: {method.method_id}'s command was not run", EXIT_AUTH)
+
+
+def _one_line(text: str) -> str:
+    # The agent's text, all of it visible on one line: control characters escaped,
+    # and newlines too (a hundred of them would scroll the real command away).
+    return safe_text(text.replace("\n", "\\n").replace("\t", "\\t"))

@@ -86,7 +86,8 @@ def run_cli(
 
     Returns a ``CompletedProcess`` (exit code, stdout, stderr); ``input=`` is the
     text on stdin (never a TTY), ``cwd=`` the working directory;
-    ``agent_process=True`` starts even the reference agent as a process.
+    ``agent_process=True`` starts even the reference agent as a process;
+    ``tty=True`` makes stdin say it is a terminal (``input=`` is still what it reads).
 
     stderr gets what the command's own process would print there besides its
     output: log records from WARNING up (``logging.lastResort``, with their
@@ -102,11 +103,13 @@ def run_cli(
         cwd: Path | str | None = None,
         stdin: Any = None,
         agent_process: bool = False,
+        tty: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         with monkeypatch.context() as patch:
             patch.chdir(cwd if cwd is not None else tmp_path)
             patch.delenv("NO_COLOR", raising=False)
-            patch.setattr(sys, "stdin", io.StringIO(input or ""))
+            stdin_type = _TtyInput if tty else io.StringIO
+            patch.setattr(sys, "stdin", stdin_type(input or ""))
             if not agent_process:
                 other = functools.partial(_reference_agent_in_memory, client_module.connect)
                 patch.setattr(client_module, "connect", other)
@@ -124,6 +127,13 @@ def run_cli(
         return subprocess.CompletedProcess(["acp-lite", *args], code, out, err)
 
     return run
+
+
+class _TtyInput(io.StringIO):
+    """Text on stdin that says it is a terminal (what the CLI checks before asking)."""
+
+    def isatty(self) -> bool:
+        return True
 
 
 def _also_to_stderr(

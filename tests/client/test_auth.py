@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from acp_lite import connect_in_memory
-from acp_lite.auth import AuthEnvVar, AuthMethod, auth_methods_from, login_hint
+from acp_lite.auth import AuthEnvVar, AuthMethod, auth_methods_from, login_hint, unsafe_env_names
 from acp_lite.errors import AuthRequired, PromptRejected
 from acp_lite.limits import Limits
 from acp_lite.testing import InProcessAgent
@@ -162,3 +162,21 @@ def test_v1_auth_error_names_its_methods_and_variables() -> None:
             "gemini-api-key",
             "oauth-personal",
         ]
+
+
+def test_unsafe_env_names_are_the_loader_and_start_up_variables() -> None:
+    env = {
+        "LD_PRELOAD": "x",
+        "ld_library_path": "x",
+        "DYLD_INSERT_LIBRARIES": "x",
+        "PYTHONPATH": "x",
+        "NODE_OPTIONS": "x",
+        "BASH_ENV": "x",
+        "PATH": "x",
+        "A=B": "x",
+        "": "x",
+        "QWEN_HOME": "x",
+        "OLD_PRELOAD": "x",
+        "TERM": "x",
+    }
+    assert unsafe_env_names(env) == list(env)[:9]
