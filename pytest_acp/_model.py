@@ -13,8 +13,9 @@ records one from ``--acp-model-record=URL`` (:mod:`pytest_acp._model_cassette`).
 Agent profiles (:mod:`acp_lite.models.profiles`) point a real agent at the server:
 :meth:`ModelFixture.env_for` gives the environment (and a temporary home with the
 profile's files) for an agent the test starts itself, and :func:`model_command`
-launches the configured agent (``acp_agent_command``, so ``acp_client`` and
-``acp_session``) that way whenever the test uses the scripted model: the fixture,
+launches the agent under test (``acp_agent_command``, configured or overridden,
+when ``acp_client`` / ``acp_async_client`` start it) that way whenever the test uses
+the scripted model: the fixture,
 the marker, or one of the ``--acp-model-*`` options. Its profile: the marker's
 ``profile=`` > ``--acp-model-profile`` > ini ``acp_model_profile`` > recognised from
 the agent's command line (``qwen --acp`` -> ``qwen``; unknown: ``generic``).

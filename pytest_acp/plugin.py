@@ -179,7 +179,7 @@ def acp_agent_command(request: pytest.FixtureRequest) -> AgentCommand:
     """The agent under test (``acp_agent`` marker > ``--acp-agent`` > ini ``acp_agent`` >
     the reference agent). Override it to compute the command; an argv list or a
     command string is accepted too."""
-    return model_command(request, settings.agent_command(request.node, request.config))
+    return settings.agent_command(request.node, request.config)
 
 
 @pytest.fixture
@@ -214,7 +214,8 @@ def acp_client(
     """A connected blocking ``acp_lite.Client``: a fresh agent process per test, or a
     shared one with ``--acp-scope`` / ``@pytest.mark.acp_scope``."""
     __tracebackhide__ = True
-    command = settings.as_agent_command(acp_agent_command)
+    # On the test's scripted model when it uses one (an overriding fixture's too).
+    command = model_command(request, settings.as_agent_command(acp_agent_command))
     node: pytest.Item = request.node
     scope = settings.scope_of(node, request.config)
     handshake = Handshake(
@@ -280,7 +281,8 @@ async def acp_async_client(
 ) -> AsyncIterator[AsyncClient]:
     """A connected ``acp_lite.aio.AsyncClient`` for trio tests (needs pytest-trio: mark
     the test ``@pytest.mark.trio`` or set ``trio_mode = true``). One agent per test."""
-    command = settings.as_agent_command(acp_agent_command)
+    # On the test's scripted model when it uses one (an overriding fixture's too).
+    command = model_command(request, settings.as_agent_command(acp_agent_command))
     node: pytest.Item = request.node
     handshake = Handshake(
         settings.protocol_of(node, request.config), settings.login_of(node, request.config)

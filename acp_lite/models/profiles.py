@@ -208,11 +208,19 @@ QWEN = AgentProfile(
     api="openai_chat",
     commands=("qwen", "qwen-code", "@qwen-code/qwen-code"),
     env=_OPENAI_ENV,
+    # Without these, every turn is followed by two side requests on the same model
+    # (a memory extraction and follow-up suggestions) that would take script steps.
+    files={
+        ".qwen/settings.json": '{"memory": {"enableManagedAutoMemory": false}, '
+        '"ui": {"enableFollowupSuggestions": false}}\n'
+    },
     # The default, "auto", runs tools unasked.
     args=("--approval-mode", "default"),
     description="Qwen Code (`qwen --acp`): OPENAI_BASE_URL/OPENAI_API_KEY/OPENAI_MODEL; "
-    "`--approval-mode default` so that it asks before tools. It also sends a background "
-    "'memory' request and a non-standard craft/drainMidTurnQueue ACP request.",
+    "`--approval-mode default` so that it asks before tools (a read-only command such "
+    "as echo still runs unasked); ~/.qwen/settings.json turns off its memory and "
+    "suggestion side requests. It sends a non-standard craft/drainMidTurnQueue ACP "
+    "request.",
 )
 
 OPENCODE = AgentProfile(
@@ -227,11 +235,11 @@ OPENCODE = AgentProfile(
       "npm": "@ai-sdk/openai-compatible",
       "name": "scripted",
       "options": {"baseURL": "{openai_url}", "apiKey": "{key}"},
-      "models": {"{model}": {}}
+      "models": {"{model}": {}, "{model}-small": {}}
     }
   },
   "model": "scripted/{model}",
-  "small_model": "scripted/{model}",
+  "small_model": "scripted/{model}-small",
   "autoupdate": false,
   "share": "disabled",
   "permission": {"bash": "ask", "edit": "ask"}
@@ -241,7 +249,9 @@ OPENCODE = AgentProfile(
     description="OpenCode (`opencode acp`): an @ai-sdk/openai-compatible provider in "
     "~/.config/opencode/opencode.json (autoupdate off, permission ask for bash and edit), "
     "OPENCODE_DISABLE_AUTOUPDATE, OPENCODE_DISABLE_MODELS_FETCH. It fetches the provider "
-    "package from the npm registry on first use; a title request precedes the turn.",
+    "package from the npm registry on first use. Its title request, sent alongside the "
+    "turn, asks for the model MODEL-small: a script tells it apart with "
+    '`when = {model_contains = "-small"}` (no setting turns it off).',
 )
 
 CODEX = AgentProfile(
@@ -313,6 +323,14 @@ GEMINI = AgentProfile(
         "GEMINI_API_KEY": "{key}",
         "GOOGLE_GEMINI_BASE_URL": "{url}",
         "GEMINI_TELEMETRY_ENABLED": "false",
+        # It otherwise restarts itself with a bigger heap (~0.7 s).
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+    },
+    # No usage statistics, telemetry or update checks: nothing but the model is called.
+    files={
+        ".gemini/settings.json": '{"privacy": {"usageStatisticsEnabled": false}, '
+        '"telemetry": {"enabled": false}, '
+        '"general": {"disableAutoUpdate": true, "disableUpdateNag": true}}\n'
     },
     # Any of these would send the turn to Vertex AI / Code Assist instead.
     unset=(
@@ -409,10 +427,14 @@ api_style = "openai"
 name = "{model}"
 provider = "scripted"
 alias = "scripted"
+
+[session_logging]
+generate_titles = false
 """,
     },
     description="Mistral Vibe (`vibe-acp`): an openai-style provider in "
-    "VIBE_HOME/config.toml, its key in SCRIPTED_API_KEY; asks by default.",
+    "VIBE_HOME/config.toml, its key in SCRIPTED_API_KEY, session titles off (a title "
+    "request would follow the first turn); asks by default.",
 )
 
 COPILOT = AgentProfile(

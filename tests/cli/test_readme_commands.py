@@ -126,6 +126,21 @@ def test_install_and_test_command_matches_ci(doc: Path) -> None:
     assert "python -m pytest" in (ROOT / ".ci" / "run").read_text()
 
 
+MODEL_AGENT = Path(__file__).resolve().parent / "agents" / "model_agent.py"
+MODEL_AGENT_CONFTEST = """
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def acp_agent_command(request, acp_agent_command):
+    if "acp_model" in request.fixturenames:
+        return [sys.executable, {agent!r}]
+    return acp_agent_command
+"""
+
+
 def python_blocks(text: str) -> list[str]:
     """Every ```python block of a document."""
     return re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
@@ -158,6 +173,11 @@ def test_python_blocks_run(
             capsys.readouterr()
             exec(compile(code, f"<{where}>", "exec"), {"__name__": "__main__"})
             assert capsys.readouterr().out.strip(), f"{where} printed nothing"
+    # A block testing a real agent on the scripted model names one that is not
+    # installed here: a stand-in that calls the same model (an ACP agent on the
+    # OpenAI API, tests/cli/agents/model_agent.py) takes its place, through an
+    # overriding acp_agent_command as a user's conftest would.
+    pytester.makeconftest(MODEL_AGENT_CONFTEST.format(agent=str(MODEL_AGENT)))
     # The test blocks in one run (pytest's start-up once), "-v" naming each test.
     options = ("-v", "-p", "no:cacheprovider", "--snapshot-update")
     for number, path in suites.items():

@@ -7,14 +7,14 @@ Gemini CLI is the cheapest real agent for CI: plain JavaScript from npm on Node 
 the other agents are in ``docs/agents-on-scripted-models.md``. The test fails (never
 skips) when Node or the package is missing, as the other interop tests do.
 
-How the agent is pointed at the model is :data:`AGENT` below, in one place, so that
-the agent profiles (``acp_lite.models.profiles``) can replace it.
+The agent is pointed at the model by its agent profile (``gemini``), as ``acp-lite
+prompt --model-reply`` and pytest_acp's ``acp_model`` do: this test checks the profile
+too.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -27,33 +27,18 @@ from rawpipe import HERE, node_executable
 from acp_lite import Limits, permissions
 from acp_lite.client import Client, connect
 from acp_lite.models import ScriptedModel
+from acp_lite.models.home import prepare_home
+from acp_lite.models.profiles import AgentProfile, profile_named
 from acp_lite.models.server import run_in_thread
 
 GEMINI = HERE / "node_modules" / "@google" / "gemini-cli" / "bundle" / "gemini.js"
 
-#: The agent and how it reaches the model: ``{url}`` is the server's base URL,
-#: ``{home}`` an empty temporary home; ``files`` are written under it.
+#: The agent, pointed at the model by its agent profile (``acp_lite.models.profiles``:
+#: its environment, a temporary home with its settings, the variables it must not see),
+#: and its tool for a shell command with that tool's arguments.
 AGENT: dict[str, Any] = {
     "argv": [str(GEMINI), "--acp"],
-    "env": {
-        "GEMINI_API_KEY": "scripted-dummy-key",
-        "GOOGLE_GEMINI_BASE_URL": "{url}",
-        # Gemini CLI restarts itself with a bigger heap unless told not to (~0.7 s).
-        "GEMINI_CLI_NO_RELAUNCH": "true",
-        "HOME": "{home}",
-        "XDG_CONFIG_HOME": "{home}/.config",
-        "XDG_CACHE_HOME": "{home}/.cache",
-        "XDG_DATA_HOME": "{home}/.local/share",
-        "XDG_STATE_HOME": "{home}/.local/state",
-    },
-    "files": {
-        ".gemini/settings.json": {
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-        }
-    },
-    # Its tool for a shell command, and that tool's arguments.
+    "profile": profile_named("gemini"),
     "shell_tool": "run_shell_command",
     "shell_arguments": {"command": "{command}", "description": "Create the marker file"},
 }
@@ -89,12 +74,9 @@ SCRIPT = {
 
 
 def agent_env(url: str, home: Path) -> dict[str, str]:
-    """The agent's environment (onto ours), its files written in ``home``."""
-    for name, content in AGENT["files"].items():
-        path = home / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(content), encoding="utf-8")
-    return {k: v.format(url=url, home=home) for k, v in AGENT["env"].items()}
+    """The agent's whole environment, its profile's files written in ``home``."""
+    profile: AgentProfile = AGENT["profile"]
+    return prepare_home(profile.setup(url=url, home=str(home)), home)
 
 
 class Run:
@@ -123,6 +105,7 @@ class Run:
                     [node, *AGENT["argv"]],
                     cwd=self.cwd,
                     env=agent_env(server.url, self.home),
+                    inherit_env=False,
                     timeout=START_TIMEOUT,
                     on_permission=self.allow,
                     # It takes seconds to exit once its stdin closes, as long after

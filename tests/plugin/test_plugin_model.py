@@ -121,6 +121,8 @@ def test_the_marker_option_and_ini_key_are_registered(
 INNER = """
 import http.client, json, socket, threading
 import pytest
+from pytest_acp import AgentCommand
+from pytest_acp._model import model_command
 
 PORTS = []
 
@@ -178,14 +180,16 @@ def test_bad_marker_script(acp_model):
 def test_bad_marker_profile(acp_model):
     pass
 
-def test_option_profile(acp_model, acp_agent_command):
+def test_option_profile(acp_model, request):
     # --acp-model-profile generic: the agent is launched on this test's model.
-    assert acp_agent_command.env["OPENAI_BASE_URL"] == acp_model.openai_base_url
-    assert "CODEX_HOME" not in acp_agent_command.env
+    command = model_command(request, AgentCommand(("codex-acp",)))
+    assert command.env["OPENAI_BASE_URL"] == acp_model.openai_base_url
+    assert "CODEX_HOME" not in command.env
 
 @pytest.mark.acp_model(profile="codex")
-def test_the_marker_profile_beats_the_option(acp_model, acp_agent_command):
-    assert acp_agent_command.env["CODEX_HOME"].startswith(acp_agent_command.env["HOME"])
+def test_the_marker_profile_beats_the_option(acp_model, request):
+    command = model_command(request, AgentCommand(("qwen",)))
+    assert command.env["CODEX_HOME"].startswith(command.env["HOME"])
 
 @pytest.mark.acp_scope("module")
 @pytest.mark.acp_model(script=[])

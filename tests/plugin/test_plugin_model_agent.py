@@ -14,6 +14,7 @@ import pytest
 
 from acp_lite.client import Session
 from pytest_acp import AgentCommand, ModelFixture
+from pytest_acp._model import model_command
 
 #: A tiny real ACP v1 agent that calls the OpenAI Chat API at $OPENAI_BASE_URL.
 MODEL_AGENT = [sys.executable, str(Path(__file__).parents[1] / "cli" / "agents" / "model_agent.py")]
@@ -39,24 +40,26 @@ def test_env_for_gives_an_agent_a_home_of_its_own_pointed_at_this_server(
     assert acp_model.env_for("gemini")["HOME"] != env["HOME"]
 
 
-@pytest.mark.acp_agent("npx @qwen-code/qwen-code --acp")
 def test_the_agent_command_is_recognised_and_launched_on_the_model(
-    acp_model: ModelFixture, acp_agent_command: AgentCommand
+    acp_model: ModelFixture, request: pytest.FixtureRequest
 ) -> None:
-    command = acp_agent_command
+    command = model_command(request, AgentCommand(("npx", "@qwen-code/qwen-code", "--acp")))
     assert command.argv == ("npx", "@qwen-code/qwen-code", "--acp", "--approval-mode", "default")
     assert command.env["OPENAI_BASE_URL"] == acp_model.openai_base_url
     assert command.env["HOME"] == acp_model.env_for("qwen")["HOME"]
     assert "CODEX_HOME" in command.unset
     env, inherit = command.process_env()
     assert not inherit and env is not None and env["OPENAI_API_KEY"]
+    # An agent in this process has no environment to set.
+    in_process = AgentCommand((), in_process=object)
+    assert model_command(request, in_process) is in_process
 
 
 def test_without_the_scripted_model_the_command_is_left_alone(
-    acp_agent_command: AgentCommand,
+    request: pytest.FixtureRequest,
 ) -> None:
-    assert "OPENAI_BASE_URL" not in acp_agent_command.env
-    assert acp_agent_command.unset == ()
+    command = AgentCommand(("qwen", "--acp"))
+    assert model_command(request, command) is command
 
 
 @pytest.mark.acp_agent(MODEL_AGENT, env={"OPENAI_MODEL": "picked-by-the-test"})
