@@ -20,9 +20,10 @@ from pytest_acp._cassettes import cassette_path
 from .conftest import LEAN
 
 KEY = "sk-inner-0123456789abcdef"
+MODEL_AGENT = str(Path(__file__).parents[1] / "cli" / "agents" / "model_agent.py")
 
 INNER = f"""
-import http.client, json, os
+import http.client, json, os, sys
 import pytest
 
 def chat(port, text):
@@ -47,6 +48,15 @@ def test_model(acp_model):
 @pytest.mark.acp_cassette("named")
 def test_named(acp_model):
     assert chat(acp_model.port, "named")[0] == 200
+
+# A real agent on the model (an ACP agent on the OpenAI API): its turn is the same
+# recorded and replayed, the snapshot and strict conformance hold on both runs.
+@pytest.mark.acp_agent([sys.executable, {MODEL_AGENT!r}])
+@pytest.mark.acp_conformance("strict")
+def test_agent(acp_session, acp_model, acp_snapshot):
+    turn = acp_session.run("hello")
+    assert turn.text == "upstream says hi"
+    assert turn.updates == acp_snapshot
 
 @pytest.mark.acp_model(script=[{{"type": "reply", "text": "scripted"}}])
 def test_scripted(acp_model):
@@ -81,8 +91,9 @@ def test_record_then_replay_then_new_episodes(
     )
     with run_in_thread(upstream) as up:
         # 1. Record (an upstream and no mode: once).
-        _run(pytester, f"--acp-model-record={up.url}", "tests").assert_outcomes(passed=3)
-        assert len(upstream.requests) == 2  # the scripted test did not go upstream
+        recorded = _run(pytester, f"--acp-model-record={up.url}", "--snapshot-update", "tests")
+        recorded.assert_outcomes(passed=4)
+        assert len(upstream.requests) == 3  # the scripted test did not go upstream
         # 3. new_episodes (below) needs the upstream again: the replay runs in between.
         path = cassettes / "test_model.model.json"
         text = path.read_text()
@@ -100,8 +111,8 @@ def test_record_then_replay_then_new_episodes(
         # the request the cassette lacks fails its test at teardown.
         monkeypatch.setenv("EXTRA", "1")
         replayed = _run(pytester, "tests")
-        replayed.assert_outcomes(passed=3, errors=1)
-        assert len(upstream.requests) == 2
+        replayed.assert_outcomes(passed=4, errors=1)  # test_agent: snapshot and strict hold
+        assert len(upstream.requests) == 3
         replayed.stdout.fnmatch_lines(
             [
                 "*ERROR at teardown of test_model*",
@@ -118,8 +129,8 @@ def test_record_then_replay_then_new_episodes(
         # 3. new_episodes: the extra request goes upstream and is appended.
         _run(
             pytester, f"--acp-model-record={up.url}", "--acp-record-mode=new_episodes", "tests"
-        ).assert_outcomes(passed=3)
-        assert len(upstream.requests) == 3
+        ).assert_outcomes(passed=4)
+        assert len(upstream.requests) == 4
     contents = [
         i["request"]["json"]["messages"][0]["content"]
         for i in json.loads(path.read_text())["interactions"]
