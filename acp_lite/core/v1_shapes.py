@@ -16,6 +16,7 @@ __all__ = [
     "META_KEY",
     "TURN_TAGS",
     "V1_UPDATE_TAGS",
+    "advertises_close",
     "auth_method",
     "command",
     "config_option",
@@ -94,6 +95,14 @@ def is_v1_initialize(result: object) -> bool:
     if version == 1:
         return v1_fields or "info" not in result
     return version == 2 and "info" not in result and (v1_fields or "capabilities" not in result)
+
+
+def advertises_close(result: object) -> bool:
+    """Whether a v1 ``initialize`` result advertises ``session/close``
+    (``agentCapabilities.sessionCapabilities.close``, an object: v1 makes the
+    method optional, unlike v2 where it is a baseline session method)."""
+    caps = _dict(_dict(result).get("agentCapabilities"))
+    return isinstance(_dict(caps.get("sessionCapabilities")).get("close"), dict)
 
 
 def initialize_params(params: Any) -> dict[str, Any]:
