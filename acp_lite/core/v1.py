@@ -55,7 +55,7 @@ from acp_lite.core._v1_sessions import (
     setup,
     translate_update,
 )
-from acp_lite.core.records import PendingRequest, SessionState
+from acp_lite.core.records import PendingRequest, Refusal, SessionState
 from acp_lite.core.rpc import ResponseReceived
 from acp_lite.errors import UnsupportedInV1
 from acp_lite.protocol import (
@@ -234,6 +234,33 @@ class V1Dialect:
             return
         if not turn.begun and not state.replaying:
             self._begin(state, sess, turn, echo=False)
+
+    def refuse_permission(self, session_id: object, params: object) -> Refusal | None:
+        """A v1 permission request no handler can answer rightly.
+
+        v1 asks permission within a prompt turn (schema v1
+        ``RequestPermissionRequest``, docs "Tool Calls: Requesting Permission";
+        the ``cancelled`` outcome: "The prompt turn was cancelled before the user
+        responded"; v1 has no background work). So: a session the client does not
+        know is answered -32002 (as for ``fs/*``); no ``options`` is -32602
+        (nothing can be selected); a request while no turn of the session is in
+        flight (after its response) is answered ``cancelled``: its turn is over.
+        """
+        state = self._router.sessions.get(session_id) if isinstance(session_id, str) else None
+        if state is None:
+            return Refusal(
+                f"{_PERMISSION} for session {session_id!r}, which this client does not know",
+                code=-32002,
+            )
+        if not getattr(params, "options", None):
+            return Refusal(f"{_PERMISSION} offers no options: there is nothing to select", -32602)
+        sess = self.sessions.get(state.id)
+        if (sess is None or sess.turn is None) and not state.replaying:
+            return Refusal(
+                f"{_PERMISSION} arrived while no prompt turn of the session runs (v1 asks "
+                "within a turn): answered cancelled"
+            )
+        return None
 
     def _known_title(self, sid: Any, tool_call_id: Any) -> str:
         state = self._router.sessions.get(sid) if isinstance(sid, str) else None
