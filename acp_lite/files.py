@@ -21,7 +21,7 @@ import operator
 import os
 import secrets
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -45,6 +45,9 @@ RESOURCE_NOT_FOUND = -32002
 
 #: What ``LocalFiles`` reads at most in one answer (characters of the selected lines).
 DEFAULT_MAX_READ = 16 * 1024 * 1024
+#: The characters ``LocalFiles`` reads at once: what a line costs in memory beyond
+#: the answer, however long it is.
+READ_BLOCK = 64 * 1024
 
 
 @lazy_attrs.frozen
@@ -184,21 +187,29 @@ class LocalFiles:
         first = max(line or 1, 1)
         taken: list[str] = []
         size = 0
+        number = 1  # the line the next piece belongs to
+        started = 0  # lines taken (begun)
+        at_start = True  # the next piece begins a line
         with _open_regular(real, path) as f:
             try:
-                for number, text in enumerate(f, 1):
-                    if number < first:
-                        continue
-                    if limit is not None and len(taken) >= limit:
-                        break
-                    size += len(text)
-                    if size > self.max_read_bytes:
-                        raise HandlerError(
-                            f"{path!r}: the lines asked for exceed {self.max_read_bytes} "
-                            "characters; ask for fewer (line, limit)",
-                            data={"path": path},
-                        )
-                    taken.append(text)
+                # In bounded pieces, never a whole line at once: a huge line (a 1 GB
+                # file without a newline) costs a block, skipped or refused.
+                for piece, ends in _pieces(f, READ_BLOCK):
+                    if number >= first:
+                        if at_start:
+                            if limit is not None and started >= limit:
+                                break
+                            started += 1
+                        size += len(piece)
+                        if size > self.max_read_bytes:
+                            raise HandlerError(
+                                f"{path!r}: the lines asked for exceed {self.max_read_bytes} "
+                                "characters; ask for fewer (line, limit)",
+                                data={"path": path},
+                            )
+                        taken.append(piece)
+                    at_start = ends
+                    number += ends
             except UnicodeDecodeError as exc:
                 raise HandlerError(
                     f"{path!r} is not UTF-8 text ({exc.reason} at byte {exc.start})",
@@ -239,6 +250,26 @@ class LocalFiles:
             _replace(dir_fd, name, content.encode("utf-8"), mode)
         finally:
             os.close(dir_fd)
+
+
+def _pieces(f: Any, block: int) -> Iterator[tuple[str, bool]]:
+    """The text of ``f`` (universal newlines, kept) as ``(piece, ends_a_line)``,
+    each piece at most ``block`` characters: a line longer than that comes in
+    several pieces, only the last one ending it."""
+    held = ""  # a piece cut at the block size right after a "\r": "\n" may follow
+    while True:
+        piece = f.readline(block)
+        if held:
+            # The cut fell inside "\r\n" (readline then gives the "\n" alone):
+            # one line ending, not two.
+            yield held, not piece.startswith("\n")
+            held = ""
+        if not piece:
+            return
+        if len(piece) == block and piece.endswith("\r"):
+            held = piece
+            continue
+        yield piece, piece.endswith(("\n", "\r"))
 
 
 def _changed(path: str) -> PathNotAllowed:

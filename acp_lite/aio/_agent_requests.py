@@ -47,14 +47,26 @@ class AgentRequestDecider:
 
     def _decide_permission(self, request: Any, session: Any) -> Any:
         if self.on_permission is not None:
-            answer = self.on_permission(request, session)
+            answer, source = self.on_permission(request, session), "on_permission"
         else:
-            answer = None
+            answer, source = None, "the acp_permission_request hook"
             if self.pm is not None:
                 answer = self.pm.hook.acp_permission_request(request=request, session=session)
             if answer is None:
-                answer = permissions.reject_once(request, session)
-        return {"outcome": permissions.permission_outcome(answer)}
+                answer, source = permissions.reject_once(request, session), "reject_once"
+        outcome = permissions.permission_outcome(answer)
+        chosen = outcome.get("optionId")
+        offered = [getattr(o, "option_id", None) for o in getattr(request, "options", ())]
+        if chosen is not None and chosen not in offered:
+            # Never sent unchecked: the handler has a bug, and the agent must not
+            # act on a choice the user was never offered. Raised here, it is the
+            # callback failure path: logged with its traceback, a callback_error
+            # in client.events, and the agent answered -32603.
+            raise ValueError(
+                f"{source} returned option id {chosen!r}, which the permission request "
+                f"did not offer (offered: {', '.join(map(repr, offered)) or 'none'})"
+            )
+        return {"outcome": outcome}
 
     def _decide_elicitation(self, request: Any, session: Any) -> Any:
         answer: Any = None

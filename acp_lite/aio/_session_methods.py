@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp_lite.aio._methods import Meta, T, _Methods, _params
 from acp_lite.aio._outside import outside_safe
+from acp_lite.core.v1_shapes import advertises_close
 from acp_lite.errors import CapabilityNotSupported, ProtocolError
 from acp_lite.protocol import (
     ArchiveSessionResponse,
@@ -170,7 +171,21 @@ class SessionMethods(_Methods):
         """``session/close``: stops the session's work, background included.
 
         Then the model's end-of-session checks run (``SessionModel.finish``).
+        A v1 agent that does not advertise ``sessionCapabilities.close`` (v1
+        schema: the method is optional there) is not sent it: the session is
+        closed locally (``session/cancel`` first if it is busy, then
+        ``finish``) and an empty response returned; ``force=True`` sends it.
         """
+        core = self._conn.core
+        if (
+            not force
+            and core.protocol_version == 1
+            and not advertises_close(core.initialize_result)
+        ):
+            if self.model.state != "idle" or self.model.outstanding():
+                self._conn.cancel_session(self.id)  # its work stops, as close would do
+            self.model.finish()
+            return CloseSessionResponse()
         try:
             result = await self._session_request(
                 "session/close",

@@ -18,7 +18,7 @@ from typing import Any
 from acp_lite.core._reports import Reports
 from acp_lite.core._router import SessionRouter
 from acp_lite.core.events import AgentRequestReceived, AgentRequestWithdrawn, CoreEvent
-from acp_lite.core.records import AgentRequest, RequestId
+from acp_lite.core.records import AgentRequest, Refusal, RequestId
 from acp_lite.core.rpc import (
     CANCELLED_RESULTS,
     CLIENT_HANDLED_METHODS,
@@ -43,6 +43,7 @@ class AgentRequests:
         router: SessionRouter,
         reports: Reports,
         emit: Callable[[CoreEvent], None],
+        refuse: Callable[[object, object], Refusal | None] | None = None,
     ) -> None:
         #: The agent's requests not answered yet, by id.
         self.open: dict[RequestId, AgentRequest] = {}
@@ -50,6 +51,8 @@ class AgentRequests:
         self._router = router
         self._reports = reports
         self._emit = emit
+        # The dialect's say on permission requests no handler can answer rightly.
+        self._refuse = refuse
 
     def cancel(self, session_id: str) -> list[AgentRequest]:
         """Send ``session/cancel``, set the model's cancel hint, and answer the
@@ -155,4 +158,22 @@ class AgentRequests:
             record=record,
         )
         self.open[ev.id] = req
-        self._emit(AgentRequestReceived(req))
+        refusal = (
+            self._refuse(sid, params)
+            if ev.method == _PERMISSION and self._refuse is not None
+            else None
+        )
+        if refusal is None:
+            self._emit(AgentRequestReceived(req))
+            return
+        # Answered here; the handlers never see it.
+        self._reports.log_event(
+            "agent_request_refused",
+            data={"id": ev.id, "message": refusal.message, "code": refusal.code},
+            method=ev.method,
+            session_id=sid,
+        )
+        if refusal.code is None:
+            self.respond(ev.id, CANCELLED_RESULTS[_PERMISSION])
+        else:
+            self.respond_error(ev.id, refusal.code, refusal.message)

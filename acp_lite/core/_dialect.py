@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from acp_lite.core._router import SessionRouter
-from acp_lite.core.records import PendingRequest, SessionState
+from acp_lite.core.records import PendingRequest, Refusal, SessionState
 from acp_lite.core.rpc import ResponseReceived, RpcEngine
 from acp_lite.protocol import Message
 from acp_lite.protocol.chunk_lines import ChunkLines
@@ -67,6 +67,11 @@ class Dialect(Protocol):
         """Apply an update held until its session opened (``SessionRouter.hold``)."""
         ...
 
+    def refuse_permission(self, session_id: object, params: object) -> Refusal | None:
+        """How to answer a ``session/request_permission`` without calling the
+        handlers (``None``: they decide it)."""
+        ...
+
     def on_response(self, ev: ResponseReceived) -> bool:
         """Handle a response the dialect's way; ``False``: the core handles it
         (with :meth:`translate_result`)."""
@@ -105,6 +110,11 @@ class V2Dialect:
 
     def check_resume(self, session_id: str, *, replay: bool) -> None:
         """The agent answers whether it can."""
+
+    def refuse_permission(self, session_id: object, params: object) -> Refusal | None:
+        """v2 permission requests all go to the handlers (background work and
+        child sessions may ask outside any turn)."""
+        return None
 
     def on_response(self, ev: ResponseReceived) -> bool:
         """Every response takes the core's path."""

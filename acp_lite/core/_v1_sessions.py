@@ -64,8 +64,12 @@ class Turn:
     entry: PendingRequest
     blocks: list[Any]
     message_id: str
-    #: The running state and the user message were synthesized.
+    #: The user message was synthesized (or echoed) and the prompt accepted: the
+    #: turn's insertion.
     begun: bool = False
+    #: The ``running`` state was synthesized (when the prompt was sent, or at the
+    #: insertion if the session was replaying then).
+    running: bool = False
     #: The agent echoes the prompt (user_message_chunk without messageId first):
     #: those chunks are the user message, none is synthesized.
     echoing: bool = False

@@ -82,7 +82,13 @@ class ClientConnection:
         handlers = response_handlers(router, reports, self._apply_held)
         rpc = RpcEngine(max_pending=limits.max_pending_requests)
         self.book = RequestBook(rpc, reports, emit, handlers, protocol_version=protocol_version)
-        self.agent = AgentRequests(rpc, router, reports, emit)
+        self.agent = AgentRequests(
+            rpc,
+            router,
+            reports,
+            emit,
+            lambda sid, params: self.dialect.refuse_permission(sid, params),
+        )
         #: The protocol spoken on the wire (v2 until ``initialize`` says v1). The v2
         #: dialect decodes with this connection's own cache of its chunk streams'
         #: lines: how it decodes never depends on another connection's traffic.

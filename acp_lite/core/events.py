@@ -39,6 +39,7 @@ ConnectionEventKind = Literal[
     "unhandled_request",  # an agent request answered -32601
     "callback_error",  # a permission/elicitation callback or hook raised
     "agent_cancelled_request",  # the agent withdrew one of its requests to us
+    "agent_request_refused",  # answered by the core, no handler asked (v1: docs/v1.md)
 ]
 
 

@@ -11,7 +11,15 @@ if TYPE_CHECKING:
     from acp_lite.errors import AcpError
     from acp_lite.model import AgentRequestRecord
 
-__all__ = ["AgentRequest", "Cancellable", "PendingRequest", "RequestId", "SessionState", "Waiter"]
+__all__ = [
+    "AgentRequest",
+    "Cancellable",
+    "PendingRequest",
+    "Refusal",
+    "RequestId",
+    "SessionState",
+    "Waiter",
+]
 
 RequestId = int | str
 
@@ -67,6 +75,16 @@ class AgentRequest:
     handle: Cancellable | None = None
     #: The session model's record of it (``SessionModel.requests``), if any.
     record: AgentRequestRecord | None = None
+
+
+@lazy_attrs.frozen
+class Refusal:
+    """How the core answers an agent request without asking the IO layer:
+    ``code`` an error answer with ``message``; ``None`` the request's cancelled
+    result (``message`` is then only logged)."""
+
+    message: str
+    code: int | None = None
 
 
 @lazy_attrs.define(eq=False)

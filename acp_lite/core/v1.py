@@ -15,17 +15,19 @@ What v1 does not say, the dialect makes up, and marks: every event it
 synthesizes is applied with ``source="v1:synthesized"``, every translated wire
 update with ``source="v1:session/update"``:
 
-* v1 ``session/prompt`` answers only when the turn ends. When the first turn
+* v1 ``session/prompt`` answers only when the turn ends. The session runs from
+  the moment the prompt is sent (a synthesized ``running``: v1 has no queue).
+  When the first turn
   content of the session (a chunk, a tool call, a plan, a compaction; not a
   session-level update such as ``available_commands_update``) arrives after the
   prompt was sent (or the response, whichever comes first), the dialect
-  applies a ``running`` state and the inserted
+  applies the inserted
   ``user_message`` (id ``v1-prompt-<request id>``, the prompt's blocks) and
   accepts the submission; the prompt's :class:`PendingRequest` completes then
   with that ``messageId`` (as a v2 prompt response would at insertion). The v1
   response makes the ``idle`` (its ``stopReason``, ``background: []``); an error
-  response before any update is a rejection, after updates an ``idle`` with
-  ``stopReason: "error"``.
+  response before any update is a rejection (the running ends in an ``idle``
+  with that error), after updates an ``idle`` with ``stopReason: "error"``.
 * v1 chunks may lack ``messageId``: one synthetic id per kind per turn
   (``v1-<request id>-agent``), per history segment outside turns.
 * v1 ``modes`` become a select config option ``mode`` (``_meta`` marks it);
@@ -55,7 +57,7 @@ from acp_lite.core._v1_sessions import (
     setup,
     translate_update,
 )
-from acp_lite.core.records import PendingRequest, SessionState
+from acp_lite.core.records import PendingRequest, Refusal, SessionState
 from acp_lite.core.rpc import ResponseReceived
 from acp_lite.errors import UnsupportedInV1
 from acp_lite.protocol import (
@@ -85,6 +87,8 @@ _UPDATE = "session/update"
 _UPDATE_BYTES = b'"session/update"'
 _PERMISSION = "session/request_permission"
 _PERMISSION_BYTES = b'"session/request_permission"'
+#: JSON-RPC "request cancelled" (a withdrawn prompt, ``$/cancel_request``).
+_REQUEST_CANCELLED = -32800
 
 
 @attrs.define(slots=True, eq=False)
@@ -138,9 +142,17 @@ class V1Dialect:
             )
 
     def prompt_sent(self, entry: PendingRequest, blocks: Any) -> None:
-        """The turn of ``entry`` begins (its insertion is synthesized later)."""
+        """The turn of ``entry`` begins: the session runs from now (a synthesized
+        ``running``); its insertion is synthesized later."""
         sess = self._session(entry.session_id or "")
-        sess.turn = Turn(entry, blocks, f"v1-prompt-{entry.id}")
+        turn = sess.turn = Turn(entry, blocks, f"v1-prompt-{entry.id}")
+        state = self._router.sessions.get(sess.id)
+        # v1 has no queue: a prompt sent is the session's work from this moment
+        # (answered only at the turn's end). Not while a load replays the history:
+        # its synthesized idle would end this running; the insertion sets it then.
+        if state is not None and not state.replaying:
+            self._running(state, turn)
+            self._router.touch(state)
 
     def send_request(self, method: str, params: Any, session_id: str | None) -> PendingRequest:
         """Send the v1 form of v2 request ``method``; the entry keeps the v2 name."""
@@ -235,6 +247,33 @@ class V1Dialect:
         if not turn.begun and not state.replaying:
             self._begin(state, sess, turn, echo=False)
 
+    def refuse_permission(self, session_id: object, params: object) -> Refusal | None:
+        """A v1 permission request no handler can answer rightly.
+
+        v1 asks permission within a prompt turn (schema v1
+        ``RequestPermissionRequest``, docs "Tool Calls: Requesting Permission";
+        the ``cancelled`` outcome: "The prompt turn was cancelled before the user
+        responded"; v1 has no background work). So: a session the client does not
+        know is answered -32002 (as for ``fs/*``); no ``options`` is -32602
+        (nothing can be selected); a request while no turn of the session is in
+        flight (after its response) is answered ``cancelled``: its turn is over.
+        """
+        state = self._router.sessions.get(session_id) if isinstance(session_id, str) else None
+        if state is None:
+            return Refusal(
+                f"{_PERMISSION} for session {session_id!r}, which this client does not know",
+                code=-32002,
+            )
+        if not getattr(params, "options", None):
+            return Refusal(f"{_PERMISSION} offers no options: there is nothing to select", -32602)
+        sess = self.sessions.get(state.id)
+        if (sess is None or sess.turn is None) and not state.replaying:
+            return Refusal(
+                f"{_PERMISSION} arrived while no prompt turn of the session runs (v1 asks "
+                "within a turn): answered cancelled"
+            )
+        return None
+
     def _known_title(self, sid: Any, tool_call_id: Any) -> str:
         state = self._router.sessions.get(sid) if isinstance(sid, str) else None
         if state is not None and isinstance(tool_call_id, str):
@@ -305,10 +344,7 @@ class V1Dialect:
         turn.begun = True
         turn.echoing = echo
         sess.last_kind = None
-        # background: [] on every synthesized state (v1 reports no background work):
-        # after an idle listed it, a state without the list breaks a v2 MUST.
-        running = {"sessionUpdate": "state_update", "state": "running", "background": []}
-        self._synthesize(state, running)
+        self._running(state, turn)
         if not echo:
             user = {"sessionUpdate": "user_message", "messageId": turn.message_id}
             self._synthesize(state, {**user, "content": turn.blocks})
@@ -318,6 +354,15 @@ class V1Dialect:
             inserted = Outcome(result=PromptResponse(message_id=turn.message_id))
             self._book.complete(entry, inserted, effects=False)
         self._router.touch(state)
+
+    def _running(self, state: SessionState, turn: Turn) -> None:
+        if turn.running:
+            return
+        turn.running = True
+        # background: [] on every synthesized state (v1 reports no background work):
+        # after an idle listed it, a state without the list breaks a v2 MUST.
+        running = {"sessionUpdate": "state_update", "state": "running", "background": []}
+        self._synthesize(state, running)
 
     def on_response(self, ev: ResponseReceived) -> bool:
         """Handle a prompt's response the v1 way (the turn's end); ``False``: the
@@ -337,8 +382,13 @@ class V1Dialect:
         if ev.error is not None:
             err = ev.error
             if not turn.begun:
-                # Nothing was reported for it: not inserted (PromptRejected).
+                # Nothing was reported for it: not inserted (PromptRejected). The
+                # running synthesized when it was sent ends: cancelled if it was
+                # withdrawn (-32800), else in this error.
+                if turn.running:
+                    self._synthesize(state, _rejected_idle(err))
                 self._book.complete(entry, Outcome(error=self._book.error_of(entry, err), wire=ev))
+                self._router.touch(state)
                 return True
             # After updates: the turn ended in an error (the entry was completed at
             # insertion).
@@ -407,3 +457,12 @@ class V1Dialect:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _rejected_idle(err: Any) -> dict[str, Any]:
+    if err.code == _REQUEST_CANCELLED:
+        return shapes.idle("cancelled")
+    wire_error: dict[str, Any] = {"code": err.code, "message": err.message}
+    if err.data is not UNSET and err.data is not None:
+        wire_error["data"] = err.data
+    return shapes.idle("error", error=wire_error)

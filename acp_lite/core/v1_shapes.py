@@ -16,6 +16,7 @@ __all__ = [
     "META_KEY",
     "TURN_TAGS",
     "V1_UPDATE_TAGS",
+    "advertises_close",
     "auth_method",
     "command",
     "config_option",
@@ -94,6 +95,14 @@ def is_v1_initialize(result: object) -> bool:
     if version == 1:
         return v1_fields or "info" not in result
     return version == 2 and "info" not in result and (v1_fields or "capabilities" not in result)
+
+
+def advertises_close(result: object) -> bool:
+    """Whether a v1 ``initialize`` result advertises ``session/close``
+    (``agentCapabilities.sessionCapabilities.close``, an object: v1 makes the
+    method optional, unlike v2 where it is a baseline session method)."""
+    caps = _dict(_dict(result).get("agentCapabilities"))
+    return isinstance(_dict(caps.get("sessionCapabilities")).get("close"), dict)
 
 
 def initialize_params(params: Any) -> dict[str, Any]:
@@ -293,30 +302,117 @@ def _tool_content(item: Any) -> Any:
     return out
 
 
+#: The most work ``git_patch`` gives ``difflib``: the product of the line counts it
+#: compares, once the common first and last lines are set aside. Past it the lines
+#: between are one replacement: ``difflib`` is quadratic on some inputs (a
+#: 128k-line rewrite took 69 s) and runs on the connection's thread.
+DIFF_BUDGET = 1_000_000
+_CONTEXT = 3
+
+
 def git_patch(path: str, old: str | None, new: str) -> str:
     """A ``diff --git`` section (absolute paths, no ``a/`` ``b/`` prefixes: schema
-    ``DiffPatchFormat``) turning ``old`` (``None``: the file is added) into ``new``."""
+    ``DiffPatchFormat``) turning ``old`` (``None``: the file is added) into ``new``.
+
+    Lines end at ``\n`` only (as for git). The lines the texts share at their
+    start and end are set aside in linear time; the rest is diffed by ``difflib``
+    when ``len(a) * len(b)`` is within :data:`DIFF_BUDGET`, else it is one hunk
+    removing the old lines and adding the new ones: still a valid patch, only a
+    coarser one, and bounded work whatever the agent sent.
+    """
     head = [f"diff --git {path} {path}\n"]
     if old is None:
         head.append("new file mode 100644\n")
     if old == new:
         return "".join(head)
-    old_lines = (old or "").splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
-    import difflib  # only for a v1 agent's diffs
+    a, b = _lines(old or ""), _lines(new)
+    body = [f"--- {'/dev/null' if old is None else path}\n+++ {path}\n"]
+    for group in _groups(_opcodes(a, b)):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        body.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n")
+        for tag, x1, x2, y1, y2 in group:
+            if tag == "equal":
+                body.extend(_marked(" ", a[x1:x2]))
+                continue
+            body.extend(_marked("-", a[x1:x2]))
+            body.extend(_marked("+", b[y1:y2]))
+    # An added empty file has no hunk, and then no ---/+++ lines (as git writes it).
+    return "".join(head + body) if len(body) > 1 else "".join(head)
 
-    body = []
-    for line in difflib.unified_diff(
-        old_lines,
-        new_lines,
-        fromfile="/dev/null" if old is None else path,
-        tofile=path,
-        lineterm="\n",
-    ):
-        if not line.endswith("\n"):
-            line += "\n\\ No newline at end of file\n"
-        body.append(line)
-    return "".join(head + body)
+
+_Opcode = tuple[str, int, int, int, int]
+
+
+def _lines(text: str) -> list[str]:
+    # str.splitlines would also split at \r, \f, \x1c, U+2028 ...: not line ends
+    # to git, and a piece without "\n" mid-file would break the patch.
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
+def _opcodes(a: list[str], b: list[str]) -> list[_Opcode]:
+    """difflib's opcodes for ``a`` -> ``b``, with bounded work (:data:`DIFF_BUDGET`)."""
+    n = min(len(a), len(b))
+    start = 0
+    while start < n and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < n - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a_end, b_end = len(a) - end, len(b) - end
+    middle: list[_Opcode]
+    if (a_end - start) * (b_end - start) <= DIFF_BUDGET:
+        import difflib  # only for a v1 agent's diffs
+
+        matcher = difflib.SequenceMatcher(None, a[start:a_end], b[start:b_end])
+        middle = [
+            (tag, x1 + start, x2 + start, y1 + start, y2 + start)
+            for tag, x1, x2, y1, y2 in matcher.get_opcodes()
+        ]
+    else:
+        middle = [("replace", start, a_end, start, b_end)]
+    ops = [("equal", 0, start, 0, start), *middle, ("equal", a_end, len(a), b_end, len(b))]
+    return [op for op in ops if op[1] != op[2] or op[3] != op[4]]
+
+
+def _groups(ops: list[_Opcode]) -> list[list[_Opcode]]:
+    """The hunks: changes with up to :data:`_CONTEXT` lines around them, as
+    ``difflib.SequenceMatcher.get_grouped_opcodes`` makes them."""
+    n = _CONTEXT
+    if not ops:
+        return []
+    if ops[0][0] == "equal":
+        tag, i1, i2, j1, j2 = ops[0]
+        ops[0] = tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2
+    if ops[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = ops[-1]
+        ops[-1] = tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
+    groups: list[list[_Opcode]] = []
+    group: list[_Opcode] = []
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal" and i2 - i1 > 2 * n:
+            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
+
+
+def _range(start: int, stop: int) -> str:
+    # A unified diff range (as difflib's): 1-based start, a count unless it is 1;
+    # an empty range names the line before it.
+    length = stop - start
+    first = start + 1 if length else start
+    return str(first) if length == 1 else f"{first},{length}"
+
+
+def _marked(mark: str, lines: list[str]) -> list[str]:
+    last = "\n\\ No newline at end of file\n"
+    return [f"{mark}{line}" if line.endswith("\n") else f"{mark}{line}{last}" for line in lines]
 
 
 # ---------------------------------------------------------------------- updates

@@ -96,8 +96,11 @@ def test_a_session_level_update_does_not_insert_the_prompt(session_update: Any) 
     assert isinstance(entry.error, PromptRejected) and entry.error.code == -32602
     assert sub.status == "rejected"
     model = conn.sessions["s1"].model
-    assert [e.tag for e in model.events] == [structure_tag(session_update)]  # nothing made up
-    assert model.state == "idle" and model.violations == []
+    # Running from the send (synthesized), the update, and the idle the rejection
+    # ends it with: no user message made up.
+    tag = structure_tag(session_update)
+    assert [e.tag for e in model.events] == ["state_update", tag, "state_update"]
+    assert model.state == "idle" and model.stop_reason == "error" and model.violations == []
 
 
 def structure_tag(session_update: dict[str, Any]) -> str:
@@ -114,8 +117,8 @@ def test_a_session_level_update_before_the_echo_keeps_the_echo() -> None:
     conn.receive_data(result(entry.id, {"stopReason": "end_turn"}))
     model = conn.sessions["s1"].model
     assert [(e.tag, e.synthesized) for e in model.events] == [
+        ("state_update", True),  # running from the send
         ("available_commands_update", False),
-        ("state_update", True),
         ("user_message_chunk", False),  # the echo is the user message: none made up
         ("agent_message_chunk", False),
         ("state_update", True),
@@ -139,8 +142,8 @@ def test_a_turn_of_session_level_updates_only_is_inserted_at_the_response() -> N
     assert sub.status == "inserted" and sub.done and sub.stop_reason == "end_turn"
     model = conn.sessions["s1"].model
     assert [e.tag for e in model.events] == [
-        "config_option_update",
         "state_update",
+        "config_option_update",
         "user_message",
         "state_update",
     ]

@@ -17,7 +17,7 @@ def test_echo_turn() -> None:
     assert req["method"] == "session/prompt"
     assert req["params"] == {"sessionId": "s1", "prompt": [{"type": "text", "text": "hello"}]}
     model = conn.sessions["s1"].model
-    assert sub.status == "pending" and not entry.done and model.state == "idle"
+    assert sub.status == "pending" and not entry.done and model.state == "running"
     conn.receive_data(update("s1", chunk("hel")))
     # Inserted at the first update: running, the user message, and the prompt
     # answered with its messageId (as a v2 prompt response would).
@@ -115,7 +115,10 @@ def test_prompt_error_before_updates_is_a_rejection() -> None:
     assert isinstance(entry.error, PromptRejected) and entry.error.code == -32000
     assert sub.status == "rejected"
     assert conn.next_events() == [ResponseArrived(entry)]
-    assert len(conn.sessions["s1"].model.events) == 0  # nothing made up
+    model = conn.sessions["s1"].model
+    # The running of the send, ended by the error: no user message made up.
+    assert [e.tag for e in model.events] == ["state_update", "state_update"]
+    assert model.state == "idle" and model.error.code == -32000
     prompt(conn)  # the turn is over
 
 
