@@ -228,6 +228,9 @@ def _run(
                         text,
                         timeout=timeout or DEFAULT_TURN_TIMEOUT,
                         insert_timeout=timeout or DEFAULTS.default_timeout,
+                        # A limit that fires stops the agent's work too (session/cancel),
+                        # not only our wait: the agent is stopped right after.
+                        cancel_on_timeout=True,
                     )
                     if args.wait == "quiet":
                         # Background work the turn left running: shown until it ends
