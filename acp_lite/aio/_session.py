@@ -159,6 +159,7 @@ class AsyncSession(SessionMethods):
         """Wait for the prompt's response; raise :class:`PromptRejected` on error."""
         return await self._wait_inserted(submission, timeout, None)
 
+    @outside_safe
     async def _wait_inserted(
         self,
         submission: Submission,

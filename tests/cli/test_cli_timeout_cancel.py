@@ -33,11 +33,15 @@ def _sent(path: Path) -> list[str]:
 def test_a_timeout_cancels_the_turn_before_stopping_the_agent(
     run_cli: RunCli, tmp_path: Path, scenario: str, protocol: str, after_prompt: list[str]
 ) -> None:
-    agent = shlex.join([*REFERENCE_AGENT, "--scenario", scenario, "--protocol", protocol])
+    # Served in this process (tests/cli/conftest.py): the command with "--protocol 1"
+    # for v1, without for v2.
+    v1 = ["--protocol", "1"] if protocol == "1" else []
+    agent = shlex.join([*REFERENCE_AGENT, "--scenario", scenario, *v1])
     transcript = tmp_path / "t.jsonl"
     proc = run_cli(
         "prompt", "--agent", agent, "--timeout", "0.3", "--transcript", str(transcript), "x"
     )
     assert proc.returncode == EXIT_TIMEOUT, proc.stderr
+    assert transcript.exists(), (proc.stdout, proc.stderr)
     sent = _sent(transcript)
     assert sent[sent.index("session/prompt") + 1 :] == after_prompt
