@@ -80,6 +80,21 @@ class Handshake:
 
     protocol: int | Literal["auto"] = "auto"
     login: str | None = None
+    #: What serves the agent's ``fs/*`` and ``terminal/*`` requests (``None``: nothing).
+    files: Any = None
+    terminals: Any = None
+
+    def served(self) -> dict[str, Any]:
+        """``connect``'s ``files=`` / ``terminals=`` keywords, for those served."""
+        both = {"files": self.files, "terminals": self.terminals}
+        return {k: v for k, v in both.items() if v is not None}
+
+    def key(self) -> tuple[object, ...]:
+        """What a shared agent must have been opened with (the handlers' kinds)."""
+        kinds = (
+            type(v).__qualname__ if v is not None else None for v in (self.files, self.terminals)
+        )
+        return (self.protocol, self.login, *kinds)
 
 
 def connect(
@@ -129,6 +144,7 @@ def _connect(
         # transcript (no replay of the traffic).
         "conformance": True,
         "protocol_version": handshake.protocol,
+        **handshake.served(),
     }
     if command.in_process is not None:
         from pytest_acp._inprocess import connect_in_process, new_agent, stderr_tail_of
@@ -170,6 +186,7 @@ async def connect_async(
         "on_elicitation": elicitation,
         "conformance": True,  # as for connect()
         "protocol_version": handshake.protocol,
+        **handshake.served(),
     }
     if command.in_process is not None:
         from pytest_acp._inprocess import connect_in_process_async
@@ -211,7 +228,7 @@ class Pool:
     ) -> tuple[Client, Policies, IncrementalCheck]:
         """The shared client for ``command`` (started on first use, restarted if its
         agent died), its policies and the conformance state of its traffic."""
-        key = (*command.key(), timeout, handshake.protocol, handshake.login)
+        key = (*command.key(), timeout, *handshake.key())
         found = self.clients.get(key)
         if found is not None and (found[0].closed or found[0].returncode is not None):
             close_quietly(found[0])  # the agent died in an earlier test: start a new one

@@ -33,7 +33,8 @@ V1_RULES: dict[str, Rule] = {
         ),
         Rule(
             "v1-cancel-not-cancelled",
-            "a v1 prompt running when session/cancel was sent ends with stopReason cancelled",
+            "a v1 prompt running when session/cancel was sent ends with stopReason cancelled "
+            "(a response that arrived within 0.5 s of the cancel may have crossed it)",
             f"{_S} StopReason.cancelled (MUST be returned when the client sends session/cancel)",
         ),
         Rule(
@@ -48,6 +49,12 @@ V1_STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "ref
 
 Add = Callable[[str, str, int | None, str | None], None]
 
+#: A prompt response that arrives this soon (seconds) after ``session/cancel`` was
+#: sent may have been sent before the agent read the cancel: the two crossed on the
+#: wire, and ``end_turn`` is then the truth. Only a later answer proves that the
+#: agent ignored the cancel. Generous, since the client may read late when busy.
+CANCEL_CROSSING = 0.5
+
 
 class V1Turns:
     """The v1 state the rules need: which sessions have a prompt in flight and
@@ -56,24 +63,30 @@ class V1Turns:
     def __init__(self, add: Add) -> None:
         self._add = add
         self._running: dict[str, int] = {}  # sid -> prompts in flight
-        self._cancelled: set[str] = set()
+        # sid -> when the first session/cancel during them was sent (None: not known)
+        self._cancelled: dict[str, float | None] = {}
 
-    def sent(self, method: Any, sid: Any, has_id: bool) -> None:
+    def sent(self, method: Any, sid: Any, has_id: bool, time: float | None = None) -> None:
         if not isinstance(sid, str):
             return
         if method == "session/prompt" and has_id:
             self._running[sid] = self._running.get(sid, 0) + 1
         elif method == "session/cancel" and self._running.get(sid):
-            self._cancelled.add(sid)
+            self._cancelled.setdefault(sid, time)
 
-    def prompt_answered(self, sid: str, msg: Mapping[str, Any], index: int) -> None:
-        cancelled = sid in self._cancelled
+    def prompt_answered(
+        self, sid: str, msg: Mapping[str, Any], index: int, time: float | None = None
+    ) -> None:
+        # The cancel's lead over the answer: proven ignored only when both times are
+        # known and the answer came well after (None: no cancel, or not known).
+        cancel_time = self._cancelled.get(sid)
+        gap = None if cancel_time is None or time is None else time - cancel_time
         left = self._running.get(sid, 1) - 1
         if left > 0:
             self._running[sid] = left
         else:
             self._running.pop(sid, None)
-            self._cancelled.discard(sid)
+            self._cancelled.pop(sid, None)
         if "error" in msg:
             return
         result = msg.get("result")
@@ -93,10 +106,11 @@ class V1Turns:
                 index,
                 sid,
             )
-        if cancelled and reason != "cancelled":
+        if gap is not None and gap >= CANCEL_CROSSING and reason != "cancelled":
             self._add(
                 "v1-cancel-not-cancelled",
-                f"session/cancel was sent during the prompt; it ended with {reason!r}",
+                f"session/cancel was sent during the prompt; it ended with {reason!r} "
+                f"{gap:.2f}s after it",
                 index,
                 sid,
             )

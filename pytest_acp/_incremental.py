@@ -36,7 +36,7 @@ class IncrementalCheck:
         first has absolute index ``first``)."""
         skip = max(0, self.fed - first)
         for offset, entry in enumerate(entries[skip:]):
-            self._checker.feed(entry.direction, entry.line, first + skip + offset)
+            self._checker.feed(entry.direction, entry.line, first + skip + offset, entry.time)
         self.fed = max(self.fed, first + len(entries))
 
     def feed_from(self, transcript: Any) -> int:

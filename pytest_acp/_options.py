@@ -31,6 +31,9 @@ MARKERS = (
     "acp_elicitation(policy=fn)).",
     "acp_protocol(version): the ACP version to speak here: 'auto' (default), 1 or 2.",
     "acp_login(method_id): log in with this auth method right after initialize.",
+    "acp_serve(*, files=None, terminals=None): serve the agent's fs/* and terminal/* "
+    "requests: True (acp_lite.LocalFiles() / LocalTerminals(), confined to the session's "
+    "directories), False (not served), or a handler (or its class).",
     "acp_cassette(name=None, *, match_on=None): record this test's ACP traffic in a cassette "
     "(__cassettes__/<module>/<name or test>.acp.jsonl) and replay it without the agent "
     "(see --acp-record-mode); match_on: what a client line must match ('method', 'params', "
@@ -64,6 +67,14 @@ def add_options(parser: pytest.Parser) -> None:
     for name, help_text in strings.items():
         parser.addini(name, help_text, type="string", default="")
     parser.addini("acp_env", "KEY=VALUE environment variables for the agent", type="linelist")
+    for what in ("files", "terminals"):
+        parser.addini(
+            f"acp_{what}",
+            f"serve the agent's {'fs/*' if what == 'files' else 'terminal/*'} requests "
+            "(confined to the session's directories)",
+            type="bool",
+            default=False,
+        )
     parser.addini("acp_waive", "conformance rule ids never reported", type="linelist")
     parser.addini(
         "acp_match_on",
@@ -125,6 +136,22 @@ def add_options(parser: pytest.Parser) -> None:
         dest="acp_login",
         metavar="METHOD",
         help="log in with this auth method (client.login) right after initialize",
+    )
+    group.addoption(
+        "--acp-files",
+        dest="acp_files",
+        action="store_true",
+        default=None,
+        help="serve the agent's fs/* requests with acp_lite.LocalFiles (reads and writes, "
+        "confined to the session's directories: acp_session's is the test's tmp_path)",
+    )
+    group.addoption(
+        "--acp-terminals",
+        dest="acp_terminals",
+        action="store_true",
+        default=None,
+        help="serve the agent's terminal/* requests with acp_lite.LocalTerminals (local "
+        "processes, their cwd confined to the session's directories; any command runs)",
     )
     group.addoption(
         "--acp-record-mode",

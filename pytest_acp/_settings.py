@@ -317,6 +317,32 @@ def login_of(node: pytest.Item, config: pytest.Config) -> str | None:
     return str(value) if value else None
 
 
+def served(node: pytest.Item, config: pytest.Config, what: Literal["files", "terminals"]) -> Any:
+    """What serves the agent's ``fs/*`` (``what="files"``) or ``terminal/*`` requests:
+    an ``acp_serve`` marker's keyword (``True``, ``False``, a handler or its class),
+    else ``--acp-files`` / ``--acp-terminals`` or the ini flag. ``True`` is
+    ``acp_lite.LocalFiles()`` / ``acp_lite.LocalTerminals()`` (confined to each
+    session's directories: ``acp_session``'s is the test's ``tmp_path``); the
+    result is a new handler (one per connection), or ``None``: not served."""
+    marker = node.get_closest_marker("acp_serve")
+    if marker is not None and marker.args:
+        raise pytest.UsageError(
+            f"@pytest.mark.acp_serve takes keywords: files=..., terminals=... ({node.nodeid})"
+        )
+    if marker is not None and what in marker.kwargs:
+        value = marker.kwargs[what]
+    else:
+        value = bool(_option(config, f"acp_{what}"))
+    if value is None or value is False:
+        return None
+    if value is True:
+        import acp_lite
+
+        value = acp_lite.LocalFiles if what == "files" else acp_lite.LocalTerminals
+    # A class (or another factory without arguments) gives each connection its own.
+    return value() if isinstance(value, type) else value
+
+
 def waived_rules(node: pytest.Item, config: pytest.Config) -> set[str]:
     """Rule ids waived for this test: every ``acp_waive`` marker plus ini ``acp_waive``."""
     waived = {str(r) for r in config.getini("acp_waive") or []}

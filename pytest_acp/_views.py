@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pytest_acp._safejson import key as json_key
@@ -121,12 +121,18 @@ def _run_key(p: dict[str, Any]) -> tuple[tuple[Any, ...], Any, bool] | None:
     return ((tag, id_key, rest, ckey), _content_text(tag, p["content"]), False)
 
 
-def merged_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def merged_view(
+    payloads: list[dict[str, Any]], turns: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """Adjacent chunks of one stream joined; ``turns``: each payload's prompt turn
+    (a run never crosses into the next turn: v1 chunks have no messageId)."""
     out: list[dict[str, Any]] = []
     run: _Run | None = None
-    for p in payloads:
+    run_turn = 0
+    for i, p in enumerate(payloads):
         k = _run_key(p)
-        if k is not None and run is not None and run.key == k[0]:
+        turn = turns[i] if turns is not None else 0
+        if k is not None and run is not None and run.key == k[0] and run_turn == turn:
             run.parts.append(k[1])
             continue
         if run is not None:
@@ -136,6 +142,7 @@ def merged_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(p)
         else:
             run = _Run(p["sessionUpdate"], p, k[0], k[2])
+            run_turn = turn
             run.parts.append(k[1])
     if run is not None:
         out.append(run.result())
@@ -198,9 +205,12 @@ def _merge_text_items(items: Any, tool_content: bool = False) -> Any:
     return [c["content"] for c in merged_view(chunks)]
 
 
-def final_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def final_view(
+    payloads: list[dict[str, Any]], turns: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
     """Each entity's final state as one update, in order of first appearance; then
-    the session-wide singletons and the last ``state_update``.
+    the session-wide singletons and the last ``state_update``. ``turns``: each
+    payload's prompt turn; a message without a messageId (v1) is one per turn.
 
     Why a fold over JSON here and not ``SessionModel``'s: it runs *after*
     redaction and the user's normalisers, which may drop, rewrite or replace
@@ -209,27 +219,30 @@ def final_view(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     patch rules it shares with the model come from the model (``patch_meta``).
     """
     order: list[dict[str, Any]] = []
-    entities: dict[tuple[str, str], dict[str, Any]] = {}
+    entities: dict[tuple[str, str, int], dict[str, Any]] = {}
     binary: dict[int, bytearray] = {}
     singletons: dict[str, dict[str, Any]] = {}
     state: dict[str, Any] | None = None
 
-    def entity(kind: str, tag: str, id_key: str, ident: Any) -> dict[str, Any]:
-        key = (kind, json_key(ident))
+    def entity(kind: str, tag: str, id_key: str, ident: Any, turn: int = 0) -> dict[str, Any]:
+        key = (kind, json_key(ident), turn)
         found = entities.get(key)
         if found is None:
             found = entities[key] = {"sessionUpdate": tag, id_key: ident}
             order.append(found)
         return found
 
-    for p in payloads:
+    for i, p in enumerate(payloads):
         tag = p.get("sessionUpdate")
         if not isinstance(tag, str):
             order.append(p)  # no usable tag: kept where it came, as given
             continue
         if tag in _MESSAGE_KINDS:
             kind = _MESSAGE_KINDS[tag]
-            e = entity(kind, kind, "messageId", p.get("messageId"))
+            mid = p.get("messageId")
+            # No messageId (v1): the turn tells the messages apart, as in the model.
+            turn = turns[i] if turns is not None and mid is None else 0
+            e = entity(kind, kind, "messageId", mid, turn)
             if tag.endswith("_chunk"):
                 _append(e, "content", p.get("content"))  # chunk _meta is chunk-scoped
             else:

@@ -175,6 +175,8 @@ class ConnectionChecker:
         #: and none of the v2 ones about insertion, states and echoes).
         self.version = 2
         self._v1: V1Turns | None = None
+        #: When the line being checked was recorded (``None``: not known).
+        self.time: float | None = None
 
     # -- helpers ------------------------------------------------------------------
 
@@ -200,11 +202,15 @@ class ConnectionChecker:
 
     # -- feeding ------------------------------------------------------------------
 
-    def feed(self, direction: str, line: bytes | str, index: int) -> object:
-        """One wire line (``direction`` "send" = client -> agent) at transcript ``index``.
+    def feed(
+        self, direction: str, line: bytes | str, index: int, time: float | None = None
+    ) -> object:
+        """One wire line (``direction`` "send" = client -> agent) at transcript ``index``,
+        recorded at ``time`` (seconds; ``None``: not known).
 
         Returns the decoded JSON value (:data:`NOT_JSON` for a line that is not JSON),
         so that the session-model replay fed the same line need not parse it again."""
+        self.time = time
         value = loads(line)
         if value is NOT_JSON:
             if direction == "recv":
@@ -214,8 +220,12 @@ class ConnectionChecker:
         self.feed_json(direction, value, index)
         return value
 
-    def feed_json(self, direction: str, value: JsonValue, index: int) -> None:
-        """One decoded wire value (a message or a batch)."""
+    def feed_json(
+        self, direction: str, value: JsonValue, index: int, time: float | None = None
+    ) -> None:
+        """One decoded wire value (a message or a batch), recorded at ``time``."""
+        if time is not None:
+            self.time = time
         messages = value if isinstance(value, list) and value else [value]
         for msg in messages:
             if not _is_jsonrpc(msg):
@@ -247,7 +257,7 @@ class ConnectionChecker:
         if isinstance(method, str) and "id" in msg:
             self._pending[key(msg["id"])] = _Pending(method, params, index)
         if self._v1 is not None:
-            self._v1.sent(method, sid, "id" in msg)
+            self._v1.sent(method, sid, "id" in msg, self.time)
             return
         if isinstance(method, str) and "id" in msg:
             if method in _REPLAYING and isinstance(sid, str):
@@ -286,7 +296,7 @@ class ConnectionChecker:
                     self._known.add(s)
         if pending.method == "session/prompt" and isinstance(sid, str):
             if self._v1 is not None:
-                self._v1.prompt_answered(sid, msg, index)
+                self._v1.prompt_answered(sid, msg, index, self.time)
             else:
                 self._prompt_answered(sid, msg, index)
 
@@ -477,20 +487,22 @@ SavedTranscript: TypeAlias = (
 records (each a JSON object: ``dir`` and ``msg`` or ``raw``)."""
 
 
-def _entries(transcript: SavedTranscript) -> list[tuple[str, Any, bool]]:
-    """(direction, line bytes or JSON value, is_json) for each entry of ``transcript``:
-    ``TranscriptEntry`` objects, NDJSON records or a ``Transcript``."""
+def _entries(transcript: SavedTranscript) -> list[tuple[str, Any, bool, float | None]]:
+    """(direction, line bytes or JSON value, is_json, time) for each entry of
+    ``transcript``: ``TranscriptEntry`` objects, NDJSON records or a ``Transcript``."""
     entries = getattr(transcript, "entries", None)
     items: Iterable[Any] = entries() if callable(entries) else transcript
-    out: list[tuple[str, Any, bool]] = []
+    out: list[tuple[str, Any, bool, float | None]] = []
     for item in items:
         if isinstance(item, Mapping):
+            t = item.get("t")
+            time = float(t) if isinstance(t, int | float) and not isinstance(t, bool) else None
             if "msg" in item:
-                out.append((str(item.get("dir")), item["msg"], True))
+                out.append((str(item.get("dir")), item["msg"], True, time))
             else:
-                out.append((str(item.get("dir")), str(item.get("raw", "")), False))
+                out.append((str(item.get("dir")), str(item.get("raw", "")), False, time))
         else:
-            out.append((item.direction, item.line, False))
+            out.append((item.direction, item.line, False, item.time))
     return out
 
 
@@ -510,12 +522,12 @@ def check_transcript(
     checker = ConnectionChecker()
     replay = Replay() if model else None
     # Each line is parsed once: the checker's decoded value also feeds the replay.
-    for i, (direction, line, decoded) in enumerate(_entries(transcript)):
+    for i, (direction, line, decoded, time) in enumerate(_entries(transcript)):
         if decoded:
             value = line
-            checker.feed_json(direction, value, i)
+            checker.feed_json(direction, value, i, time)
         else:
-            value = checker.feed(direction, line, i)
+            value = checker.feed(direction, line, i, time)
         if replay is not None:
             replay.feed(direction, None if decoded else line, value, i)
     found = list(checker.finish(ended=ended, agent_exited=agent_exited))

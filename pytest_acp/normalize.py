@@ -337,14 +337,51 @@ def extract_updates(data: object) -> list[JsonObject]:
 
 
 def _extract(data: Any, *, requests: bool) -> list[dict[str, Any]]:
+    return _extract_turns(data, requests=requests)[0]
+
+
+def _extract_turns(data: Any, *, requests: bool) -> tuple[list[dict[str, Any]], list[int]]:
+    """The payloads, and for each the number of the prompt turn it came in: v1
+    messages have no messageId, so only the turn tells one turn's message from the
+    next (the views keep them apart)."""
     wire = _Wire() if requests else None
     found: list[dict[str, Any]] = []
+    turns: list[int] = []
+    turn = 0
     for item in _items_of(data):
-        found.extend(_payloads_of(item, wire))
+        if _starts_turn(item):
+            turn += 1
+        payloads = _payloads_of(item, wire)
+        found.extend(payloads)
+        turns.extend([turn] * len(payloads))
     if wire is not None:
         wire.finish()  # a transcript's answers come later than its requests
     # Copies, clipped: the helpers below recurse, and agent values may nest deeply.
-    return [clip_depth(p) for p in found]
+    return [clip_depth(p) for p in found], turns
+
+
+def _starts_turn(item: Any) -> bool:
+    """A v1 turn's start: the user message the v1 translator made up (a model
+    event), or a ``session/prompt`` the client sent (a transcript line)."""
+    if isinstance(item, Mapping):
+        if item.get("dir") != "send":
+            return False
+        msg = item.get("msg")
+        return isinstance(msg, Mapping) and msg.get("method") == "session/prompt"
+    if getattr(item, "direction", None) == "send":
+        line = getattr(item, "line", None)
+        if not isinstance(line, bytes | str) or b"session/prompt" not in _as_bytes(line):
+            return False
+        msg = loads(line)
+        return isinstance(msg, Mapping) and msg.get("method") == "session/prompt"
+    if getattr(item, "synthesized", False) is True:
+        raw = getattr(item, "raw", None)
+        return isinstance(raw, Mapping) and raw.get("sessionUpdate") == "user_message"
+    return False
+
+
+def _as_bytes(line: bytes | str) -> bytes:
+    return line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
 
 
 MAX_DEPTH = 64
@@ -555,8 +592,10 @@ def normalize(
         paths.sort(key=len, reverse=True)
 
     payloads: list[dict[str, Any]] = []
+    turns: list[int] = []
     hooks = list(normalizers)
-    for p in _extract(updates, requests=requests):
+    found, found_turns = _extract_turns(updates, requests=requests)
+    for p, turn in zip(found, found_turns, strict=True):
         _redact_payload(p, cats, paths)
         keep = True
         for hook in hooks:
@@ -568,11 +607,12 @@ def normalize(
                 p = result
         if keep:
             payloads.append(p)
+            turns.append(turn)
 
     if view == "merged":
-        payloads = merged_view(payloads)
+        payloads = merged_view(payloads, turns)
     elif view == "final":
-        payloads = final_view(payloads)
+        payloads = final_view(payloads, turns)
     if not text:
         payloads = [_redact_text(p) for p in payloads]
     if placeholders:

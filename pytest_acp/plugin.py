@@ -60,8 +60,9 @@ from pytest_acp.hooks import AcpHookSpecs
 from pytest_acp.normalize import Normalizer, normalize
 
 if TYPE_CHECKING:  # acp_lite loads with the first ACP fixture, syrupy with acp_snapshot
-    from acp_lite.aio import AsyncClient, AsyncSession
+    from acp_lite.aio import AsyncClient, AsyncSession, TerminalHandler
     from acp_lite.client import Client, Session
+    from acp_lite.files import FileHandler
     from acp_lite.jsontypes import JsonObject
     from acp_lite.permissions import ElicitationPolicy, PermissionPolicy
     from pytest_acp.conformance import Violation
@@ -200,6 +201,25 @@ def acp_elicitation_policy(request: pytest.FixtureRequest) -> ElicitationPolicy:
     return settings.elicitation_policy(request.node, request.config)
 
 
+@pytest.fixture
+def acp_files(request: pytest.FixtureRequest) -> FileHandler | None:
+    """What serves the agent's ``fs/*`` requests (v1): ``acp_lite.LocalFiles``, confined
+    to the session's directories, with ``--acp-files``, ini ``acp_files`` or
+    ``@pytest.mark.acp_serve(files=True)``; else ``None``. Override to serve your own."""
+    handler: FileHandler | None = settings.served(request.node, request.config, "files")
+    return handler
+
+
+@pytest.fixture
+def acp_terminals(request: pytest.FixtureRequest) -> TerminalHandler | None:
+    """What serves the agent's ``terminal/*`` requests (v1): a new
+    ``acp_lite.LocalTerminals`` (cwd confined to the session's directories) with
+    ``--acp-terminals``, ini ``acp_terminals`` or ``@pytest.mark.acp_serve(terminals=True)``;
+    else ``None``. Override to serve your own."""
+    handler: TerminalHandler | None = settings.served(request.node, request.config, "terminals")
+    return handler
+
+
 # --- client fixtures -----------------------------------------------------------------
 
 
@@ -210,16 +230,22 @@ def acp_client(
     acp_timeout: float,
     acp_permission_policy: PermissionPolicy,
     acp_elicitation_policy: ElicitationPolicy,
+    acp_files: FileHandler | None,
+    acp_terminals: TerminalHandler | None,
 ) -> Iterator[Client]:
     """A connected blocking ``acp_lite.Client``: a fresh agent process per test, or a
-    shared one with ``--acp-scope`` / ``@pytest.mark.acp_scope``."""
+    shared one with ``--acp-scope`` / ``@pytest.mark.acp_scope``; it serves the
+    agent's files and terminals with ``acp_files`` / ``acp_terminals``."""
     __tracebackhide__ = True
     # On the test's scripted model when it uses one (an overriding fixture's too).
     command = model_command(request, settings.as_agent_command(acp_agent_command))
     node: pytest.Item = request.node
     scope = settings.scope_of(node, request.config)
     handshake = Handshake(
-        settings.protocol_of(node, request.config), settings.login_of(node, request.config)
+        settings.protocol_of(node, request.config),
+        settings.login_of(node, request.config),
+        files=acp_files,
+        terminals=acp_terminals,
     )
     if scope != "function" and node.get_closest_marker("acp_cassette") is not None:
         raise pytest.UsageError(
@@ -278,6 +304,8 @@ async def acp_async_client(
     acp_timeout: float,
     acp_permission_policy: PermissionPolicy,
     acp_elicitation_policy: ElicitationPolicy,
+    acp_files: FileHandler | None,
+    acp_terminals: TerminalHandler | None,
 ) -> AsyncIterator[AsyncClient]:
     """A connected ``acp_lite.aio.AsyncClient`` for trio tests (needs pytest-trio: mark
     the test ``@pytest.mark.trio`` or set ``trio_mode = true``). One agent per test."""
@@ -285,7 +313,10 @@ async def acp_async_client(
     command = model_command(request, settings.as_agent_command(acp_agent_command))
     node: pytest.Item = request.node
     handshake = Handshake(
-        settings.protocol_of(node, request.config), settings.login_of(node, request.config)
+        settings.protocol_of(node, request.config),
+        settings.login_of(node, request.config),
+        files=acp_files,
+        terminals=acp_terminals,
     )
     cassette = cassette_of(node)
     if cassette is not None:

@@ -353,8 +353,13 @@ class Connection:
         *,
         timeout: float | None = None,
         state: Callable[[], str | None] | None = None,
+        on_timeout: Callable[[], None] | None = None,
     ) -> Any:
-        """Wait for the response of a request queued with the core; its typed result."""
+        """Wait for the response of a request queued with the core; its typed result.
+
+        ``on_timeout`` runs when the wait times out, before the request is withdrawn
+        (``Session.run`` sends ``session/cancel`` there: the work goes first).
+        """
         if not entry.done:
             if timeout is None:
                 timeout = self.limits.default_timeout
@@ -362,6 +367,8 @@ class Connection:
                 # A trio task waits in trio; a coroutine run in a blocking caller's
                 # thread parks and its driver waits (acp_lite.aio._outside).
                 await PATH.get().wait(self, entry, timeout)
+                if not entry.done and on_timeout is not None:
+                    on_timeout()
             finally:
                 if not entry.done:
                     # Timed out or cancelled: withdraw it (spec: $/cancel_request).

@@ -66,8 +66,10 @@ class Link(Protocol):
         *,
         timeout: float | None = None,
         state: Callable[[], str | None] | None = None,
+        on_timeout: Callable[[], None] | None = None,
     ) -> Any:
-        """Wait for the response of a request queued with the core."""
+        """Wait for the response of a request queued with the core (``on_timeout``:
+        run when the wait times out, before the request is withdrawn)."""
 
     async def session_changed(self, session_id: str) -> None:
         """Wait until session ``session_id`` changes (trio tasks only)."""

@@ -157,11 +157,22 @@ class AsyncSession(SessionMethods):
         self, submission: Submission, *, timeout: float | None = None
     ) -> Submission:
         """Wait for the prompt's response; raise :class:`PromptRejected` on error."""
+        return await self._wait_inserted(submission, timeout, None)
+
+    @outside_safe
+    async def _wait_inserted(
+        self,
+        submission: Submission,
+        timeout: float | None,
+        on_timeout: Callable[[], None] | None,
+    ) -> Submission:
         entry = self._prompts.get(submission.request_id)  # type: ignore[arg-type]
         if entry is None:
             return submission  # already answered and awaited once
         try:
-            await self._conn.wait_response(entry, timeout=timeout, state=lambda: self.model.state)
+            await self._conn.wait_response(
+                entry, timeout=timeout, state=lambda: self.model.state, on_timeout=on_timeout
+            )
         finally:
             if entry.done:
                 self._prompts.pop(entry.id, None)
@@ -197,6 +208,7 @@ class AsyncSession(SessionMethods):
         timeout: float | None = None,
         insert_timeout: float | None = None,
         stop_on_cancel: float | None = 2.0,
+        cancel_on_timeout: bool = False,
     ) -> Turn:
         """Prompt and wait until the foreground work that followed its insertion ends.
 
@@ -212,12 +224,17 @@ class AsyncSession(SessionMethods):
         answer or the confirming idle is awaited up to ``stop_on_cancel`` seconds
         (shielded), then the cancellation goes on. ``stop_on_cancel=None``: only
         the withdrawal, nothing awaited (the inserted work goes on).
+
+        ``cancel_on_timeout``: when a limit fires, send ``session/cancel`` before
+        raising :class:`~acp_lite.errors.Timeout` (and before the withdrawal of a
+        prompt not answered yet: a v1 agent's turn runs until its answer), so the
+        agent stops the work too; nothing is awaited.
         """
         started: list[Submission] = []
         if stop_on_cancel is None:
-            return await self._run(content, timeout, started, insert_timeout)
+            return await self._run(content, timeout, started, insert_timeout, cancel_on_timeout)
         try:
-            return await self._run(content, timeout, started, insert_timeout)
+            return await self._run(content, timeout, started, insert_timeout, cancel_on_timeout)
         except trio.Cancelled:
             with (
                 trio.CancelScope(shield=True),
@@ -248,6 +265,7 @@ class AsyncSession(SessionMethods):
         timeout: float | None,
         started: list[Submission],
         insert_timeout: float | None = None,
+        cancel_on_timeout: bool = False,
     ) -> Turn:
         # ``started`` receives the submission as soon as it is sent, so a caller that
         # is cancelled (Ctrl-C in the blocking facade) knows what it has to stop.
@@ -259,13 +277,19 @@ class AsyncSession(SessionMethods):
         submission = await self.submit(content)
         started.append(submission)
         insert = timeout if insert_timeout is None else min(timeout, insert_timeout)
-        await self.wait_inserted(submission, timeout=insert)
+        stop = (lambda: conn.cancel_session(self.id)) if cancel_on_timeout else None
+        await self._wait_inserted(submission, insert, stop)
         remaining = max(0.0, deadline - trio.current_time())
-        await self._wait_until(
-            lambda: submission.done,
-            timeout=remaining,
-            awaited=f"the idle ending the work of message {submission.message_id!r}",
-        )
+        try:
+            await self._wait_until(
+                lambda: submission.done,
+                timeout=remaining,
+                awaited=f"the idle ending the work of message {submission.message_id!r}",
+            )
+        except Timeout:
+            if stop is not None:
+                stop()
+            raise
         return build_turn(self.model, submission, start, self.id)
 
     def _idle_done(self) -> bool:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
 
+from acp_lite.auth import AuthMethod
 from acp_lite.cli.base import (
     DEFAULT_TURN_TIMEOUT,
     DEFAULTS,
@@ -33,8 +35,26 @@ from acp_lite.errors import (
     Timeout,
     UnsupportedProtocolVersion,
 )
+from acp_lite.protocol import UNSET
 
-__all__ = ["_first_line", "auth_error", "explain", "limit_of", "login_command", "report"]
+__all__ = [
+    "_first_line",
+    "agent_words",
+    "auth_error",
+    "explain",
+    "idle_auth_error",
+    "limit_of",
+    "login_command",
+    "report",
+]
+
+#: What an agent's auth error says when it says nothing of its own (compared
+#: lower-case, without end punctuation): not worth repeating after our advice.
+_GENERIC_AUTH = frozenset(
+    {"authentication required", "auth required", "authentication needed", "unauthorized"}
+)
+#: The agent's own words are shown up to this many characters (one line).
+_WORDS_SHOWN = 300
 
 
 def _first_line(text: str) -> str:
@@ -88,13 +108,17 @@ def explain(
         return auth_error(exc, argv, details)
     if isinstance(exc, PromptRejected):
         return CliError(
-            f"the agent rejected the prompt: {reason} (code {exc.code})",
+            f"the agent rejected the prompt: {reason} (code {exc.code}){_said(exc.data)}",
             EXIT_REQUEST_ERROR,
             details,
         )
     if isinstance(exc, RequestError):
         method = exc.method or "request"
-        return CliError(f"{method} failed: {reason} (code {exc.code})", EXIT_REQUEST_ERROR, details)
+        return CliError(
+            f"{method} failed: {reason} (code {exc.code}){_said(exc.data)}",
+            EXIT_REQUEST_ERROR,
+            details,
+        )
     if isinstance(exc, ProtocolError):
         return CliError(f"protocol error: {reason}", EXIT_PROTOCOL, details)
     return CliError(f"{type(exc).__name__}: {reason}", EXIT_PROTOCOL, details)
@@ -143,4 +167,62 @@ def auth_error(exc: AuthRequired, argv: Sequence[str], details: list[str]) -> Cl
         todo.append("set " + " or ".join(env))
     what = " or ".join(todo) or "see the agent's documentation (it named no auth method)"
     during = f" for {exc.method}" if exc.method else ""
-    return CliError(f"the agent needs authentication{during}: {what}", EXIT_AUTH, details)
+    words = agent_words(exc.message, exc.data)
+    said = f" (the agent says: {words})" if words else ""
+    return CliError(f"the agent needs authentication{during}: {what}{said}", EXIT_AUTH, details)
+
+
+def idle_auth_error(
+    error: object, argv: Sequence[str], advertised: Sequence[AuthMethod]
+) -> CliError | None:
+    """The auth error for a turn that ended ``idle`` with an auth-required error (v2:
+    a failure after insertion is the idle's ``error``), else ``None``."""
+    code = _field(error, "code")
+    if code != AuthRequired.default_code:
+        return None
+    message = _field(error, "message")
+    data = _field(error, "data")
+    exc = AuthRequired(
+        message if isinstance(message, str) else "",
+        code=code,
+        data=data if isinstance(data, dict) else None,
+        method="session/prompt",
+    )
+    if not exc.auth_methods:
+        exc.auth_methods = list(advertised)
+    return auth_error(exc, argv, [])
+
+
+def agent_words(message: str, data: object) -> str:
+    """What the agent said of its own in an error: its message unless generic, and
+    ``data.details`` (or a text ``data``); one line, bounded, empty if nothing."""
+    said = []
+    text = " ".join(message.split())
+    if text and text.lower().rstrip(".!") not in _GENERIC_AUTH:
+        said.append(text)
+    details = _details(data)
+    if details and details not in said:
+        said.append(details)
+    return _bounded("; ".join(said))
+
+
+def _said(data: object) -> str:
+    details = _details(data)
+    return f": {_bounded(details)}" if details else ""
+
+
+def _details(data: object) -> str:
+    value = data.get("details") if isinstance(data, Mapping) else data
+    return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def _bounded(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= _WORDS_SHOWN else text[: _WORDS_SHOWN - 1] + "\u2026"
+
+
+def _field(error: object, name: str) -> Any:
+    if isinstance(error, Mapping):
+        return error.get(name)
+    value = getattr(error, name, None)
+    return None if value is UNSET else value

@@ -22,7 +22,7 @@ from acp_lite.cli.base import (
     agent_argv,
     timeout_kwargs,
 )
-from acp_lite.cli.errors import explain
+from acp_lite.cli.errors import explain, idle_auth_error
 from acp_lite.cli.form import ELICITATION_CHOICES, elicitation_handler
 from acp_lite.cli.render import safe_text
 from acp_lite.cli.ui import Ui, permission_options
@@ -213,6 +213,7 @@ def _run(
             on_elicitation=forms,
             **timeout_kwargs(timeout),
         ) as client:
+            advertised = list(getattr(client, "auth_methods", []))
             info = getattr(client, "agent_info", None)
             names.append(str(getattr(info, "title", None) or getattr(info, "name", None) or ""))
             try:
@@ -228,6 +229,9 @@ def _run(
                         text,
                         timeout=timeout or DEFAULT_TURN_TIMEOUT,
                         insert_timeout=timeout or DEFAULTS.default_timeout,
+                        # A limit that fires stops the agent's work too (session/cancel),
+                        # not only our wait: the agent is stopped right after.
+                        cancel_on_timeout=True,
                     )
                     if args.wait == "quiet":
                         # Background work the turn left running: shown until it ends
@@ -254,6 +258,9 @@ def _run(
     if stop == END_TURN:
         return EXIT_OK
     error = getattr(turn, "error", None)
+    auth = idle_auth_error(error, argv, advertised) if error is not None else None
+    if auth is not None:
+        raise auth
     detail = ""
     if error is not None:
         message = getattr(error, "message", None)

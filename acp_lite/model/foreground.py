@@ -23,7 +23,7 @@ from acp_lite.model.state import (
 )
 from acp_lite.model.submissions import SubmissionTracker
 from acp_lite.protocol import UNSET, BackgroundWork, Error, Usage
-from acp_lite.protocol.constants import CANCELLED, ERROR
+from acp_lite.protocol.constants import ERROR
 
 Violate = Callable[[str, str, "int | None"], None]
 
@@ -52,10 +52,9 @@ class Foreground:
         # Between session/resume and its response, state updates are the resume
         # snapshot: they report the current state without implying a transition.
         self.resyncing = False
-        # Event index where the current foreground work became busy, and the tool
-        # calls the last session/cancel marked: checked when the work ends.
+        # Event index where the current foreground work became busy: checked when the
+        # work fails.
         self.busy_since = 0
-        self._cancel_marked: list[ToolCallEntity] = []
         # Event index of the latest idle snapshot (-1: none yet). Tool calls first seen
         # before it do not pertain to the current active work (spec: "Cancellation").
         self.last_idle_index = -1
@@ -149,9 +148,9 @@ class Foreground:
         # spec "Failures": before reporting `error`, the agent SHOULD give each tool
         # call the failed work left unfinished a final status (listed background work
         # and tool calls referencing a listed terminal are not part of it).
-        # spec "Cancellation": the agent gives the tool calls the client marked their
-        # final status before its idle confirms the cancellation.
-        marked, self._cancel_marked = self._cancel_marked, []
+        # No rule for a cancellation: spec "Cancellation" puts the duty on the client
+        # (it SHOULD mark the tool calls cancelled, a local display hint the agent's
+        # updates replace); a mark left standing breaks nothing the agent must do.
         if reason == ERROR:
             left = [
                 t
@@ -163,15 +162,6 @@ class Foreground:
                 self._violate(
                     "tool-call-unfinished-at-failure",
                     f"failed work ended with tool calls still unfinished: {ids}",
-                    index,
-                )
-        elif reason == CANCELLED:
-            left = [t for t in marked if self._unfinished_foreground(t)]
-            if left:
-                ids = ", ".join(repr(t.id) for t in left)
-                self._violate(
-                    "tool-call-unfinished-at-cancel",
-                    f"cancellation confirmed with tool calls still unfinished: {ids}",
                     index,
                 )
 
@@ -293,7 +283,6 @@ class Foreground:
                 continue
             tool_call.cancel_hint = True
             marked.append(tool_call)
-        self._cancel_marked = marked
         return marked
 
 

@@ -139,12 +139,6 @@ _RULE_LIST = [
         "SHOULD",
     ),
     Rule(
-        "tool-call-unfinished-at-cancel",
-        "An idle confirming cancellation left tool calls the client marked cancelled unfinished.",
-        "Cancellation",
-        "SHOULD",
-    ),
-    Rule(
         "terminal-output-not-base64",
         "Terminal output bytes are not valid base64.",
         "schema TerminalOutputChunk.data",

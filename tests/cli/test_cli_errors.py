@@ -179,7 +179,9 @@ class _LaggingSession:
     def cancel(self) -> None:
         pass
 
-    def run(self, text: str, timeout: float, insert_timeout: float | None = None) -> None:
+    def run(
+        self, text: str, timeout: float, insert_timeout: float | None = None, **_: object
+    ) -> None:
         chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "agent-1",
                  "content": {"type": "text", "text": "About to crash..."}}  # fmt: skip
         self.updates = [SimpleNamespace(index=0, raw=chunk)]  # received during the turn

@@ -162,17 +162,6 @@ def test_rule_tool_call_unfinished_at_failure() -> None:
     assert v.event_index == 8 and "'left'" in v.message and "'old'" not in v.message
 
 
-def test_rule_tool_call_unfinished_at_cancel() -> None:
-    m = SessionModel("s")
-    feed(m, state("running"), tool("a", status="in_progress"), tool("b", status="pending"))
-    assert [t.id for t in m.cancel_sent()] == ["a", "b"]
-    feed(m, tool("a", status="cancelled"), tool("b", status="in_progress"), idle("cancelled"))
-    v = only(m, "tool-call-unfinished-at-cancel")
-    assert v.event_index == 5 and "'b'" in v.message and "'a'" not in v.message
-    feed(m, state("running"), idle("cancelled"))  # no new cancel: nothing to check
-    assert len(m.violations) == 1
-
-
 def test_rule_terminal_output_not_base64() -> None:
     m = SessionModel("s")
     ok = base64.b64encode(b"fine").decode()

@@ -12,7 +12,6 @@ import trio
 
 from acp_lite import connect_in_memory
 from acp_lite.limits import Limits
-from acp_lite.transcript import Transcript
 from pytest_acp._tracking import Tracked, tracked_violations
 from pytest_acp.conformance import RULES, check_transcript, rule_info
 
@@ -101,26 +100,3 @@ def test_a_broken_v1_agent_breaks_its_v1_rule_and_no_v2_rule(agent: Any, rule: s
     }
     info = rule_info(rule)
     assert info is not None and info.spec.startswith("schema v1")
-
-
-def test_cancel_not_answered_cancelled_in_a_saved_v1_transcript() -> None:
-    t = Transcript()
-
-    def send(m: dict[str, Any]) -> None:
-        t.record("send", json.dumps({"jsonrpc": "2.0", **m}).encode())
-
-    def recv(m: dict[str, Any]) -> None:
-        t.record("recv", json.dumps({"jsonrpc": "2.0", **m}).encode())
-
-    send({"id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
-    recv({"id": 0, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
-    send({"id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
-    recv({"id": 1, "result": {"sessionId": "s"}})
-    send({"id": 2, "method": "session/prompt", "params": {"sessionId": "s", "prompt": []}})
-    send({"method": "session/cancel", "params": {"sessionId": "s"}})
-    recv({"id": 2, "result": {"stopReason": "end_turn"}})  # 6
-    # A later prompt, not cancelled, may end as it likes.
-    send({"id": 3, "method": "session/prompt", "params": {"sessionId": "s", "prompt": []}})
-    recv({"id": 3, "result": {"stopReason": "end_turn"}})
-    found = check_transcript(t, ended=True)
-    assert [(v.rule, v.entry_index) for v in found] == [("v1-cancel-not-cancelled", 6)]

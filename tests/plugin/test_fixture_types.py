@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 
 from acp_lite import Client, Session
-from acp_lite.aio import AsyncClient, AsyncSession
+from acp_lite.aio import AsyncClient, AsyncSession, TerminalHandler
+from acp_lite.files import FileHandler
 from acp_lite.permissions import ElicitationPolicy, PermissionPolicy
 from pytest_acp import FakeAgent, plugin
 from pytest_acp.snapshot import AcpSnapshotAssertion
@@ -27,6 +28,8 @@ RETURNS: dict[str, object] = {
     "acp_timeout": float,
     "acp_permission_policy": PermissionPolicy,
     "acp_elicitation_policy": ElicitationPolicy,
+    "acp_files": FileHandler | None,
+    "acp_terminals": TerminalHandler | None,
 }
 
 
@@ -37,8 +40,10 @@ ANNOTATION_NAMES = {
     "AsyncSession": AsyncSession,
     "Client": Client,
     "ElicitationPolicy": ElicitationPolicy,
+    "FileHandler": FileHandler,
     "PermissionPolicy": PermissionPolicy,
     "Session": Session,
+    "TerminalHandler": TerminalHandler,
 }
 
 
