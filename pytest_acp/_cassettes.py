@@ -22,6 +22,7 @@ recorded line.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -79,8 +80,21 @@ class AcpCassetteMismatch(AssertionError):
     """The client did not send what the cassette recorded (a diff says where)."""
 
 
+#: The longest cassette file stem kept as it is (file names stop at 255 bytes).
+MAX_STEM = 120
+
+
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", name).strip("_") or "test"
+    """A file stem for the test (or marker) ``name``: the name itself when it is a
+    plain one (what earlier versions wrote, so committed cassettes still replay);
+    else the name made safe, cut to :data:`MAX_STEM`, plus a hash of the whole
+    name: ``[a/b]``, ``[a b]`` and ``[a_b]`` get three files, and a 300-character
+    parameter id one of a valid length."""
+    safe = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", name).strip("_").lstrip(".") or "test"
+    if safe == name and len(name) <= MAX_STEM:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{safe[:MAX_STEM]}-{digest}"
 
 
 def cassette_path(item: pytest.Item, name: str | None = None) -> Path:

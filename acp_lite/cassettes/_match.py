@@ -73,13 +73,33 @@ class Normalizer:
 
     cwds: list[str] = attrs.field(factory=list)
     _ids: dict[tuple[str, str], str] = attrs.field(factory=dict)
+    _counts: dict[str, int] = attrs.field(factory=dict)
+    # The ids numbered since the last checkpoint, in order: a trial normalisation
+    # that does not match is undone by forgetting them (no copy of the table).
+    _journal: list[tuple[str, str]] = attrs.field(factory=list)
+
+    def checkpoint(self) -> int:
+        """A mark to :meth:`rollback` to: the ids numbered after it are forgotten."""
+        return len(self._journal)
+
+    def rollback(self, mark: int) -> None:
+        """Forget the ids numbered since ``mark`` (a candidate that did not match)."""
+        while len(self._journal) > mark:
+            kind, raw = self._journal.pop()
+            del self._ids[(kind, raw)]
+            self._counts[kind] -= 1
+
+    def commit(self) -> None:
+        """Keep the ids numbered so far (the candidate matched)."""
+        self._journal.clear()
 
     def _id(self, kind: str, value: Any) -> str:
         key = (kind, json.dumps(value))
         found = self._ids.get(key)
         if found is None:
-            count = sum(1 for k in self._ids if k[0] == kind) + 1
+            count = self._counts[kind] = self._counts.get(kind, 0) + 1
             found = self._ids[key] = f"<{kind}:{count}>"
+            self._journal.append(key)
         return found
 
     def _string(self, text: str) -> str:

@@ -71,15 +71,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Serve the cassette on stdio; the exit status says whether the client matched."""
-    from acp_lite.cassettes import Cassette, CassetteError, check_match_on
+    from acp_lite.cassettes import CassetteError, check_match_on, scan
     from acp_lite.cassettes.agent import STDIO_MISMATCH_GRACE, serve_stdio
 
     try:
         match_on = check_match_on(m.strip() for m in args.match_on.split(",") if m.strip())
-        loaded = Cassette.load(args.cassette)
+        # Checked line by line here, then read again as the replay goes: a large
+        # cassette is never held in memory.
+        recordings = scan(args.cassette)
     except (OSError, CassetteError, ValueError) as exc:
         raise CliError(f"cannot replay {args.cassette}: {exc}", EXIT_USAGE) from None
-    count = len(loaded.recordings)
+    count = len(recordings)
     if not 1 <= args.connection <= count:
         raise CliError(
             f"{args.cassette} holds {count} connection(s), not {args.connection}", EXIT_USAGE
@@ -89,7 +91,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     grace = STDIO_MISMATCH_GRACE if args.mismatch_grace is None else args.mismatch_grace
     if not 0 <= grace < math.inf:
         raise CliError(f"--mismatch-grace must be 0 or more seconds, not {grace}", EXIT_USAGE)
-    recording = loaded.recordings[args.connection - 1]
+    recording = recordings[args.connection - 1]
     out.flush()
     agent = serve_stdio(
         recording, match_on=match_on, speed=args.speed, name=args.cassette, mismatch_grace=grace
