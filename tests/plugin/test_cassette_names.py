@@ -5,6 +5,7 @@ setup error naming the file and line. pytester runs in this process."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,3 +65,18 @@ def test_a_plain_name_is_kept_and_others_get_a_hash() -> None:
     long = _safe("x" * 300)
     assert len(long) <= MAX_STEM + 11 and long != _safe("x" * 301)
     assert not _safe("..").startswith(".") and Path(_safe("../up")).name == _safe("../up")
+
+
+def test_a_cassette_under_its_old_name_still_replays(tmp_path: Path) -> None:
+    from pytest_acp._cassettes import _legacy_path, _safe
+
+    new = tmp_path / f"{_safe('a name')}.acp.jsonl"
+    old = tmp_path / "a_name.acp.jsonl"
+    item: Any = None  # the marker's name is given: the item is not consulted
+    assert _legacy_path(item, "a name", new) == new  # neither exists: record the new
+    old.write_text("{}\n")
+    assert _legacy_path(item, "a name", new) == old
+    new.write_text("{}\n")
+    assert _legacy_path(item, "a name", new) == new
+    long = tmp_path / f"{_safe('x' * 300)}.acp.jsonl"
+    assert _legacy_path(item, "x" * 300, long) == long  # no ENAMETOOLONG on lookup
