@@ -35,7 +35,7 @@ from acp_lite.cassettes._match import (
     kind_of,
     replace_path,
 )
-from acp_lite.cassettes._redact import Redactor, redact_records, secrets_of
+from acp_lite.cassettes._redact import Redactor, redact_records, secrets_in, secrets_of
 
 __all__ = ["MISMATCH_CODE", "Mismatch", "Outgoing", "Replayer"]
 
@@ -162,9 +162,12 @@ class Replayer:
         except ValueError:
             message = _NOT_JSON
         else:
-            (redacted,) = redact_records(
-                [Record("send", 0.0, message)], secrets=self._secrets, redactors=self._redactors
-            )
+            record = Record("send", 0.0, message)
+            # What this line reveals (an MCP server's token) is redacted from the
+            # later lines too, as recording redacted it from every line.
+            for value, placeholder in secrets_in([record]).items():
+                self._secrets.setdefault(value, placeholder)
+            (redacted,) = redact_records([record], secrets=self._secrets, redactors=self._redactors)
             compared = redacted.message
         if self.broken:
             self._refused += 1
