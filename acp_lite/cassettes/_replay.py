@@ -30,10 +30,10 @@ from acp_lite.cassettes._format import Record, Recording, StreamedRecording
 from acp_lite.cassettes._match import (
     DEFAULT_MATCH_ON,
     Normalizer,
+    PathTable,
     check_match_on,
     diff,
     kind_of,
-    replace_path,
 )
 from acp_lite.cassettes._redact import Redactor, redact_records, secrets_in, secrets_of
 
@@ -135,7 +135,8 @@ class Replayer:
         self._refused = 0  # client lines after the first mismatch
         self._ids: dict[str, Any] = {}  # recorded client request id (JSON) -> live id
         self._live_ids: dict[str, Any] = {}  # live id (JSON) -> recorded id
-        self._cwds: list[tuple[str, str]] = []  # (recorded, live)
+        self._cwds: set[tuple[str, str]] = set()  # (recorded, live)
+        self._rewrites = PathTable()  # recorded directory -> the live one
         self._recorded_norm = Normalizer()
         self._live_norm = Normalizer()
         self._advance()
@@ -342,9 +343,10 @@ class Replayer:
                 if not (isinstance(old, str) and isinstance(new, str) and old and old != new):
                     continue
                 if (old, new) not in self._cwds:
-                    self._cwds.append((old, new))
-                    self._recorded_norm.cwds.append(old)
-                    self._live_norm.cwds.append(new)
+                    self._cwds.add((old, new))
+                    self._rewrites.add(old, new.rstrip("/") or "/")
+                    self._recorded_norm.cwds.add(old, "<cwd>")
+                    self._live_norm.cwds.add(new, "<cwd>")
 
     def _rewrite(self, record: Record) -> bytes:
         if record.raw is not None:
@@ -369,9 +371,7 @@ class Replayer:
 
     def _paths(self, value: Any) -> Any:
         if isinstance(value, str):
-            for old, new in self._cwds:
-                value = replace_path(value, old, new.rstrip("/") or "/")
-            return value
+            return self._rewrites.replace(value)
         if isinstance(value, list):
             return [self._paths(v) for v in value]
         if isinstance(value, dict):
