@@ -22,6 +22,7 @@ recorded line.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -79,18 +80,54 @@ class AcpCassetteMismatch(AssertionError):
     """The client did not send what the cassette recorded (a diff says where)."""
 
 
-def _safe(name: str) -> str:
+#: The longest cassette file stem kept as it is (file names stop at 255 bytes).
+MAX_STEM = 120
+
+
+def _legacy(name: str) -> str:
+    """The stem earlier versions gave ``name`` (not unique, not bounded)."""
     return re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", name).strip("_") or "test"
+
+
+def _safe(name: str) -> str:
+    """A file stem for the test (or marker) ``name``: the name itself when it is a
+    plain one (what earlier versions wrote, so committed cassettes still replay);
+    else the name made safe, cut to :data:`MAX_STEM`, plus a hash of the whole
+    name: ``[a/b]``, ``[a b]`` and ``[a_b]`` get three files, and a 300-character
+    parameter id one of a valid length."""
+    safe = _legacy(name).lstrip(".") or "test"
+    if safe == name and len(name) <= MAX_STEM:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{safe[:MAX_STEM]}-{digest}"
+
+
+def _name_of(item: pytest.Item, name: str | None) -> str:
+    # Class::method[param] -> Class.method[param]: unique within the module.
+    return name if name is not None else ".".join(item.nodeid.split("::")[1:]) or item.name
 
 
 def cassette_path(item: pytest.Item, name: str | None = None) -> Path:
     """Where ``item``'s cassette lives: beside its file, in
-    ``__cassettes__/<module>/<name or test>.acp.jsonl``."""
+    ``__cassettes__/<module>/<name or test>.acp.jsonl`` (a name that is not a plain
+    file name gets a hash suffix, see :func:`_safe`)."""
     path = Path(str(item.path))
-    if name is None:
-        # Class::method[param] -> Class.method[param]: unique within the module.
-        name = ".".join(item.nodeid.split("::")[1:]) or item.name
-    return path.parent / CASSETTE_DIR / path.stem / f"{_safe(name)}{CASSETTE_SUFFIX}"
+    return (
+        path.parent / CASSETTE_DIR / path.stem / f"{_safe(_name_of(item, name))}{CASSETTE_SUFFIX}"
+    )
+
+
+def _legacy_path(item: pytest.Item, name: str | None, path: Path) -> Path:
+    """``path``, or the cassette an earlier version recorded for the test under its
+    old name when only that one exists: committed cassettes still replay (recording
+    writes the new name)."""
+    old = path.with_name(f"{_legacy(_name_of(item, name))}{CASSETTE_SUFFIX}")
+    if old == path or len(old.name.encode("utf-8", "surrogatepass")) > 255:
+        return path
+    try:
+        return old if not path.exists() and old.is_file() else path
+    except OSError:
+        return path
 
 
 def _option(config: pytest.Config, name: str) -> Any:
@@ -316,12 +353,13 @@ def cassette_of(item: pytest.Item) -> TestCassette | None:
     path = cassette_path(item, name)
     loaded: Cassette | None = None
     if mode != "all":
+        read = _legacy_path(item, name, path)
         try:
-            loaded = Cassette.load(path)
+            loaded = Cassette.load(read)
         except FileNotFoundError:
             loaded = None
         except (OSError, CassetteError) as exc:
-            fail_test(f"cannot read cassette {path}: {exc}")
+            fail_test(f"cannot read cassette {read}: {exc}")
     cassette = TestCassette(item, path, mode, chosen, replay_speed(config), loaded)
     item.stash[_STASH] = cassette
     if loaded is None and mode == "none":

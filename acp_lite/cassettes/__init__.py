@@ -30,6 +30,8 @@ if TYPE_CHECKING:
         Header,
         Record,
         Recording,
+        StreamedRecording,
+        scan,
     )
     from acp_lite.cassettes._match import DEFAULT_MATCH_ON, MATCHERS, check_match_on
     from acp_lite.cassettes._redact import (
@@ -45,7 +47,16 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     **dict.fromkeys(["from_transcript", "recording_of"], "_convert"),
     **dict.fromkeys(
-        ["FORMAT_VERSION", "Cassette", "CassetteError", "Header", "Record", "Recording"],
+        [
+            "FORMAT_VERSION",
+            "Cassette",
+            "CassetteError",
+            "Header",
+            "Record",
+            "Recording",
+            "StreamedRecording",
+            "scan",
+        ],
         "_format",
     ),
     **dict.fromkeys(["DEFAULT_MATCH_ON", "MATCHERS", "check_match_on"], "_match"),
@@ -77,11 +88,13 @@ __all__ = [
     "Recording",
     "Redactor",
     "Replayer",
+    "StreamedRecording",
     "check_match_on",
     "from_transcript",
     "looks_like_credential",
     "recording_of",
     "redact_records",
+    "scan",
     "secrets_of",
 ]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from acp_lite.cassettes._format import Cassette, Header, Record, Recording
-from acp_lite.cassettes._redact import Redactor, redact_records, secrets_of
+from acp_lite.cassettes._redact import Redactor, redact_command, redact_records, secrets_of
 
 __all__ = ["from_transcript", "protocol_version_of", "recording_of"]
 
@@ -42,10 +42,11 @@ def recording_of(
     """One redacted recording of ``records`` (a connection's transcript records),
     with a header naming ``agent`` (redacted too). ``environ``: where the secrets
     to redact come from (default: this process's environment)."""
-    secrets = secrets_of(environ)
+    # The agent's command line may carry secrets (``--api-key=...``): redacted in
+    # the header, and by value in every line.
+    agent_line, secrets = redact_command(agent, secrets_of(environ))
     kept = redact_records(records, secrets=secrets, redactors=redactors)
-    (agent_line,) = redact_records([Record("recv", 0.0, raw=agent)], secrets=secrets)
-    header = Header(protocol_version=protocol_version_of(kept), agent=agent_line.raw or "")
+    header = Header(protocol_version=protocol_version_of(kept), agent=agent_line)
     return Recording(header, tuple(kept))
 
 

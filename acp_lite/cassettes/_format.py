@@ -18,7 +18,8 @@ connection with an empty header.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeGuard, TypeVar
@@ -36,7 +37,10 @@ __all__ = [
     "Header",
     "Record",
     "Recording",
+    "StreamedRecording",
+    "iter_entries",
     "library_version",
+    "scan",
 ]
 
 FORMAT_VERSION = 1
@@ -84,8 +88,13 @@ class Header:
         """Read a header line's object (unknown keys are ignored; ``ValueError`` when
         ``acpCassette`` is not a format number)."""
         version = value.get("protocolVersion")
+        number = _number(value.get("acpCassette", FORMAT_VERSION), "acpCassette", int)
+        if not 1 <= number <= FORMAT_VERSION:
+            raise ValueError(
+                f"cassette format {number}: this acp_lite reads format 1 to {FORMAT_VERSION}"
+            )
         return cls(
-            format=_number(value.get("acpCassette", FORMAT_VERSION), "acpCassette", int),
+            format=number,
             protocol_version=version if isinstance(version, int) else None,
             agent=str(value.get("agent", "")),
             acp_lite=str(value.get("acpLite", "")),
@@ -101,7 +110,13 @@ def _number(value: JsonValue, key: str, kind: type[_N]) -> _N:
     # A number (or its text, as int() / float() read it); else the line is malformed.
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError(f"{key!r} is {value!r}, not a number")
-    return kind(value)
+    try:
+        number = kind(value)
+    except OverflowError:
+        raise ValueError(f"{key!r} is {value!r}, not a finite number") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{key!r} is {value!r}, not a finite number")
+    return number
 
 
 @attrs.frozen
@@ -164,6 +179,54 @@ class Recording:
         """The cassette file line of record ``index`` (``None`` if unknown)."""
         return self.lines[index] if index < len(self.lines) else None
 
+    def numbered(self) -> Iterator[tuple[int | None, Record]]:
+        """Each record with its cassette file line (``None`` if unknown)."""
+        for i, record in enumerate(self.records):
+            yield self.line_of(i), record
+
+
+@attrs.frozen
+class StreamedRecording:
+    """One recorded connection of a cassette file, read from the file as the replay
+    goes (:meth:`numbered`), not held in memory: what ``acp-lite replay`` plays, so
+    a large cassette replays in bounded memory. Get them with :func:`scan`."""
+
+    path: Path
+    #: Which connection of the file (0-based).
+    index: int
+    header: Header
+
+    def numbered(self) -> Iterator[tuple[int | None, Record]]:
+        """Each record of this connection with its file line, read lazily."""
+        current = -1
+        with open(self.path, "rb") as f:
+            for n, entry in iter_entries(f, str(self.path)):
+                if isinstance(entry, Header):
+                    current += 1
+                    if current > self.index:
+                        return
+                    continue
+                current = max(current, 0)  # records before any header: connection 0
+                if current == self.index:
+                    yield n, entry
+
+
+def scan(path: str | Path) -> tuple[StreamedRecording, ...]:
+    """The connections of a cassette file, each to be read lazily. Every line is
+    checked here (``CassetteError`` names the file and line), one at a time: the
+    file is never held in memory."""
+    target = Path(path)
+    out: list[StreamedRecording] = []
+    loose = False  # records before the first header: a plain transcript's connection
+    with open(target, "rb") as f:
+        for _, entry in iter_entries(f, str(target)):
+            if isinstance(entry, Header):
+                out.append(StreamedRecording(target, len(out), entry))
+            elif not out and not loose:
+                loose = True
+                out.append(StreamedRecording(target, 0, Header(acp_lite="", recorded_at="")))
+    return tuple(out)
+
 
 @attrs.frozen
 class Cassette:
@@ -189,6 +252,16 @@ class Cassette:
     def loads(cls, text: str, name: str = "<cassette>") -> Cassette:
         """Parse a cassette's (or a plain transcript's) text; ``CassetteError``
         names ``name`` and the line when it is neither."""
+        return cls._collect(iter_entries(text.splitlines(), name))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Cassette:
+        """Read a cassette file (``OSError`` if missing, ``CassetteError`` if bad)."""
+        with open(path, "rb") as f:
+            return cls._collect(iter_entries(f, str(path)))
+
+    @classmethod
+    def _collect(cls, entries: Iterable[tuple[int, Header | Record]]) -> Cassette:
         recordings: list[Recording] = []
         header: Header | None = None
         records: list[Record] = []
@@ -202,34 +275,15 @@ class Cassette:
                     )
                 )
 
-        for n, text_line in enumerate(text.splitlines(), 1):
-            if not text_line.strip():
-                continue
-            try:
-                value = json.loads(text_line)
-            except ValueError as exc:
-                raise CassetteError(f"{name}:{n}: not JSON: {exc}") from None
-            if isinstance(value, dict) and "acpCassette" in value:
+        for n, entry in entries:
+            if isinstance(entry, Header):
                 close()
-                try:
-                    header, records, lines = Header.from_json(value), [], []
-                except ValueError as exc:
-                    raise CassetteError(f"{name}:{n}: {exc}") from None
-                continue
-            if not isinstance(value, dict):
-                raise CassetteError(f"{name}:{n}: not a transcript record: {text_line[:80]}")
-            try:
-                records.append(Record.from_json(value))
-            except ValueError as exc:
-                raise CassetteError(f"{name}:{n}: {exc}") from None
-            lines.append(n)
+                header, records, lines = entry, [], []
+            else:
+                records.append(entry)
+                lines.append(n)
         close()
         return cls(tuple(recordings))
-
-    @classmethod
-    def load(cls, path: str | Path) -> Cassette:
-        """Read a cassette file (``OSError`` if missing, ``CassetteError`` if bad)."""
-        return cls.loads(Path(path).read_text(encoding="utf-8"), str(path))
 
     @classmethod
     def from_records(cls, records: Iterable[Record], header: Header | None = None) -> Cassette:
@@ -239,3 +293,61 @@ class Cassette:
     def with_recordings(self, extra: Sequence[Recording]) -> Cassette:
         """This cassette with ``extra`` connections appended."""
         return Cassette((*self.recordings, *extra))
+
+
+MAX_DEPTH = 256
+"""Deeper JSON in a cassette line is refused: replaying it would exhaust the stack."""
+
+
+def _depth_ok(value: JsonValue) -> bool:
+    # Iterative: the check itself must not recurse.
+    stack: list[tuple[JsonValue, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return True
+
+
+def parse_line(text: str | bytes, name: str, n: int) -> Header | Record | None:
+    """One cassette line: a :class:`Header`, a :class:`Record`, or ``None`` (blank);
+    ``CassetteError`` naming ``name`` and line ``n`` when it is neither."""
+    where = f"{name}:{n}"
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CassetteError(f"{where}: not UTF-8 text: {exc}") from None
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise CassetteError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise CassetteError(f"{where}: not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise CassetteError(f"{where}: not a transcript record: {text[:80]}")
+    # Fewer brackets than the limit cannot nest deeper (counting is cheap).
+    if text.count("[") + text.count("{") > MAX_DEPTH and not _depth_ok(value):
+        raise CassetteError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        if "acpCassette" in value:
+            return Header.from_json(value)
+        return Record.from_json(value)
+    except (ValueError, OverflowError) as exc:
+        raise CassetteError(f"{where}: {exc}") from None
+
+
+def iter_entries(
+    lines: Iterable[str | bytes], name: str = "<cassette>"
+) -> Iterator[tuple[int, Header | Record]]:
+    """The headers and records of a cassette's lines, one at a time, with their
+    1-based line numbers (a file object streams: nothing but one line is held)."""
+    for n, text in enumerate(lines, 1):
+        entry = parse_line(text, name, n)
+        if entry is not None:
+            yield n, entry

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["DEFAULT_MATCH_ON", "MATCHERS", "Normalizer", "diff", "kind_of"]
+__all__ = ["DEFAULT_MATCH_ON", "MATCHERS", "Normalizer", "PathTable", "diff", "kind_of"]
 
 MATCHERS = ("method", "params", "meta", "id")
 """The names ``match_on`` accepts."""
@@ -35,14 +35,65 @@ _TIME_KEY = re.compile(r"^(timestamp|time|date|[a-z]+Timestamp|(created|updated|
 _ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 
 
-def replace_path(text: str, path: str, by: str) -> str:
-    """``text`` with each occurrence of the directory ``path`` (itself, or followed
-    by ``/`` or a character that cannot continue a file name) replaced by ``by``.
-    The root and very short paths are left alone: they would match everywhere."""
-    path = path.rstrip("/")
-    if len(path) < 4 or path not in text:
-        return text
-    return re.sub(re.escape(path) + r"(?![\w.\-])", lambda _: by, text)
+_NAME_CHAR = re.compile(r"[\w.\-]")
+
+
+def _find_all(text: str, part: str) -> Iterable[int]:
+    i = text.find(part)
+    while i >= 0:
+        yield i
+        i = text.find(part, i + 1)
+
+
+class PathTable:
+    """Directories to replace in strings, each by its own text: an occurrence is the
+    directory itself, or followed by ``/`` or a character that cannot continue a
+    file name. The root and very short paths are left alone (they would match
+    everywhere). A string costs its own length, however many directories there
+    are (a replay with thousands of sessions has thousands of them)."""
+
+    def __init__(self) -> None:
+        self._by: dict[str, str] = {}
+        self._prefixes: set[str] = set()
+        self._lengths: list[int] = []  # distinct, longest first
+
+    def add(self, path: str, by: str) -> None:
+        """Replace ``path`` by ``by`` (the first replacement of a path stays)."""
+        key = path.rstrip("/")
+        if len(key) < 4 or key in self._by:
+            return
+        self._by[key] = by
+        self._prefixes.add(key[:4])
+        if len(key) not in self._lengths:
+            self._lengths = sorted({*self._lengths, len(key)}, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self._by)
+
+    def replace(self, text: str) -> str:
+        """``text`` with each occurrence of a directory replaced (leftmost, longest)."""
+        if not self._by:
+            return text
+        starts = sorted({i for prefix in self._prefixes for i in _find_all(text, prefix)})
+        out: list[str] = []
+        pos = 0
+        for i in starts:
+            if i < pos:
+                continue
+            for length in self._lengths:
+                key = text[i : i + length]
+                if (
+                    len(key) == length
+                    and key in self._by
+                    and not _NAME_CHAR.match(text, i + length)
+                ):
+                    out += (text[pos:i], self._by[key])
+                    pos = i + length
+                    break
+        if not out:
+            return text
+        out.append(text[pos:])
+        return "".join(out)
 
 
 def check_match_on(match_on: Iterable[str]) -> tuple[str, ...]:
@@ -68,23 +119,43 @@ def kind_of(message: Any) -> str:
 @attrs.define
 class Normalizer:
     """Turns one side's messages into comparable values: ids numbered by first
-    appearance (``<session:1>``), ``cwds`` (this side's working directories)
-    replaced by ``<cwd>``, timestamps by ``<timestamp>``."""
+    appearance (``<session:1>``), ``cwds`` (this side's working directories, added
+    with ``cwds.add(path, "<cwd>")``) replaced by ``<cwd>``, timestamps by
+    ``<timestamp>``."""
 
-    cwds: list[str] = attrs.field(factory=list)
+    cwds: PathTable = attrs.field(factory=PathTable)
     _ids: dict[tuple[str, str], str] = attrs.field(factory=dict)
+    _counts: dict[str, int] = attrs.field(factory=dict)
+    # The ids numbered since the last checkpoint, in order: a trial normalisation
+    # that does not match is undone by forgetting them (no copy of the table).
+    _journal: list[tuple[str, str]] = attrs.field(factory=list)
+
+    def checkpoint(self) -> int:
+        """A mark to :meth:`rollback` to: the ids numbered after it are forgotten."""
+        return len(self._journal)
+
+    def rollback(self, mark: int) -> None:
+        """Forget the ids numbered since ``mark`` (a candidate that did not match)."""
+        while len(self._journal) > mark:
+            kind, raw = self._journal.pop()
+            del self._ids[(kind, raw)]
+            self._counts[kind] -= 1
+
+    def commit(self) -> None:
+        """Keep the ids numbered so far (the candidate matched)."""
+        self._journal.clear()
 
     def _id(self, kind: str, value: Any) -> str:
         key = (kind, json.dumps(value))
         found = self._ids.get(key)
         if found is None:
-            count = sum(1 for k in self._ids if k[0] == kind) + 1
+            count = self._counts[kind] = self._counts.get(kind, 0) + 1
             found = self._ids[key] = f"<{kind}:{count}>"
+            self._journal.append(key)
         return found
 
     def _string(self, text: str) -> str:
-        for cwd in sorted(self.cwds, key=len, reverse=True):
-            text = replace_path(text, cwd, "<cwd>")
+        text = self.cwds.replace(text)
         if _ISO_TIME.match(text):
             return "<timestamp>"
         return text

@@ -19,23 +19,23 @@ replay stops: the driver ends the connection.
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
-from acp_lite.cassettes._format import Record, Recording
+from acp_lite.cassettes._format import Record, Recording, StreamedRecording
 from acp_lite.cassettes._match import (
     DEFAULT_MATCH_ON,
     Normalizer,
+    PathTable,
     check_match_on,
     diff,
     kind_of,
-    replace_path,
 )
-from acp_lite.cassettes._redact import Redactor, redact_records, secrets_of
+from acp_lite.cassettes._redact import Redactor, redact_records, secrets_in, secrets_of
 
 __all__ = ["MISMATCH_CODE", "Mismatch", "Outgoing", "Replayer"]
 
@@ -43,6 +43,17 @@ MISMATCH_CODE = -32603
 """The JSON-RPC error code of the answer to a request the cassette does not hold."""
 
 _NOT_JSON = object()
+
+
+@attrs.define
+class _Step:
+    """A record read from the recording: its file line, the recorded time since the
+    record before it (either direction), and (a client line) whether it came."""
+
+    line: int | None
+    record: Record
+    delay: float
+    consumed: bool = False
 
 
 @attrs.frozen
@@ -93,7 +104,7 @@ class Replayer:
 
     def __init__(
         self,
-        recording: Recording,
+        recording: Recording | StreamedRecording,
         *,
         match_on: Iterable[str] = DEFAULT_MATCH_ON,
         name: str = "the cassette",
@@ -112,15 +123,20 @@ class Replayer:
         #: sending what :meth:`take` returns.
         self.exited = False
         self.returncode: int | None = None
-        self._records = recording.records
-        self._cursor = 0
-        self._consumed: set[int] = set()
+        # The records are read as the replay goes (a streamed recording is never
+        # held whole): ``_window`` is the run of client lines expected now, in any
+        # order among themselves; ``_ahead`` what was read past it.
+        self._source: Iterator[tuple[int | None, Record]] = iter(recording.numbered())
+        self._last_time: float | None = None
+        self._ahead: deque[_Step] = deque()
+        self._window: list[_Step] = []
         self._out: list[Outgoing] = []
         self._received = 0
         self._refused = 0  # client lines after the first mismatch
         self._ids: dict[str, Any] = {}  # recorded client request id (JSON) -> live id
         self._live_ids: dict[str, Any] = {}  # live id (JSON) -> recorded id
-        self._cwds: list[tuple[str, str]] = []  # (recorded, live)
+        self._cwds: set[tuple[str, str]] = set()  # (recorded, live)
+        self._rewrites = PathTable()  # recorded directory -> the live one
         self._recorded_norm = Normalizer()
         self._live_norm = Normalizer()
         self._advance()
@@ -147,9 +163,12 @@ class Replayer:
         except ValueError:
             message = _NOT_JSON
         else:
-            (redacted,) = redact_records(
-                [Record("send", 0.0, message)], secrets=self._secrets, redactors=self._redactors
-            )
+            record = Record("send", 0.0, message)
+            # What this line reveals (an MCP server's token) is redacted from the
+            # later lines too, as recording redacted it from every line.
+            for value, placeholder in secrets_in([record]).items():
+                self._secrets.setdefault(value, placeholder)
+            (redacted,) = redact_records([record], secrets=self._secrets, redactors=self._redactors)
             compared = redacted.message
         if self.broken:
             self._refused += 1
@@ -158,18 +177,20 @@ class Replayer:
         found = self._match(compared if message is not _NOT_JSON else message, line)
         if found is None:
             return
-        self._consumed.add(found)
-        self._learn(self._records[found].message, message)
+        found.consumed = True
+        self._learn(found.record.message, message)
         self._advance()
 
     def unplayed(self) -> list[str]:
-        """The recorded client lines not received (yet), one description each."""
+        """The recorded client lines not received (yet), one description each (this
+        reads the rest of a streamed recording)."""
+        while (step := self._read()) is not None:
+            self._ahead.append(step)
         out = []
-        for i, record in enumerate(self._records):
-            if record.direction == "send" and i not in self._consumed:
-                where = self.recording.line_of(i)
-                at = f" (line {where})" if where is not None else ""
-                out.append(f"{_describe(record.message)}{at}")
+        for step in (*self._window, *self._ahead):
+            if step.record.direction == "send" and not step.consumed:
+                at = f" (line {step.line})" if step.line is not None else ""
+                out.append(f"{_describe(step.record.message)}{at}")
         return out
 
     def verdict(self, *, ended: bool = True) -> str | None:
@@ -191,37 +212,47 @@ class Replayer:
 
     # -- internals ---------------------------------------------------------------------
 
+    def _read(self) -> _Step | None:
+        """The next record of the source, or ``None`` at its end."""
+        found = next(self._source, None)
+        if found is None:
+            return None
+        line, record = found
+        before = record.time if self._last_time is None else self._last_time
+        self._last_time = record.time
+        return _Step(line, record, max(0.0, record.time - before))
+
+    def _next(self) -> _Step | None:
+        return self._ahead.popleft() if self._ahead else self._read()
+
     def _advance(self) -> None:
-        records = self._records
-        while self._cursor < len(records) and not self.exited:
-            i = self._cursor
-            record = records[i]
+        while not self.exited:
+            if any(not step.consumed for step in self._window):
+                return
+            self._window.clear()
+            step = self._next()
+            if step is None:
+                return
+            record = step.record
             if record.direction == "send":
-                if i not in self._consumed:
-                    return
+                # The whole run of client lines recorded back to back is expected.
+                self._window.append(step)
+                while (more := self._next()) is not None:
+                    if more.record.direction != "send":
+                        self._ahead.appendleft(more)
+                        break
+                    self._window.append(more)
             elif record.direction == "exit":
                 self.exited = True
                 self.returncode = record.returncode
             else:
-                before = records[i - 1].time if i else record.time
-                delay = max(0.0, record.time - before)
-                self._out.append(Outgoing(record.time, self._rewrite(record), delay))
-            self._cursor += 1
-
-    def _window(self) -> list[int]:
-        out = []
-        for i in range(self._cursor, len(self._records)):
-            if self._records[i].direction != "send":
-                break
-            if i not in self._consumed:
-                out.append(i)
-        return out
+                self._out.append(Outgoing(record.time, self._rewrite(record), step.delay))
 
     def _normalized(self, norm: Normalizer, message: Any, ids: dict[str, Any] | None) -> Any:
         return norm.message(message, self.match_on, ids)
 
-    def _match(self, message: Any, line: bytes) -> int | None:
-        window = self._window()
+    def _match(self, message: Any, line: bytes) -> _Step | None:
+        window = [step for step in self._window if not step.consumed]
         live_text = line.decode("utf-8", "replace")
         if not window:
             self._mismatch(
@@ -231,40 +262,45 @@ class Replayer:
                 + (" (the recorded agent exited)" if self.exited else ""),
             )
             return None
-        best: tuple[int, Any, Any] | None = None
-        for i in window:
-            record = self._records[i]
+        best: tuple[_Step, Any, Any] | None = None
+        for step in window:
+            record = step.record
             if message is _NOT_JSON or record.raw is not None:
                 if record.raw == live_text:
-                    return i
+                    return step
                 continue
-            recorded_norm = copy.deepcopy(self._recorded_norm)
-            live_norm = copy.deepcopy(self._live_norm)
-            want = self._normalized(recorded_norm, record.message, None)
-            got = self._normalized(live_norm, message, self._live_ids)
+            # A trial: the ids this candidate numbers are forgotten unless it matches.
+            marks = self._recorded_norm.checkpoint(), self._live_norm.checkpoint()
+            want = self._normalized(self._recorded_norm, record.message, None)
+            got = self._normalized(self._live_norm, message, self._live_ids)
             if want == got:
-                self._recorded_norm, self._live_norm = recorded_norm, live_norm
-                return i
+                self._recorded_norm.commit()
+                self._live_norm.commit()
+                return step
+            self._recorded_norm.rollback(marks[0])
+            self._live_norm.rollback(marks[1])
             # The diff is against the first candidate of the same method, if any.
             same = _method(record.message) == _method(message)
-            if best is None or (
-                same and _method(self._records[best[0]].message) != _method(message)
-            ):
-                best = (i, want, got)
+            if best is None or (same and _method(best[0].record.message) != _method(message)):
+                best = (step, want, got)
         if best is None:
-            first = self._records[window[0]]
-            text = first.raw if first.raw is not None else json.dumps(first.message)
+            first = window[0]
+            text = (
+                first.record.raw
+                if first.record.raw is not None
+                else json.dumps(first.record.message)
+            )
             self._mismatch(
                 message,
                 f"{self.name}: the client sent {self._what(message, live_text)}, "
-                f"expected {text[:200]} (line {self.recording.line_of(window[0])})",
+                f"expected {text[:200]} (line {first.line})",
             )
             return None
-        i, want, got = best
-        where = self.recording.line_of(i)
+        step, want, got = best
+        where = step.line
         title = (
             f"{self.name}: client line #{self._received} ({self._what(message, live_text)}) "
-            f"does not match the recorded {_describe(self._records[i].message)}"
+            f"does not match the recorded {_describe(step.record.message)}"
             f"{f' at line {where}' if where is not None else ''} "
             f"(match_on={list(self.match_on)}):"
         )
@@ -307,9 +343,10 @@ class Replayer:
                 if not (isinstance(old, str) and isinstance(new, str) and old and old != new):
                     continue
                 if (old, new) not in self._cwds:
-                    self._cwds.append((old, new))
-                    self._recorded_norm.cwds.append(old)
-                    self._live_norm.cwds.append(new)
+                    self._cwds.add((old, new))
+                    self._rewrites.add(old, new.rstrip("/") or "/")
+                    self._recorded_norm.cwds.add(old, "<cwd>")
+                    self._live_norm.cwds.add(new, "<cwd>")
 
     def _rewrite(self, record: Record) -> bytes:
         if record.raw is not None:
@@ -334,9 +371,7 @@ class Replayer:
 
     def _paths(self, value: Any) -> Any:
         if isinstance(value, str):
-            for old, new in self._cwds:
-                value = replace_path(value, old, new.rstrip("/") or "/")
-            return value
+            return self._rewrites.replace(value)
         if isinstance(value, list):
             return [self._paths(v) for v in value]
         if isinstance(value, dict):

@@ -12,11 +12,37 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TextIO
+from collections import Counter
+from typing import TYPE_CHECKING, TextIO
 
 from acp_lite.cli.base import EXIT_OK, EXIT_STOPPED, EXIT_USAGE, CliError
 
-__all__ = ["add_parser", "cmd_replay"]
+if TYPE_CHECKING:
+    from acp_lite.cassettes import Recording, StreamedRecording
+
+__all__ = ["ACTING_METHODS", "acting_requests", "add_parser", "cmd_replay"]
+
+ACTING_METHODS = frozenset({"terminal/create", "fs/write_text_file"})
+"""Agent requests that act on the client's machine: a replay sends them again."""
+
+
+def acting_requests(recording: Recording | StreamedRecording) -> str | None:
+    """What of ``recording``'s agent requests the client would carry out again
+    (commands run, files written), as one line; ``None`` when there are none."""
+    found: Counter[str] = Counter()
+    for _, record in recording.numbered():
+        message = record.message
+        if record.direction == "recv" and isinstance(message, dict) and "id" in message:
+            method = message.get("method")
+            if method in ACTING_METHODS:
+                found[str(method)] += 1
+    if not found:
+        return None
+    listed = ", ".join(f"{n} {method}" for method, n in sorted(found.items()))
+    return (
+        f"holds agent requests that act on the client ({listed}): replaying it sends "
+        "them again, and a client that serves them runs the commands / writes the files"
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,15 +97,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Serve the cassette on stdio; the exit status says whether the client matched."""
-    from acp_lite.cassettes import Cassette, CassetteError, check_match_on
+    from acp_lite.cassettes import CassetteError, check_match_on, scan
     from acp_lite.cassettes.agent import STDIO_MISMATCH_GRACE, serve_stdio
 
     try:
         match_on = check_match_on(m.strip() for m in args.match_on.split(",") if m.strip())
-        loaded = Cassette.load(args.cassette)
+        # Checked line by line here, then read again as the replay goes: a large
+        # cassette is never held in memory.
+        recordings = scan(args.cassette)
     except (OSError, CassetteError, ValueError) as exc:
         raise CliError(f"cannot replay {args.cassette}: {exc}", EXIT_USAGE) from None
-    count = len(loaded.recordings)
+    count = len(recordings)
     if not 1 <= args.connection <= count:
         raise CliError(
             f"{args.cassette} holds {count} connection(s), not {args.connection}", EXIT_USAGE
@@ -89,7 +117,10 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     grace = STDIO_MISMATCH_GRACE if args.mismatch_grace is None else args.mismatch_grace
     if not 0 <= grace < math.inf:
         raise CliError(f"--mismatch-grace must be 0 or more seconds, not {grace}", EXIT_USAGE)
-    recording = loaded.recordings[args.connection - 1]
+    recording = recordings[args.connection - 1]
+    warning = acting_requests(recording)
+    if warning:
+        err.write(f"acp-lite replay: warning: {args.cassette} {warning}\n")
     out.flush()
     agent = serve_stdio(
         recording, match_on=match_on, speed=args.speed, name=args.cassette, mismatch_grace=grace

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_acp._cassettes import _safe
+
 from .conftest import IN_PROCESS, LEAN, LEAN_TRIO
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,6 +153,10 @@ def test_named(acp_client, tmp_path, acp_snapshot):
 """
 
 
+#: The marker's name "a name" is no plain file name: its file gets a hash suffix.
+NAMED = f"{_safe('a name')}.acp.jsonl"
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.jsonl")}
 
@@ -169,10 +175,10 @@ def test_record_once_then_replay_gives_the_same_snapshots(
     assert starts.read_text().split() == ["plan", "echo"]
     cassettes = pytester.path / "__cassettes__" / "test_rec"
     assert sorted(p.name for p in cassettes.iterdir()) == [
-        "a_name.acp.jsonl",
+        NAMED,
         "test_plan.acp.jsonl",
     ]
-    text = (cassettes / "a_name.acp.jsonl").read_text()
+    text = (cassettes / NAMED).read_text()
     header = json.loads(text.splitlines()[0])
     assert header["acpCassette"] == 1 and header["protocolVersion"] == 2
     assert header["agent"].startswith("in-process agent <function counted.<locals>.factory")
@@ -199,7 +205,7 @@ def test_record_once_then_replay_gives_the_same_snapshots(
     again = pytester.runpytest_inprocess(*LEAN, "--acp-record-mode=all", "-k", "plan")
     again.assert_outcomes(passed=1)
     assert starts.read_text().split() == ["plan", "echo", "plan"]
-    (cassettes / "a_name.acp.jsonl").unlink()
+    (cassettes / NAMED).unlink()
     episodes = pytester.runpytest_inprocess(*LEAN, "--acp-record-mode=new_episodes")
     episodes.assert_outcomes(passed=2)
     assert starts.read_text().split() == ["plan", "echo", "plan", "echo"]
