@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import pty
+import runpy
 import subprocess
 import sys
 import threading
@@ -87,7 +88,10 @@ def run_cli(
     Returns a ``CompletedProcess`` (exit code, stdout, stderr); ``input=`` is the
     text on stdin (never a TTY), ``cwd=`` the working directory;
     ``agent_process=True`` starts even the reference agent as a process;
-    ``tty=True`` makes stdin say it is a terminal (``input=`` is still what it reads).
+    ``tty=True`` makes stdin say it is a terminal (``input=`` is still what it reads);
+    ``module="acp_lite"`` runs that module as ``__main__`` with ``ARGS`` as its
+    arguments, as ``python -m acp_lite ARGS`` does (its exit code is the
+    ``SystemExit`` it raises).
 
     stderr gets what the command's own process would print there besides its
     output: log records from WARNING up (``logging.lastResort``, with their
@@ -104,6 +108,7 @@ def run_cli(
         stdin: Any = None,
         agent_process: bool = False,
         tty: bool = False,
+        module: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         with monkeypatch.context() as patch:
             patch.chdir(cwd if cwd is not None else tmp_path)
@@ -120,13 +125,27 @@ def run_cli(
             logging.getLogger().addHandler(last_resort)
             capsys.readouterr()
             try:
-                code = main(list(args))
+                if module is None:
+                    code = main(list(args))
+                else:
+                    code = _run_module(module, list(args), patch)
             finally:
                 logging.getLogger().removeHandler(last_resort)
             out, err = capsys.readouterr()
         return subprocess.CompletedProcess(["acp-lite", *args], code, out, err)
 
     return run
+
+
+def _run_module(module: str, args: list[str], patch: pytest.MonkeyPatch) -> int:
+    """``python -m MODULE ARGS`` in this process (``runpy`` is what ``-m`` runs)."""
+    patch.setattr(sys, "argv", [module, *args])
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else 0 if code is None else 1
+    return 0
 
 
 class _TtyInput(io.StringIO):
