@@ -177,24 +177,44 @@ class _StderrHandler(logging.Handler):
 
 
 def _reference_agent_in_memory(
-    connect: Callable[..., Any], command: Sequence[str], **kwargs: Any
+    connect: Callable[..., Any],
+    command: Sequence[str],
+    *,
+    in_memory: Callable[..., Any] = connect_in_memory,
+    **kwargs: Any,
 ) -> Any:
     """``connect(command, **kwargs)``, except that the reference agent's command (what
     the CLI runs without ``--agent``, with ``--scenario NAME`` or ``--script-json
-    JSON``) is served by an :class:`InProcessAgent`."""
+    JSON``) is served by an :class:`InProcessAgent`, through ``in_memory``
+    (``acp_lite.aio.connect_in_memory`` for ``acp_lite.aio.connect``)."""
     argv = list(command)
     protocol = 2
     if argv[-2:] == ["--protocol", "1"]:  # the same agent, speaking v1
         argv, protocol = argv[:-2], 1
     if argv[:3] == list(REFERENCE_AGENT) and len(argv) in (3, 5):
         if len(argv) == 3:
-            return connect_in_memory(InProcessAgent(protocol=protocol), **kwargs)
+            return in_memory(InProcessAgent(protocol=protocol), **kwargs)
         if argv[3] == "--scenario":
-            return connect_in_memory(InProcessAgent(argv[4], protocol=protocol), **kwargs)
+            return in_memory(InProcessAgent(argv[4], protocol=protocol), **kwargs)
         if argv[3] == "--script-json":
             script = json.loads(argv[4])
-            return connect_in_memory(InProcessAgent(script=script, protocol=protocol), **kwargs)
+            return in_memory(InProcessAgent(script=script, protocol=protocol), **kwargs)
     return connect(command, **kwargs)
+
+
+def reference_agent_in_memory(patch: pytest.MonkeyPatch) -> None:
+    """While ``patch`` holds: ``acp_lite.connect`` and ``acp_lite.aio.connect`` serve
+    the reference agent's command lines in this process (any other command is the
+    process it names)."""
+    import acp_lite
+    import acp_lite.aio as aio
+
+    blocking = functools.partial(_reference_agent_in_memory, acp_lite.connect)
+    patch.setattr(acp_lite, "connect", blocking)
+    async_ = functools.partial(
+        _reference_agent_in_memory, aio.connect, in_memory=aio.connect_in_memory
+    )
+    patch.setattr(aio, "connect", async_)
 
 
 def assert_clean_error(
