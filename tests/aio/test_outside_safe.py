@@ -18,6 +18,7 @@ marked methods, which the last tests check at run time.
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,16 +73,22 @@ def _is_mark(decorator: ast.expr) -> bool:
     )
 
 
+@functools.cache
+def _coroutines(text: str, name: str) -> tuple[ast.AsyncFunctionDef, ...]:
+    # Each module's scan once per text (the checks only read the trees): the planted
+    # copy of acp_lite/aio shares all but one module with the real one.
+    tree = ast.parse(text, name)
+    return tuple(node for node in ast.walk(tree) if isinstance(node, ast.AsyncFunctionDef))
+
+
 def async_defs(root: Path) -> list[Defn]:
     """Every ``async def`` under ``root`` (methods and functions), marked or not."""
     out: list[Defn] = []
     for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.AsyncFunctionDef):
-                marked = any(_is_mark(d) for d in node.decorator_list)
-                where = f"{path.relative_to(root).as_posix()}:{node.lineno}"
-                out.append(Defn(where, node.name, marked, node))
+        where = path.relative_to(root).as_posix()
+        for node in _coroutines(path.read_text(encoding="utf-8"), where):
+            marked = any(_is_mark(d) for d in node.decorator_list)
+            out.append(Defn(f"{where}:{node.lineno}", node.name, marked, node))
     return out
 
 

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import pty
+import runpy
 import subprocess
 import sys
 import threading
@@ -87,7 +88,10 @@ def run_cli(
     Returns a ``CompletedProcess`` (exit code, stdout, stderr); ``input=`` is the
     text on stdin (never a TTY), ``cwd=`` the working directory;
     ``agent_process=True`` starts even the reference agent as a process;
-    ``tty=True`` makes stdin say it is a terminal (``input=`` is still what it reads).
+    ``tty=True`` makes stdin say it is a terminal (``input=`` is still what it reads);
+    ``module="acp_lite"`` runs that module as ``__main__`` with ``ARGS`` as its
+    arguments, as ``python -m acp_lite ARGS`` does (its exit code is the
+    ``SystemExit`` it raises).
 
     stderr gets what the command's own process would print there besides its
     output: log records from WARNING up (``logging.lastResort``, with their
@@ -104,6 +108,7 @@ def run_cli(
         stdin: Any = None,
         agent_process: bool = False,
         tty: bool = False,
+        module: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         with monkeypatch.context() as patch:
             patch.chdir(cwd if cwd is not None else tmp_path)
@@ -120,13 +125,27 @@ def run_cli(
             logging.getLogger().addHandler(last_resort)
             capsys.readouterr()
             try:
-                code = main(list(args))
+                if module is None:
+                    code = main(list(args))
+                else:
+                    code = _run_module(module, list(args), patch)
             finally:
                 logging.getLogger().removeHandler(last_resort)
             out, err = capsys.readouterr()
         return subprocess.CompletedProcess(["acp-lite", *args], code, out, err)
 
     return run
+
+
+def _run_module(module: str, args: list[str], patch: pytest.MonkeyPatch) -> int:
+    """``python -m MODULE ARGS`` in this process (``runpy`` is what ``-m`` runs)."""
+    patch.setattr(sys, "argv", [module, *args])
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else 0 if code is None else 1
+    return 0
 
 
 class _TtyInput(io.StringIO):
@@ -158,24 +177,44 @@ class _StderrHandler(logging.Handler):
 
 
 def _reference_agent_in_memory(
-    connect: Callable[..., Any], command: Sequence[str], **kwargs: Any
+    connect: Callable[..., Any],
+    command: Sequence[str],
+    *,
+    in_memory: Callable[..., Any] = connect_in_memory,
+    **kwargs: Any,
 ) -> Any:
     """``connect(command, **kwargs)``, except that the reference agent's command (what
     the CLI runs without ``--agent``, with ``--scenario NAME`` or ``--script-json
-    JSON``) is served by an :class:`InProcessAgent`."""
+    JSON``) is served by an :class:`InProcessAgent`, through ``in_memory``
+    (``acp_lite.aio.connect_in_memory`` for ``acp_lite.aio.connect``)."""
     argv = list(command)
     protocol = 2
     if argv[-2:] == ["--protocol", "1"]:  # the same agent, speaking v1
         argv, protocol = argv[:-2], 1
     if argv[:3] == list(REFERENCE_AGENT) and len(argv) in (3, 5):
         if len(argv) == 3:
-            return connect_in_memory(InProcessAgent(protocol=protocol), **kwargs)
+            return in_memory(InProcessAgent(protocol=protocol), **kwargs)
         if argv[3] == "--scenario":
-            return connect_in_memory(InProcessAgent(argv[4], protocol=protocol), **kwargs)
+            return in_memory(InProcessAgent(argv[4], protocol=protocol), **kwargs)
         if argv[3] == "--script-json":
             script = json.loads(argv[4])
-            return connect_in_memory(InProcessAgent(script=script, protocol=protocol), **kwargs)
+            return in_memory(InProcessAgent(script=script, protocol=protocol), **kwargs)
     return connect(command, **kwargs)
+
+
+def reference_agent_in_memory(patch: pytest.MonkeyPatch) -> None:
+    """While ``patch`` holds: ``acp_lite.connect`` and ``acp_lite.aio.connect`` serve
+    the reference agent's command lines in this process (any other command is the
+    process it names)."""
+    import acp_lite
+    import acp_lite.aio as aio
+
+    blocking = functools.partial(_reference_agent_in_memory, acp_lite.connect)
+    patch.setattr(acp_lite, "connect", blocking)
+    async_ = functools.partial(
+        _reference_agent_in_memory, aio.connect, in_memory=aio.connect_in_memory
+    )
+    patch.setattr(aio, "connect", async_)
 
 
 def assert_clean_error(

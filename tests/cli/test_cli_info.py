@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from acp_lite.cli import EXIT_OK
 
@@ -32,14 +29,9 @@ def test_info_json(run_cli: RunCli) -> None:
     assert isinstance(data["authMethods"], list)
 
 
-def test_python_dash_m_acp_lite_is_the_command(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "acp_lite", "info", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-    )
+def test_python_dash_m_acp_lite_is_the_command(run_cli: RunCli) -> None:
+    # `python -m acp_lite` in this process (runpy, as -m does; the installed
+    # `acp-lite` binary runs for real in tests/cli/test_readme_commands.py).
+    proc = run_cli("info", "--json", module="acp_lite")
     assert proc.returncode == EXIT_OK, proc.stderr
     assert json.loads(proc.stdout)["protocolVersion"] == 2

@@ -4,7 +4,6 @@ a fake v1 agent that needs a login (``agents/auth_agent.py``)."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 
 from acp_lite.cli import EXIT_AUTH, EXIT_CODES, EXIT_OK, EXIT_USAGE
 
-from .conftest import AGENTS, RunCli, assert_clean_error, cli_env, fake_agent, run_cli_on_tty
+from .conftest import AGENTS, RunCli, assert_clean_error, fake_agent, run_cli_on_tty
 
 AGENT = fake_agent("auth_agent.py")
 ARGV = [sys.executable, str(AGENTS / "auth_agent.py")]
@@ -135,18 +134,11 @@ def test_the_reference_agent_has_one_method_so_login_needs_no_argument(run_cli: 
     assert proc.stdout == "logged in with token\n"
 
 
-def test_python_dash_m_reports_the_auth_error_without_a_traceback(tmp_path: Path) -> None:
+def test_python_dash_m_reports_the_auth_error_without_a_traceback(run_cli: RunCli) -> None:
     # `python -m acp_lite.cli` runs the module as __main__; the subcommand modules
     # import acp_lite.cli: one CliError class must serve both (it once did not).
-    proc = subprocess.run(
-        [sys.executable, "-m", "acp_lite.cli", "prompt", "--agent", AGENT, "hi"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-    )
+    # In this process: runpy runs it as -m does.
+    proc = run_cli("prompt", "--agent", AGENT, "hi", module="acp_lite.cli")
     assert_clean_error(proc, EXIT_AUTH, "the agent needs authentication for session/new")
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from acp_lite.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, REFERENCE_AGENT
 
-from .conftest import RunCli, cli_env, run_cli_on_tty
+from .conftest import RunCli, cli_env
 
 
 def test_echo_by_default(run_cli: RunCli) -> None:
@@ -157,9 +157,10 @@ def _permission_line(stderr: str) -> str:
 SCENARIO_ARGS = ("--scenario", "tool_call_permission", "go")
 
 
-def test_permission_asked_interactively_on_a_tty(tmp_path: Path) -> None:
-    # An invalid answer is asked again; then option 3.
-    proc = run_cli_on_tty(["prompt", *SCENARIO_ARGS], "x\n3\n", tmp_path)
+def test_permission_asked_interactively_on_a_tty(run_cli: RunCli) -> None:
+    # An invalid answer is asked again; then option 3. In this process, stdin saying
+    # it is a terminal (a real terminal's question and its Ctrl-C: tests/cli/test_cli_tty.py).
+    proc = run_cli("prompt", *SCENARIO_ARGS, input="x\n3\n", tty=True)
     assert proc.returncode == 0, proc.stderr
     assert "permission requested: Allow writing notes.txt?" in proc.stderr
     assert "  1) Allow once [allow_once]\n" in proc.stderr

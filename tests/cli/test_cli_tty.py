@@ -15,7 +15,7 @@ from pathlib import Path
 
 from acp_lite.cli import EXIT_INTERRUPTED
 
-from .conftest import cli_env, run_cli_on_tty
+from .conftest import RunCli, cli_env
 
 
 class Terminal:
@@ -100,7 +100,9 @@ FORM = {
 }
 
 
-def test_elicitation_form_answered_on_a_tty(tmp_path: Path) -> None:
+def test_elicitation_form_answered_on_a_tty(run_cli: RunCli) -> None:
+    # In this process, stdin saying it is a terminal: the questions and answers are
+    # the point here (a real terminal's: test_ctrl_c_in_a_form_cancels_the_turn).
     step = {"type": "elicit", "message": "Set up the project", "schema": FORM,
             "branches": {"accept": [{"type": "text", "text": "Thanks!"}]}}  # fmt: skip
     script = json.dumps({"turns": [{"steps": [step]}]})
@@ -109,7 +111,7 @@ def test_elicitation_form_answered_on_a_tty(tmp_path: Path) -> None:
     # a size out of range twice, then 3; keep "y"; Green; both tags; review: edit;
     # a new name, keep the rest but say "n" to tests; review: send.
     typed = "\n\n0\n12\n3\n\n2\n1 2\ne\nproj\n\nn\n\n\ns\n"
-    proc = run_cli_on_tty(["prompt", "--json", "--agent", agent, "go"], typed, tmp_path)
+    proc = run_cli("prompt", "--json", "--agent", agent, "go", input=typed, tty=True)
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     (asked,) = [line["elicitation"] for line in lines if "elicitation" in line]

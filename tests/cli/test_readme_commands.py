@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import cli_env
+from .conftest import cli_env, reference_agent_in_memory
 
 ROOT = Path(__file__).resolve().parents[2]
 # Documents whose Quick start commands and python blocks are checked: README.md
@@ -171,7 +171,12 @@ def test_python_blocks_run(
             suites[number] = pytester.makepyfile(**{f"test_snippet_{number}": code})
         else:
             capsys.readouterr()
-            exec(compile(code, f"<{where}>", "exec"), {"__name__": "__main__"})
+            # The reference agent the scripts name runs in this process: what they
+            # do with the client is the point (agent processes: the test blocks
+            # below, the Quick start command, tests/client and tests/aio).
+            with monkeypatch.context() as patch:
+                reference_agent_in_memory(patch)
+                exec(compile(code, f"<{where}>", "exec"), {"__name__": "__main__"})
             assert capsys.readouterr().out.strip(), f"{where} printed nothing"
     # A block testing a real agent on the scripted model names one that is not
     # installed here: a stand-in that calls the same model (an ACP agent on the

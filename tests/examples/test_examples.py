@@ -1,8 +1,10 @@
 """Every example in examples/ runs as is, as ``__main__`` with no arguments.
 
 In this interpreter (``runpy``, stdout/stderr captured): what the example does is
-the point, not a fresh interpreter's start-up. The agents they start are still
-real processes.
+the point, not a fresh interpreter's start-up. The reference agent they start by
+default runs in this process too (what the example does with its client is the
+point); any other agent command, like the hand-written echo agent's, is a real
+process.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli.conftest import reference_agent_in_memory
 
 from acp_lite.cli import main as cli_main
 
@@ -34,6 +37,7 @@ def run_example(
         with monkeypatch.context() as patch:
             patch.chdir(tmp_path)
             patch.setattr(sys, "argv", [str(path), *args])
+            reference_agent_in_memory(patch)
             capsys.readouterr()
             try:
                 runpy.run_path(str(path), run_name="__main__")
