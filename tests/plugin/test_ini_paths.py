@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from .conftest import LEAN
+
 pytest_plugins = ["pytester"]
 
 AGENT = """
@@ -30,5 +32,7 @@ def test_ini_agent_path_is_relative_to_the_ini_file(pytester: pytest.Pytester) -
     # Run from a subdirectory: the path must not resolve against it.
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project / "tests")
-        result = pytester.runpytest_inprocess("-c", str(project / "pytest.ini"), "test_it.py")
+        result = pytester.runpytest_inprocess(
+            *LEAN, "-c", str(project / "pytest.ini"), "test_it.py"
+        )
     result.assert_outcomes(passed=1)
