@@ -40,7 +40,7 @@ from acp_lite.cli.render import safe_text
 if TYPE_CHECKING:
     from acp_lite.models import EventStream, HttpRequest, HttpResponse, ModelScript, ScriptedModel
 
-__all__ = ["EXIT_MODEL_CODES", "LOGGER", "add_parser", "cmd_model"]
+__all__ = ["EXIT_MODEL_CODES", "LOGGER", "add_parser", "cmd_model", "script_of"]
 
 #: ``acp-lite model serve``'s exit codes -> meaning (shown in its ``--help``).
 EXIT_MODEL_CODES: dict[int, str] = {
@@ -129,15 +129,24 @@ def cmd_model(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _script(args: argparse.Namespace) -> ModelScript:
+    return script_of(args.reply, args.script, "--reply")
+
+
+def script_of(reply: str | None, path: str | None, flag: str) -> ModelScript:
+    """The model script a command line asks for: ``reply`` (named ``flag``) answers
+    every request, streamed; else the script file at ``path``. A malformed file is a
+    usage error (the message names the file and the step)."""
     from acp_lite.errors import ModelScriptError
     from acp_lite.models import ModelScript, Reply, load_model_script
 
-    if args.reply is not None:
-        return ModelScript(name="--reply", steps=(Reply(text=args.reply, repeat=True),))
+    if reply is not None:
+        return ModelScript(name=flag, steps=(Reply(text=reply, repeat=True),))
+    if path is None:
+        raise CliError(f"give a model script or {flag} TEXT", EXIT_USAGE)
     try:
-        return load_model_script(args.script)
+        return load_model_script(path)
     except ModelScriptError as exc:
-        # The message names the file and the step: "FILE: model script 'x': steps[1] ...".
+        # "FILE: model script 'x': steps[1] (tool_call): ...": the file and the step.
         raise CliError(str(exc), EXIT_USAGE) from None
 
 

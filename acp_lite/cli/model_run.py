@@ -139,16 +139,9 @@ def run_on_model(args: argparse.Namespace, argv: Sequence[str], err: TextIO, tur
 
 
 def _script(args: argparse.Namespace) -> ModelScript:
-    from acp_lite.errors import ModelScriptError
-    from acp_lite.models import ModelScript, Reply, load_model_script
+    from acp_lite.cli.model import script_of
 
-    if args.model_reply is not None:
-        return ModelScript(name="--model-reply", steps=(Reply(text=args.model_reply, repeat=True),))
-    try:
-        return load_model_script(args.model_script)
-    except ModelScriptError as exc:
-        # "FILE: model script 'x': steps[1] (tool_call): ...": the file and the step.
-        raise CliError(str(exc), EXIT_USAGE) from None
+    return script_of(args.model_reply, args.model_script, "--model-reply")
 
 
 def _profile(args: argparse.Namespace, argv: Sequence[str]) -> AgentProfile:
