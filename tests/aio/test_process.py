@@ -36,8 +36,9 @@ async def test_exits_when_stdin_closes() -> None:
         [sys.executable, "-c", "import sys; sys.stdin.read()"], limits=PATIENT
     )
     t0 = time.monotonic()
-    assert await p.aclose() == 0
-    assert time.monotonic() - t0 < 0.3
+    assert await p.aclose() == 0  # its own exit: not a SIGTERM (-15) after the grace
+    # Well inside the 5 s close grace (a loose bound: a loaded machine stalls).
+    assert time.monotonic() - t0 < PATIENT.close_grace / 2
 
 
 @pytest.mark.trio
