@@ -158,9 +158,12 @@ def _connect(
             message = "\n".join([f"could not start the agent {command}: {exc}", *tail])
         fail_test(message)
     try:
-        env, inherit_env = command.process_env()
         return acp_connect(
-            list(command.argv), cwd=command.cwd, env=env, inherit_env=inherit_env, **options
+            list(command.argv),
+            cwd=command.cwd,
+            env=dict(command.env) or None,
+            inherit_env=command.inherit_env,
+            **options,
         )
     except AcpError as exc:
         message = f"could not start the agent {command}: {exc}"
@@ -198,9 +201,12 @@ async def connect_async(
         return
     from acp_lite import aio
 
-    env, inherit_env = command.process_env()
     async with aio.connect(
-        list(command.argv), cwd=command.cwd, env=env, inherit_env=inherit_env, **options
+        list(command.argv),
+        cwd=command.cwd,
+        env=dict(command.env) or None,
+        inherit_env=command.inherit_env,
+        **options,
     ) as client:
         if handshake.login is not None:
             await client.login(handshake.login)

@@ -442,12 +442,13 @@ def model_command(request: pytest.FixtureRequest, command: AgentCommand) -> Agen
         return command
     fixture: ModelFixture = request.getfixturevalue("acp_model")
     prepared = fixture.prepare(_profile_of(request, command))
-    setup = prepared.setup
+    # The profile's whole environment (this process's, without what would point the
+    # agent elsewhere), as env_for gives it; the command's own env on top.
     return AgentCommand(
         tuple(prepared.argv(command.argv)),
-        {**setup.env, **command.env},
+        {**prepared.env, **command.env},
         command.cwd,
-        unset=tuple(v for v in setup.unset if v not in command.env),
+        inherit_env=False,
     )
 
 

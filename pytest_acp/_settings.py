@@ -71,27 +71,18 @@ class AgentCommand:
     argv: tuple[str, ...]
     env: Mapping[str, str] = attrs.field(factory=dict)
     cwd: str | None = None
-    #: Variables removed from the inherited environment (before ``env`` is merged):
-    #: what an agent profile drops so that the agent reads none of the user's setup.
-    unset: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    #: ``False``: ``env`` is the agent's whole environment, not merged onto this
+    #: process's (as ``acp_lite.connect(inherit_env=)``; an agent profile's run).
+    inherit_env: bool = attrs.field(default=True, kw_only=True)
     # Called with what its shape takes (a factory, or the agent itself: see above).
     in_process: Callable[..., object] | None = attrs.field(default=None, kw_only=True)
 
     def key(self) -> tuple[object, ...]:
         """Identity used to share one agent between tests."""
         key: tuple[object, ...] = (self.argv, tuple(sorted(self.env.items())), self.cwd)
-        if self.unset:
-            key = (*key, self.unset)
+        if not self.inherit_env:
+            key = (*key, "whole env")
         return key if self.in_process is None else (*key, self.in_process)
-
-    def process_env(self) -> tuple[dict[str, str] | None, bool]:
-        """``(env, inherit_env)`` for ``acp_lite.connect``: ``env`` merged onto this
-        process's environment, or, with :attr:`unset`, the whole environment."""
-        if not self.unset:
-            return dict(self.env) or None, True
-        whole = {k: v for k, v in os.environ.items() if k not in self.unset}
-        whole.update(self.env)
-        return whole, False
 
     def __str__(self) -> str:
         if self.in_process is not None:

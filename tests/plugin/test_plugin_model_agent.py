@@ -47,9 +47,9 @@ def test_the_agent_command_is_recognised_and_launched_on_the_model(
     assert command.argv == ("npx", "@qwen-code/qwen-code", "--acp", "--approval-mode", "default")
     assert command.env["OPENAI_BASE_URL"] == acp_model.openai_base_url
     assert command.env["HOME"] == acp_model.env_for("qwen")["HOME"]
-    assert "CODEX_HOME" in command.unset
-    env, inherit = command.process_env()
-    assert not inherit and env is not None and env["OPENAI_API_KEY"]
+    # Its whole environment, as env_for gives it: nothing inherited on top.
+    assert not command.inherit_env
+    assert command.env == acp_model.env_for("qwen")
     # An agent in this process has no environment to set.
     in_process = AgentCommand((), in_process=object)
     assert model_command(request, in_process) is in_process
