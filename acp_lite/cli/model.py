@@ -40,7 +40,7 @@ from acp_lite.cli.render import safe_text
 if TYPE_CHECKING:
     from acp_lite.models import EventStream, HttpRequest, HttpResponse, ModelScript, ScriptedModel
 
-__all__ = ["EXIT_MODEL_CODES", "LOGGER", "add_parser", "cmd_model", "script_of"]
+__all__ = ["EXIT_MODEL_CODES", "LOGGER", "add_parser", "check_server", "cmd_model", "script_of"]
 
 #: ``acp-lite model serve``'s exit codes -> meaning (shown in its ``--help``).
 EXIT_MODEL_CODES: dict[int, str] = {
@@ -53,9 +53,6 @@ EXIT_MODEL_CODES: dict[int, str] = {
 #: The logger of the model provider and its server; the command shows it on stderr.
 LOGGER = "acp_lite.models"
 _NAME = f"{PROG} model"
-_H11_MISSING = (
-    f"{_NAME} serve needs h11, which the models extra installs: pip install 'acp-lite[models]'"
-)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,12 +101,7 @@ def cmd_model(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``acp-lite model serve``: serve until a signal; the exit code says whether the
     script answered every request (see the module docstring)."""
     script = _script(args)
-    try:
-        import acp_lite.models.server  # noqa: F401  (h11 is checked here, once)
-    except ImportError as exc:
-        if "h11" not in (exc.name, getattr(exc.__cause__, "name", None)):
-            raise
-        raise CliError(_H11_MISSING, EXIT_START_FAILED) from None
+    check_server(f"{_NAME} serve")
     import trio
 
     from acp_lite.models import ScriptedModel
@@ -130,6 +122,20 @@ def cmd_model(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _script(args: argparse.Namespace) -> ModelScript:
     return script_of(args.reply, args.script, "--reply")
+
+
+def check_server(what: str) -> None:
+    """Import the model server, or a :class:`CliError` (exit 3) saying that ``what``
+    needs h11 and which extra installs it."""
+    try:
+        import acp_lite.models.server  # noqa: F401  (h11 is checked here, once)
+    except ImportError as exc:
+        if "h11" not in (exc.name, getattr(exc.__cause__, "name", None)):
+            raise
+        raise CliError(
+            f"{what} needs h11, which the models extra installs: pip install 'acp-lite[models]'",
+            EXIT_START_FAILED,
+        ) from None
 
 
 def script_of(reply: str | None, path: str | None, flag: str) -> ModelScript:

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, TextIO
 
 from acp_lite.cli.base import (
     EXIT_INTERRUPTED,
-    EXIT_START_FAILED,
     EXIT_STOPPED,
     EXIT_USAGE,
     PROG,
@@ -112,7 +111,9 @@ def run_on_model(args: argparse.Namespace, argv: Sequence[str], err: TextIO, tur
     docstring); returns the exit code."""
     script = _script(args)
     profile = _profile(args, argv)
-    _check_server()
+    from acp_lite.cli.model import check_server
+
+    check_server("--model-script and --model-reply")
     from acp_lite.models import ScriptedModel
     from acp_lite.models.home import temporary_home
     from acp_lite.models.server import run_in_thread
@@ -154,19 +155,6 @@ def _profile(args: argparse.Namespace, argv: Sequence[str]) -> AgentProfile:
         return profile_named(args.model_profile)
     except ModelScriptError as exc:
         raise CliError(f"--model-profile: {exc}", EXIT_USAGE) from None
-
-
-def _check_server() -> None:
-    try:
-        import acp_lite.models.server  # noqa: F401  (h11 is checked here, once)
-    except ImportError as exc:
-        if "h11" not in (exc.name, getattr(exc.__cause__, "name", None)):
-            raise
-        raise CliError(
-            "--model-script and --model-reply need h11, which the models extra installs: "
-            "pip install 'acp-lite[models]'",
-            EXIT_START_FAILED,
-        ) from None
 
 
 def _report_failures(model: ScriptedModel, err: TextIO) -> None:
