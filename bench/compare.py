@@ -5,16 +5,24 @@ Every measurement runs in a fresh subprocess; the repeats are interleaved (floor
 acp_lite, floor, acp_lite ...) and each ratio is the median of the per-repeat ratios,
 so a machine whose speed drifts (shared CPUs) still compares like with like.
 
-* **Throughput**: the reference agent's ``flood`` scenario streams N
+* **Throughput**: the flood agent (``bench/flood_agent.py``) streams N
   ``agent_message_chunk`` updates in one turn; timed from sending the prompt to the
   idle that ends it, *including joining the text*. ``floor``: plain Python, the same
-  agent, hand-written JSON-RPC, ``json.loads`` per line, texts appended and joined;
-  ``raw orjson``: the same with ``orjson.loads``. acp_lite: ``blocking``
+  agent, hand-written JSON-RPC, 64 KiB reads, ``json.loads`` per line, texts
+  appended and joined; ``raw orjson``: the same with ``orjson.loads``. acp_lite: ``blocking``
   (``acp_lite.connect`` + ``Session.run`` + ``Turn.text``) and ``async``
   (``acp_lite.aio``), with the stdlib ``json`` backend (``ACP_LITE_JSON=json``) and
   with ``orjson``. Wall-clock rate and client CPU per update.
+* **Traffic shapes**: the same against the traffic real agents send (``--shapes``):
+  ``same`` (one shared one-character text, 2,000 lines per write: the best case),
+  ``distinct`` (distinct 20-40-character texts), ``escaped`` (those with newlines,
+  quotes and non-ASCII), ``per_write`` (one write per chunk, as SDK agents write) and
+  ``ts_sdk`` (the official TypeScript SDK agent, ``tests/interop/ts_flood_agent.mjs``,
+  where Node and the SDK are installed). CPU and memory against the floor on the
+  same shape, with the issue's targets.
 * **Memory**: RSS the client holds after the turn (text joined, session still open)
-  minus RSS before the prompt, per update; the process's peak RSS.
+  minus RSS before the prompt, per update (``held``); the peak RSS during the turn
+  minus RSS before the prompt (``added``); the process's peak RSS.
   With ``--bounded`` also acp_lite with retention bounds (``--bounded-limits``,
   ``Limits.bounded()`` by default). ``--bytecode-cache`` lets the children use a
   ``__pycache__`` (as after ``pip install``); without it, an environment that sets
@@ -36,12 +44,12 @@ so a machine whose speed drifts (shared CPUs) still compares like with like.
 
     python bench/compare.py                       # 200k updates, 3 repeats
     python bench/compare.py --updates 20000 --repeat 3 --decades 1000,10000,100000
+    python bench/compare.py --skip throughput,calls,startup,linearity   # shapes only
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import platform
@@ -50,309 +58,23 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
-AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
-NOOP = "_acp_lite/bench_noop"
-
-
-def _cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def _rss() -> int:
-    """Current resident set size in bytes."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _peak_rss() -> int:
-    """Peak resident set size of this program, in bytes: ``VmHWM``, which ``exec``
-    resets. (``ru_maxrss`` survives ``exec``: it would report the parent's size at
-    the fork when that is larger than this program ever gets.)"""
-    return _hwm(open("/proc/self/status").read())
-
-
-def _hwm(status: str) -> int:
-    for line in status.splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024  # kB
-    raise RuntimeError("no VmHWM in /proc/self/status")
-
-
-def _flood(n: int) -> list[str]:
-    return [*AGENT, "--scenario", "flood", "--count", str(n)]
-
-
-# --------------------------------------------------------------------------- children
-
-
-def child_floor(n: int, backend: str) -> dict[str, Any]:
-    """A hand-written client: JSON-RPC by hand, one ``loads`` per line."""
-    if backend == "orjson":
-        import orjson
-
-        loads: Callable[[bytes], Any] = orjson.loads
-    else:
-        loads = json.loads
-    proc = subprocess.Popen(
-        _flood(n), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, proc.stdout
-
-    def send(msg: dict[str, Any]) -> None:
-        stdin.write(json.dumps(msg).encode() + b"\n")
-        stdin.flush()
-
-    def response(rid: int) -> Any:
-        for line in stdout:
-            msg = loads(line)
-            if msg.get("id") == rid and "method" not in msg:
-                return msg
-        raise RuntimeError("agent closed stdout")
-
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-          "params": {"protocolVersion": 2, "info": {"name": "floor", "version": "0"},
-                     "capabilities": {}}})  # fmt: skip
-    response(1)
-    send({"jsonrpc": "2.0", "id": 2, "method": "session/new",
-          "params": {"cwd": "/tmp", "mcpServers": []}})  # fmt: skip
-    sid = response(2)["result"]["sessionId"]
-    gc.collect()
-    texts: list[str] = []
-    rss0, start, cpu = _rss(), time.perf_counter(), _cpu()
-    send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
-          "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}})  # fmt: skip
-    for line in stdout:
-        msg = loads(line)
-        params = msg.get("params")
-        if params is None:
-            continue
-        update = params.get("update") or {}
-        kind = update.get("sessionUpdate")
-        if kind == "agent_message_chunk":
-            texts.append(update["content"]["text"])
-        elif kind == "state_update" and update.get("state") == "idle" and texts:
-            break
-    text = "".join(texts)
-    elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
-    gc.collect()
-    held = _rss() - rss0
-    stdin.close()
-    proc.wait(30)
-    assert len(texts) == n and text, (len(texts), n)
-    return {"seconds": elapsed, "cpu": cpu, "held": held, "peak": _peak_rss()}
-
-
-def _limits(bounded: str | None) -> Any:
-    if not bounded:
-        return None
-    import acp_lite
-
-    if bounded == "preset":
-        return acp_lite.Limits.bounded()
-    fields = dict(kv.split("=") for kv in bounded.split(","))
-    return acp_lite.Limits(**{k: int(v) for k, v in fields.items()})
-
-
-def child_blocking(n: int, bounded: str | None = None) -> dict[str, Any]:
-    import acp_lite
-
-    with acp_lite.connect(_flood(n), limits=_limits(bounded)) as client:
-        session = client.new_session(cwd="/tmp")
-        gc.collect()
-        rss0, start, cpu = _rss(), time.perf_counter(), _cpu()
-        turn = session.run("go", timeout=3600)
-        text = turn.text
-        elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
-        gc.collect()
-        held = _rss() - rss0
-        assert text.startswith("chunk") or text, "no text"
-        updates = len(turn.updates)
-        del turn, text
-    return {"seconds": elapsed, "cpu": cpu, "held": held, "peak": _peak_rss(), "events": updates}
-
-
-def child_async(n: int) -> dict[str, Any]:
-    import trio
-
-    from acp_lite import aio
-
-    out: dict[str, Any] = {}
-
-    async def main() -> None:
-        async with aio.connect(_flood(n)) as client:
-            session = await client.new_session(cwd="/tmp")
-            gc.collect()
-            rss0, start, cpu = _rss(), time.perf_counter(), _cpu()
-            turn = await session.run("go", timeout=3600)
-            text = turn.text
-            elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
-            gc.collect()
-            assert text
-            out.update(seconds=elapsed, cpu=cpu, held=_rss() - rss0)
-
-    trio.run(main)
-    out["peak"] = _peak_rss()
-    return out
-
-
-def _median_of(fn: Callable[[], object], k: int) -> float:
-    lat = []
-    for _ in range(k):
-        t = time.perf_counter()
-        fn()
-        lat.append(time.perf_counter() - t)
-    return statistics.median(lat)
-
-
-def child_calls(k: int) -> dict[str, Any]:
-    """Blocking and async round trips on one connection, in alternating rounds."""
-    import acp_lite
-
-    with acp_lite.connect(_flood(1)) as client:
-        aclient = client.async_client
-
-        async def async_round(gap: float = 0.0) -> float:
-            import trio
-
-            lat = []
-            for _ in range(k):
-                t = time.perf_counter()
-                await aclient.request(NOOP)
-                lat.append(time.perf_counter() - t)
-                if gap:  # idle between requests, as a blocking caller's thread hops are
-                    await trio.sleep(gap)
-            return statistics.median(lat)
-
-        async def noop() -> None:
-            return None
-
-        token = client._portal._token
-        assert token is not None
-
-        def hop() -> None:  # one thread crossing each way, nothing else
-            lock = threading.Lock()
-            lock.acquire()
-            token.run_sync_soon(lock.release)
-            lock.acquire()
-
-        _median_of(lambda: client.request(NOOP), 50)  # warm up
-        sync, asyn, gaps, portal, hops = [], [], [], [], []
-        for _ in range(5):
-            sync.append(_median_of(lambda: client.request(NOOP), k))
-            asyn.append(client._portal.call(async_round))
-            gaps.append(client._portal.call(async_round, 0.0002))
-            portal.append(_median_of(lambda: client._portal.call(noop, timeout=60), k))
-            hops.append(_median_of(hop, k))
-    return {"blocking": min(sync), "async": min(asyn), "async_gap": min(gaps),
-            "portal": min(portal), "hop": min(hops)}  # fmt: skip
-
-
-def child_raw_trio(k: int) -> dict[str, Any]:
-    import trio
-
-    out: dict[str, Any] = {}
-
-    async def main() -> None:
-        proc = await trio.lowlevel.open_process(
-            _flood(1), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
-        if True:
-            assert proc.stdin is not None and proc.stdout is not None
-            buf = bytearray()
-
-            async def call(i: int, method: str, params: Any) -> None:
-                line = {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
-                await proc.stdin.send_all(json.dumps(line).encode() + b"\n")  # type: ignore[union-attr]
-                while True:
-                    nl = buf.find(b"\n")
-                    if nl >= 0:
-                        msg = json.loads(bytes(buf[:nl]))
-                        del buf[: nl + 1]
-                        if msg.get("id") == i and "method" not in msg:
-                            return
-                        continue
-                    buf.extend(await proc.stdout.receive_some(65536))  # type: ignore[union-attr]
-
-            await call(0, "initialize", {"protocolVersion": 2, "capabilities": {}})
-            rounds = []
-            i = 1
-            for _ in range(5):
-                lat = []
-                for _ in range(k):
-                    t = time.perf_counter()
-                    await call(i, NOOP, {})
-                    lat.append(time.perf_counter() - t)
-                    i += 1
-                rounds.append(statistics.median(lat))
-            out["raw_trio"] = min(rounds)
-            await proc.stdin.aclose()  # type: ignore[union-attr]
-            await proc.wait()
-
-    trio.run(main)
-    return out
-
-
-def child_readline(k: int) -> dict[str, Any]:
-    proc = subprocess.Popen(
-        _flood(1), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, proc.stdout
-    ids = iter(range(1_000_000))
-
-    def call(method: str, params: Any) -> None:
-        i = next(ids)
-        stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
-                                "params": params}).encode() + b"\n")  # fmt: skip
-        stdin.flush()
-        while True:
-            msg = json.loads(stdout.readline())
-            if msg.get("id") == i and "method" not in msg:
-                return
-
-    call("initialize", {"protocolVersion": 2, "capabilities": {}})
-    best = min(_median_of(lambda: call(NOOP, {}), k) for _ in range(5))
-    stdin.close()
-    proc.wait(10)
-    return {"raw_readline": best}
-
-
-def child(mode: str, args: argparse.Namespace) -> dict[str, Any]:
-    n = args.updates
-    if mode == "floor":
-        return child_floor(n, args.loads)
-    if mode == "blocking":
-        return child_blocking(n, args.bounded)
-    if mode == "async":
-        return child_async(n)
-    if mode == "calls":
-        return child_calls(args.calls)
-    if mode == "raw_trio":
-        return child_raw_trio(args.calls)
-    if mode == "raw_readline":
-        return child_readline(args.calls)
-    raise SystemExit(f"unknown mode {mode}")
-
+from compare_children import SHAPES, child, have_ts, hwm
 
 # --------------------------------------------------------------------------- driver
 
 
 def spawn(mode: str, *, backend: str = "json", updates: int = 0, calls: int = 0,
-          bounded: str | None = None) -> dict[str, Any]:  # fmt: skip
+          bounded: str | None = None, shape: str = "same") -> dict[str, Any]:  # fmt: skip
     env = dict(os.environ)
     if backend == "json":
         env["ACP_LITE_JSON"] = "json"
     else:
         env.pop("ACP_LITE_JSON", None)
     argv = [sys.executable, __file__, "--child", mode, "--loads", backend,
-            "--updates", str(updates), "--calls", str(calls)]  # fmt: skip
+            "--updates", str(updates), "--calls", str(calls), "--shape", shape]  # fmt: skip
     if bounded:
         argv += ["--bounded-limits", bounded]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=7200)
@@ -400,9 +122,54 @@ def startup(repeat: int, *, cache: bool = True) -> dict[str, dict[str, float]]:
             show = "\nimport sys; sys.stdout.write(open('/proc/self/status').read())"
             out = subprocess.run([sys.executable, "-c", c + show], check=True, env=env,
                                  capture_output=True, text=True).stdout  # fmt: skip
-            peak[k] = float(_hwm(out))
+            peak[k] = float(hwm(out))
     return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k]),
                 "peak": peak[k]} for k in cmds}  # fmt: skip
+
+
+def shapes_table(args: argparse.Namespace, have_orjson: bool) -> None:
+    """CPU and memory against the floor on each traffic shape (the module doc)."""
+    shapes = [s for s in args.shapes.split(",") if s]
+    if "ts_sdk" in shapes and not have_ts():
+        print("(ts_sdk skipped: no node or no tests/interop/node_modules)")
+        shapes.remove("ts_sdk")
+    backends = ["json", "orjson"] if have_orjson else ["json"]
+    cells = [(m, b) for b in backends for m in ("floor", "blocking")]
+    n, reps = args.shape_updates, args.repeat
+    print(f"traffic shapes (N = {n:,}; x: the floor's CPU / this one's, >1 is faster; "
+          "memory: this / the floor's; targets: json >= 1.5x, orjson >= 2x the json floor, "
+          "memory <= 1.5x)")  # fmt: skip
+    print(
+        f"{'shape':10} {'floor µs/upd':>12} {'json x':>7} {'orjson x':>8} {'raw orjson x':>12} "
+        f"{'held B/upd':>10} {'floor':>6} {'x':>5} {'added MiB':>9} {'floor':>6} {'x':>5}"
+    )
+    for shape in shapes:
+        runs: dict[tuple[str, str], list[dict[str, Any]]] = {c: [] for c in cells}
+        for _ in range(reps):
+            for mode, backend in cells:
+                runs[mode, backend].append(spawn(mode, backend=backend, updates=n, shape=shape))
+        floor = runs["floor", "json"]
+
+        def x_cpu(rs: list[dict[str, Any]], base: list[dict[str, Any]] = floor) -> float:
+            return statistics.median(f["cpu"] / r["cpu"] for f, r in zip(base, rs, strict=True))
+
+        def mem(rs: list[dict[str, Any]], key: str) -> float:
+            return statistics.median(r[key] for r in rs)
+
+        ours = runs["blocking", "json"]
+        orj = f"{x_cpu(runs['blocking', 'orjson']):7.2f}x" if have_orjson else "      -"
+        raw = (f"{x_cpu(runs['blocking', 'orjson'], runs['floor', 'orjson']):11.2f}x"
+               if have_orjson else "          -")  # fmt: skip
+        held, fheld = mem(ours, "held") / n, max(mem(floor, "held") / n, 1)
+        added, fadded = mem(ours, "added"), max(mem(floor, "added"), 1)
+        print(f"{shape:10} {1e6 * mem(floor, 'cpu') / n:12.2f} {x_cpu(ours):6.2f}x {orj} {raw} "
+              f"{held:10.0f} {fheld:6.0f} {held / fheld:4.2f}x {added / 2**20:9.1f} "
+              f"{fadded / 2**20:6.1f} {added / fadded:4.2f}x")  # fmt: skip
+    print(
+        "(raw orjson x: acp_lite with orjson against the floor with orjson; held and added"
+        " are acp_lite's with stdlib json)"
+    )
+    print()
 
 
 def main() -> None:
@@ -419,8 +186,13 @@ def main() -> None:
     parser.add_argument("--bytecode-cache", action="store_true",
                         help="children may write and use __pycache__ (PYTHONDONTWRITEBYTECODE "
                         "unset), as after pip install; warmed first")  # fmt: skip
-    parser.add_argument("--skip", default="", help="comma-separated: throughput,calls,"
-                        "startup,linearity")  # fmt: skip
+    parser.add_argument("--skip", default="", help="comma-separated: throughput,shapes,"
+                        "calls,startup,linearity")  # fmt: skip
+    parser.add_argument("--shapes", default=",".join(SHAPES),
+                        help=f"traffic shapes to compare (of {', '.join(SHAPES)})")  # fmt: skip
+    parser.add_argument("--shape-updates", type=int, default=100_000,
+                        help="updates per turn in the shapes table")  # fmt: skip
+    parser.add_argument("--shape", default="same", help=argparse.SUPPRESS)
     parser.add_argument("--child", dest="mode")
     parser.add_argument("--loads", default="json")
     args = parser.parse_args()
@@ -492,6 +264,9 @@ def main() -> None:
             " least disturbed run of each, by CPU; memory: this / the floor's)"
         )
         print()
+
+    if "shapes" not in skip:
+        shapes_table(args, have_orjson)
 
     if "calls" not in skip:
         rows: dict[str, list[float]] = {"blocking": [], "async": [], "raw_trio": [],
