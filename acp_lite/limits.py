@@ -81,6 +81,12 @@ class Limits:
     #: After the agent closed stdout, wait at most this long for its exit status
     #: and the rest of stderr before failing every waiter.
     exit_status_wait: float = 0.5
+    #: While a message streams (the last bytes read were all chunks of one stream),
+    #: wait this long (seconds) before reading again, so that each read finds many
+    #: chunks: an agent writing one line per chunk otherwise wakes the client once per
+    #: few lines, and that wake-up costs more than the lines. What arrives next is
+    #: seen at most this much later; ``0`` reads at once.
+    stream_read_delay: float = 0.0005
 
     @classmethod
     def bounded(cls) -> Limits:

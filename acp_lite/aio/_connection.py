@@ -51,6 +51,9 @@ __all__ = ["Connection"]
 logger = logging.getLogger("acp_lite.connection")
 
 _RECEIVE_SIZE = 256 * 1024
+#: A read this large found the pipe (64 KiB by default) full or nearly: the agent
+#: is ahead, so read again at once even while a message streams.
+_FULL_READ = 32 * 1024
 
 
 #: The close grace after a wait on the agent timed out (seconds).
@@ -418,7 +421,9 @@ class Connection:
 
     async def _read_loop(self) -> None:
         stream = self._receive_stream
-        receive = self.core.receive_data
+        core = self.core
+        receive = core.receive_data
+        delay = self.limits.stream_read_delay
         try:
             while True:
                 try:
@@ -429,6 +434,11 @@ class Connection:
                 self.pump()
                 if not data:
                     break
+                if delay and core.streaming and len(data) < _FULL_READ:
+                    # A message streams, a few lines at a time: let more of it
+                    # arrive, so that one wake-up handles many chunks
+                    # (Limits.stream_read_delay).
+                    await trio.sleep(delay)
         finally:
             self._reader_done.set()
         if self.core.failure is None and not self._closing:

@@ -64,6 +64,10 @@ class Receiver:
         # The compact line of the latest hits and how many in a row: a stream's
         # lines are kept compactly only past _COMPACT_AFTER (receive_data).
         self._hot: tuple[CompactLine | None, int] = (None, 0)
+        #: Whether the last bytes received ended with a line of a hot chunk stream
+        #: (past _COMPACT_AFTER lines of it in a row): a message is streaming, and
+        #: more of it is likely to follow (what the IO layer may wait for).
+        self.streaming = False
         self.speak(dialect)
 
     def speak(self, dialect: Dialect) -> None:
@@ -100,6 +104,7 @@ class Receiver:
 
     def receive_data(self, data: bytes) -> None:
         """Feed bytes the agent wrote; ``b""`` means its output ended."""
+        self.streaming = False
         if not data:
             self._receive_lines(self._framer.finish())
             return
@@ -123,6 +128,7 @@ class Receiver:
             if run is not None and self._receive_run(hot, run[0], run[1]):
                 self._hot = (hot, hits + len(run[0]))
                 if run[2] > len(data):
+                    self.streaming = True
                     return
                 data = data[run[2] :]
         lines = data.split(b"\n")
@@ -176,9 +182,11 @@ class Receiver:
         shapes: list[CompactLine | None] | None = None
         k = -1
         hot, hits = self._hot
+        streaming = False  # the line handled last was a hot stream's
         try:
             for line in lines:
                 k += 1
+                streaming = False
                 if findings is not None:
                     findings.at = at
                     at += 1
@@ -194,6 +202,7 @@ class Receiver:
                             if hits <= _COMPACT_AFTER:
                                 route(hit[0], hit[1], line, None)
                                 continue
+                            streaming = True
                             if hit[3]:
                                 if shapes is None:
                                     shapes = [None] * len(kept)
@@ -211,6 +220,7 @@ class Receiver:
                     self._line_failed(line, exc)
         finally:
             self._hot = (hot, hits)
+            self.streaming = streaming
             transcript.record_many("recv", kept, shapes)
 
     def _receive_lines(self, lines: list[bytes | OversizeLine]) -> None:

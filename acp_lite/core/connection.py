@@ -160,6 +160,12 @@ class ClientConnection:
         """Every applied update is reported as an ``UpdateApplied``."""
         return self.router.update_events
 
+    @property
+    def streaming(self) -> bool:
+        """Whether the bytes received last ended inside a streamed message (a run of
+        one chunk stream's lines): more of it is likely on its way."""
+        return self.receiver.streaming
+
     # ------------------------------------------------------------------ IO-facing
 
     def receive_data(self, data: bytes) -> None:
