@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     # For annotations only: the transcript does not load the wire layer (the pytest
     # plugin imports it at start-up); a compact line comes from the connection.
     from acp_lite.jsontypes import JsonObject, JsonValue
-    from acp_lite.protocol.chunk_lines import CompactLine
+    from acp_lite.protocol.chunk_lines import LineShape
     from acp_lite.protocol.jsonrpc import Message
 
 __all__ = ["Direction", "Transcript", "TranscriptEntry", "dumps_record", "record_line"]
@@ -88,7 +88,7 @@ def _expand_times(starts: array[int], times: array[float], lo: int, n: int) -> l
     return out
 
 
-def _line(item: bytes | str, compact: CompactLine | None) -> bytes:
+def _line(item: bytes | str, compact: LineShape | None) -> bytes:
     if compact is None:
         return item  # type: ignore[return-value]
     return compact.line(item)  # type: ignore[arg-type]
@@ -126,7 +126,7 @@ def record_line(record: Mapping[str, object]) -> bytes:
 
 
 _Columns = tuple[
-    "list[bytes | str]", "list[CompactLine | None]", "array[int]", "array[float]", bytearray
+    "list[bytes | str]", "list[LineShape | None]", "array[int]", "array[float]", bytearray
 ]
 
 _SLACK = 1024
@@ -143,12 +143,13 @@ class Transcript:
 
     Storage: parallel columns, no object per line. A line is kept as its ``bytes``,
     or, when the connection recognised it as a streamed chunk's line whose text
-    is written as plain UTF-8 between the fixed bytes of its stream, as that text
-    (the ``str`` the message's content holds anyway) and its stream's
-    :class:`~acp_lite.protocol.chunk_lines.CompactLine`; :attr:`TranscriptEntry.line`
-    rebuilds those bytes exactly (``CompactLine.line``). Times are kept once per
-    batch of lines received together (run-length: where each run starts, and its
-    time), directions a byte each.
+    is written between the fixed bytes of its stream (as plain UTF-8, or with the
+    escapes a JSON encoder writes), as that text (the ``str`` the message's content
+    holds anyway) and its stream's shape
+    (:class:`~acp_lite.protocol.chunk_lines.CompactLine` or ``EscapedLine``);
+    :attr:`TranscriptEntry.line` rebuilds those bytes exactly (``shape.line``).
+    Times are kept once per batch of lines received together (run-length: where
+    each run starts, and its time), directions a byte each.
     """
 
     def __init__(self, max_entries: int | None = None) -> None:
@@ -195,14 +196,13 @@ class Transcript:
         self,
         direction: Direction,
         lines: list[bytes] | list[bytes | str],
-        shapes: list[CompactLine | None] | None = None,
+        shapes: list[LineShape | None] | None = None,
     ) -> None:
         """Append lines received (or sent) together, with one timestamp.
 
         With ``shapes`` (as long as ``lines``), an item whose shape is not ``None``
-        is the text of a line that is exactly ``shape.line(text)``: the text written
-        verbatim in a line of that compact line's stream (the caller checked it);
-        the others are raw lines.
+        is the text of a line that is exactly ``shape.line(text)`` (the caller
+        checked it); the others are raw lines.
         """
         now = time.monotonic()
         if self._t0 is None:
@@ -231,7 +231,7 @@ class Transcript:
         self._cols = (lines[cut:], shapes[cut:], new_starts, times[first:], dirs[cut:])
         self._cut += cut
 
-    def _snapshot(self) -> tuple[list[bytes | str], list[CompactLine | None], list[float], bytes]:
+    def _snapshot(self) -> tuple[list[bytes | str], list[LineShape | None], list[float], bytes]:
         # Copy the columns first (each copy is atomic under the GIL), directions
         # first: the writer appends to them last, so every line they count is in
         # the other columns (which may be longer: cut to one length).

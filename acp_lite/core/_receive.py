@@ -27,7 +27,7 @@ from acp_lite.core.framing import LineFramer, OversizeLine
 from acp_lite.errors import ProtocolError
 from acp_lite.limits import Limits
 from acp_lite.protocol import Notification
-from acp_lite.protocol.chunk_lines import ChunkLines, CompactLine, run_texts
+from acp_lite.protocol.chunk_lines import ChunkLines, CompactLine, LineShape, run_texts
 from acp_lite.transcript import Transcript
 
 __all__ = ["Receiver"]
@@ -153,14 +153,19 @@ class Receiver:
             first = dict(escaped).get(0) or t.line(texts[0])
             self._line_failed(first, exc)
         # As kept for each line of a stream past _COMPACT_AFTER: its text and its
-        # compact line, or the line itself when its text has escapes.
+        # compact line; with escapes, its text and how the stream escapes
+        # (CompactLine.escaped), or the line itself when no encoder's escaping
+        # gives back its bytes.
         kept: list[bytes | str] = texts  # type: ignore[assignment]
-        shapes: list[CompactLine | None] = [t] * len(texts)
+        shapes: list[LineShape | None] = [t] * len(texts)
         if escaped:
-            kept = kept.copy()
+            copied = False
             for i, line in escaped:
-                kept[i] = line
-                shapes[i] = None
+                shape = shapes[i] = t.escaped(line, texts[i])
+                if shape is None:
+                    if not copied:
+                        kept, copied = kept.copy(), True
+                    kept[i] = line
         self.transcript.record_many("recv", kept, shapes)
         self._router.touch(state)
         return True
@@ -179,7 +184,7 @@ class Receiver:
         at = transcript.dropped + len(transcript)  # the first line's index
         # The fresh list: a verbatim chunk's line is replaced by its text.
         kept: list[bytes | str] = lines  # type: ignore[assignment]
-        shapes: list[CompactLine | None] | None = None
+        shapes: list[LineShape | None] | None = None
         k = -1
         hot, hits = self._hot
         streaming = False  # the line handled last was a hot stream's
@@ -203,11 +208,13 @@ class Receiver:
                                 route(hit[0], hit[1], line, None)
                                 continue
                             streaming = True
-                            if hit[3]:
+                            text = hit[1].content.text
+                            shape = t if hit[3] else t.escaped(line, text)
+                            if shape is not None:
                                 if shapes is None:
                                     shapes = [None] * len(kept)
-                                kept[k] = hit[1].content.text
-                                shapes[k] = t
+                                kept[k] = text
+                                shapes[k] = shape
                             route(hit[0], hit[1], line, None, t)
                             continue
                     msg = decode(line)

@@ -32,6 +32,10 @@ import json
 import re
 from itertools import compress, repeat
 from json.decoder import scanstring  # type: ignore[attr-defined]
+from json.encoder import (
+    encode_basestring,
+    encode_basestring_ascii,
+)
 from operator import itemgetter
 from typing import Any, Final, TypeAlias
 
@@ -43,7 +47,16 @@ from acp_lite.protocol._generated import (
 )
 from acp_lite.protocol.jsonrpc import Message, Notification, decode_line, text_chunk_update
 
-__all__ = ["CHUNK_CLASSES", "PROBE", "ChunkLines", "ChunkUpdate", "CompactLine", "run_texts"]
+__all__ = [
+    "CHUNK_CLASSES",
+    "PROBE",
+    "ChunkLines",
+    "ChunkUpdate",
+    "CompactLine",
+    "EscapedLine",
+    "LineShape",
+    "run_texts",
+]
 
 ChunkUpdate: TypeAlias = AgentMessageChunk | AgentThoughtChunk
 """The updates a compact line's stream carries."""
@@ -93,6 +106,7 @@ class CompactLine:
     """
 
     __slots__ = (
+        "_escaped",
         "_params",
         "end",
         "message_id",
@@ -136,10 +150,33 @@ class CompactLine:
         self.tag = update["sessionUpdate"]
         self.update_class = CHUNK_CLASSES[self.tag]
         self._params = _copy_params(params)
+        self._escaped: tuple[EscapedLine, EscapedLine] | None = None
 
     def line(self, text: str) -> bytes:
         """The line of the stream that carries ``text`` written verbatim (no escapes)."""
         return self.prefix + text.encode() + self.suffix
+
+    def escaped(self, line: bytes, text: str) -> EscapedLine | None:
+        """How ``line``, a line of the stream that carries ``text`` with escapes, is
+        rebuilt from ``text``: the :class:`EscapedLine` of this stream whose escaping
+        gives back exactly its bytes, or ``None`` (keep the line itself).
+
+        JSON encoders escape alike (``\\"``, ``\\\\``, ``\\n`` ... and ``\\u00XX``
+        for other control characters, in lower case), raw UTF-8 (the TypeScript SDK,
+        ``ensure_ascii=False``) or ``\\uXXXX`` for all non-ASCII (Python's default):
+        a line written either way is kept as its text."""
+        pair = self._escaped
+        if pair is None:
+            pair = self._escaped = (EscapedLine(self, False), EscapedLine(self, True))
+        body = line[self.start : self.end]
+        try:
+            if encode_basestring(text)[1:-1].encode() == body:
+                return pair[0]
+        except UnicodeEncodeError:  # a lone surrogate: only its \u escape is on the wire
+            pass
+        if encode_basestring_ascii(text)[1:-1].encode() == body:
+            return pair[1]
+        return None
 
     def params(self, text: str) -> dict[str, Any]:
         """The raw params of a line of the stream carrying ``text``: a new dict, copied
@@ -169,6 +206,40 @@ class CompactLine:
 
     def __repr__(self) -> str:
         return f"<CompactLine {self.tag} {self.session_id!r} {self.message_id!r}>"
+
+
+class EscapedLine:
+    """The lines of a compact line's stream whose text is written with the escapes a
+    JSON encoder writes (:meth:`CompactLine.escaped`): :meth:`line` rebuilds one
+    exactly from its text. ``ascii``: every non-ASCII character as ``\\uXXXX``."""
+
+    __slots__ = ("_encode", "ascii", "compact")
+
+    def __init__(self, compact: CompactLine, ascii: bool) -> None:
+        self.compact = compact
+        self.ascii = ascii
+        self._encode = encode_basestring_ascii if ascii else encode_basestring
+
+    def line(self, text: str) -> bytes:
+        """The line of the stream that carries ``text``, escaped as this one escapes."""
+        t = self.compact
+        return t.prefix + self._encode(text)[1:-1].encode() + t.suffix
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not EscapedLine:
+            return NotImplemented
+        assert isinstance(other, EscapedLine)
+        return self.ascii == other.ascii and self.compact == other.compact
+
+    def __hash__(self) -> int:
+        return hash((self.compact, self.ascii))
+
+    def __repr__(self) -> str:
+        return f"<EscapedLine {'ascii' if self.ascii else 'utf-8'} of {self.compact!r}>"
+
+
+LineShape: TypeAlias = CompactLine | EscapedLine
+"""What a transcript keeps beside a line's text to rebuild the line (``.line(text)``)."""
 
 
 class ChunkLines:

@@ -115,19 +115,28 @@ def _utf8(text: str) -> bool:
 
 def test_verbatim_chunk_lines_are_kept_compactly() -> None:
     """Guard against a test that cannot fail: the compact form is really used (a text
-    and a compact line in place of the bytes), and a line with escapes is kept as bytes."""
+    and a compact line in place of the bytes; with escapes, the text and how the stream
+    escapes), and a line whose escapes no encoder writes is kept as bytes."""
     conn = ClientConnection()
     opened(conn)
     # The first teaches the compact line; the next 8 of the stream stay bytes (a
     # short stream does not pay for its compact line), the rest are compact.
-    texts = ["T:a", *"12345678", "b\u00e9", 'c"d', "e"]
+    texts = ["T:a", *"12345678", "b\u00e9", 'c"d', "e", "/x", "\u00e9\n"]
     lines = [chunk_line(x, "m-kept", ascii_only=False) for x in texts]  # a new stream
+    # An escape no JSON encoder writes ("\/"): no escaping rebuilds it, kept as bytes.
+    lines[12] = lines[12].replace(b'"/x"', b'"\\/x"')
+    # Python's default escaping (\u00e9) in a stream learned with raw UTF-8: rebuilt.
+    lines[13] = chunk_line(texts[13], "m-kept", ascii_only=True)
     conn.receive_data(b"".join(x + b"\n" for x in lines))
     items = conn.transcript._cols[0][-len(lines) :]
-    assert items == [*lines[:9], "b\u00e9", lines[10], "e"]
+    assert items == [*lines[:9], "b\u00e9", 'c"d', "e", lines[12], "\u00e9\n"]
+    shapes = conn.transcript._cols[1][-len(lines) :]
+    assert [s.__class__.__name__ for s in shapes[9:]] == [
+        "CompactLine", "EscapedLine", "CompactLine", "NoneType", "EscapedLine"
+    ]  # fmt: skip
     assert [e.line for e in conn.transcript.entries()[-len(lines) :]] == lines
     log = conn.sessions["s1"].model._log
-    assert log._raws[-1] == "e" and log._updates[-1].__class__.__name__ == "CompactLine"
+    assert log._raws[-3] == "e" and log._updates[-3].__class__.__name__ == "CompactLine"
     assert log._raws[5] == lines[5]  # still the line
 
 
