@@ -53,11 +53,13 @@ class Limits:
     #: ``IndexError``; ``model.events.dropped`` counts them); the session model's
     #: picture (timeline, entities, state) stays whole.
     max_session_events: int | None = None
-    #: Keep each update's raw JSON payload in the session event log. ``False`` saves
-    #: two retained dicts per update (the cyclic GC walks every retained container:
-    #: measured ~2x throughput on a 200k-chunk flood); ``Event.raw`` is then
-    #: re-encoded from the decoded update on access (the wire layer round-trips
-    #: exactly) and the transcript still holds the exact bytes.
+    #: Keep each update's raw JSON payload in the session event log: a reference to
+    #: the received line (which the transcript holds anyway), decoded again when
+    #: ``Event.raw`` is read. ``False``: the log keeps the typed update instead and
+    #: ``Event.raw`` is re-encoded from it (the wire layer round-trips exactly);
+    #: that holds less only once the transcript lets lines go
+    #: (``max_transcript_entries``). A streamed text chunk is kept as its text and its
+    #: stream's shape either way, the smallest form, from which both are rebuilt.
     keep_raw_updates: bool = True
     #: Bounded mode (opt-in; see :meth:`bounded`): when a message's ``content`` (or a
     #: compaction's ``summary``) holds more than this many blocks, adjacent plain text

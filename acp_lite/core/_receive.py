@@ -81,14 +81,10 @@ class Receiver:
         self._chunk = lines.decode if lines is not None else None
         self._route = dialect.route_update
         router = self._router
-        # Runs of chunk lines skip what they would not feed: per-update findings,
-        # per-update events, raw payloads kept otherwise.
-        self._runs = (
-            lines is not None
-            and router.findings is None
-            and not router.update_events
-            and router.keep_raw
-        )
+        # Runs of chunk lines skip what they would not feed: per-update findings and
+        # per-update events. (A streamed chunk is kept as its compact line and text
+        # whether or not raw payloads are kept: _router.py.)
+        self._runs = lines is not None and router.findings is None and not router.update_events
 
     @property
     def next_index(self) -> int:

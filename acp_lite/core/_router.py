@@ -167,12 +167,13 @@ class SessionRouter:
         line of its own; ``None`` when only its update was decoded, by its stream's
         ``compact`` line) to its session, hold it, or log it."""
         raw_update: dict[str, Any] | bytes | CompactLine | None = None
-        if self.keep_raw:
-            if compact is not None:
-                # Smaller still: the event log rebuilds the payload from the
-                # compact line and the chunk's text (model/events.py).
-                raw_update = compact
-            elif line is not None:
+        if compact is not None:
+            # Smaller still, so kept whatever keep_raw says: the event log rebuilds
+            # the payload (and the typed update) from the compact line and the
+            # chunk's text (model/events.py), which costs less than the update.
+            raw_update = compact
+        elif self.keep_raw:
+            if line is not None:
                 # The line itself (the transcript holds it anyway): the event log
                 # decodes the payload again only if it is read (model/events.py).
                 raw_update = line
