@@ -6,14 +6,14 @@ default"), and everything that grows with what the agent sends can be bounded to
 
 from __future__ import annotations
 
-import attrs
+from acp_lite import _lazy_attrs as lazy_attrs
 
 __all__ = ["Limits"]
 
 _MiB = 1024 * 1024
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class Limits:
     """Limits and default timeouts; pass one to ``connect(..., limits=Limits(...))``.
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import attrs
 
+from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.limits import Limits
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def _plugins(value: Iterable[object]) -> tuple[object, ...]:
     return tuple(value)
 
 
-@attrs.frozen(kw_only=True)
+@lazy_attrs.frozen(kw_only=True)
 class ConnectOptions:
     """The options of one connection: the keywords of :func:`acp_lite.connect`, as
     given (see there for what each does); every value is checked here.

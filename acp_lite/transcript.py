@@ -16,7 +16,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-import attrs
+from acp_lite import _lazy_attrs as lazy_attrs
 
 if TYPE_CHECKING:
     # For annotations only: the transcript does not load the wire layer (the pytest
@@ -30,7 +30,7 @@ __all__ = ["Direction", "Transcript", "TranscriptEntry", "dumps_record", "record
 Direction = Literal["send", "recv"]
 
 
-@attrs.frozen(slots=True)
+@lazy_attrs.frozen
 class TranscriptEntry:
     """One wire line: ``direction`` ("send" = client -> agent), ``time``
     (``time.monotonic()``) and ``line`` (raw bytes without the newline)."""

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-import attrs
+from acp_lite import _lazy_attrs as lazy_attrs
 
 Level = Literal["MUST", "SHOULD"]
 
 
-@attrs.frozen
+@lazy_attrs.frozen
 class Rule:
     """One conformance rule: its id, a one-line explanation, the spec section, its level.
 
@@ -32,7 +32,7 @@ class Rule:
     level: Level = "MUST"
 
 
-@attrs.frozen
+@lazy_attrs.frozen
 class Violation:
     """An observed breach of a :class:`Rule` (the one violation record of the project).
 

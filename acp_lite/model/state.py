@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
+from acp_lite import _lazy_attrs as lazy_attrs
 
 # The spec's value sets live in acp_lite.protocol.constants; re-exported here.
 # KNOWN_STATES: any other state string is kept as given and means busy.
@@ -41,7 +41,7 @@ def background_key(item: Any) -> tuple[str, str] | None:
     return (kind, ident) if isinstance(ident, str) else None
 
 
-@attrs.define
+@lazy_attrs.define
 class ContextUsage:
     """Current context-window usage (``usage_update``): ``used``/``size`` replaced, ``cost``
     patched (omitted = unchanged, ``null`` = cleared). ``cost`` is the wire ``Cost``."""
@@ -51,7 +51,7 @@ class ContextUsage:
     cost: Cost | None = None
 
 
-@attrs.define
+@lazy_attrs.define
 class SessionInfo:
     """Session metadata from ``session_info_update`` (every field is a patch)."""
 

@@ -21,8 +21,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, TypeAlias
 
-import attrs
-
+from acp_lite import _lazy_attrs as lazy_attrs
 from acp_lite.jsontypes import JsonValue
 from acp_lite.model.entities import MessageEntity
 from acp_lite.model.rules import Violation, violation
@@ -36,7 +35,7 @@ SubmittedContent: TypeAlias = Sequence[ContentBlock | Mapping[str, JsonValue]] |
 ``None`` when the model was not told (a response for a prompt it did not see)."""
 
 
-@attrs.define(eq=False)
+@lazy_attrs.define(eq=False)
 class Submission:
     """One ``session/prompt`` request as the client knows it.
 
@@ -62,7 +61,7 @@ class Submission:
     user_message: MessageEntity | None = None
 
 
-@attrs.frozen
+@lazy_attrs.frozen
 class _EndingIdle:
     event_index: int
     stop_reason: str | None
