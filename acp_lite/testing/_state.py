@@ -86,6 +86,8 @@ class Session:
     steered: collections.deque[TurnRun] = attrs.field(factory=collections.deque)
     accepts_steering: bool = False
     cancelling: bool = False
+    # Link.answered when the current work's first session/cancel was read.
+    cancel_mark: int | None = None
     worker: threading.Thread | None = None
     # The state last reported, the background list, and the lock that makes
     # "read state + write the snapshot" atomic across threads.
