@@ -98,3 +98,20 @@ def test_a_v2_turn_and_the_update_payloads_have_no_answer_line(
     assert not [p for p in normalize(records, "raw") if "response" in p]
     # extract_updates gives update payloads only.
     assert not [p for p in extract_updates(failure[1][1]) if "response" in p]
+
+
+def test_the_final_view_keeps_a_v1_plan_and_mode_as_last_sent() -> None:
+    # v1 replaces the whole plan with each `plan` update (v1 schema Plan), and the
+    # mode with each current_mode_update: one line each, the last.
+    def plan(*statuses: str) -> dict[str, Any]:
+        entries = [{"content": f"step {i}", "priority": "medium", "status": s}
+                   for i, s in enumerate(statuses)]  # fmt: skip
+        return {"sessionUpdate": "plan", "entries": entries}
+
+    mode = {"sessionUpdate": "current_mode_update", "currentModeId": "ask"}
+    payloads = [plan("pending", "pending"), mode, plan("completed", "in_progress")]
+    found = normalize([*payloads, {**mode, "currentModeId": "code"}], "final")
+    assert found == [
+        plan("completed", "in_progress"),
+        {"sessionUpdate": "current_mode_update", "currentModeId": "code"},
+    ]
