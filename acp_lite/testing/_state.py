@@ -139,6 +139,7 @@ class TurnRun:
     message_id: str | None = None
     answered: bool = False
     withdrawn: bool = False  # $/cancel_request arrived before insertion
+    ignoring: bool = False  # an ignore_cancel step is ahead: a cancel ends no step
     tool_calls: dict[str, str] = attrs.field(factory=dict)
     ids_used: int = 0
     expectation: int | None = None  # the script turn it matched (``expect`` scripts)

@@ -218,15 +218,17 @@ class TurnRunner:
     # -- steps --------------------------------------------------------------------
 
     def run_steps(self, run: TurnRun, steps: list[Step]) -> None:
-        """Run steps in order, stopping at a cancel (``ignore_cancel`` waits for one)."""
-        for step in steps:
-            if not isinstance(step, IgnoreCancel):
-                self.check_cancel(run)
+        """Run steps in order, stopping at a cancel, unless an ``ignore_cancel`` step is
+        ahead: that one reads the cancel (a wait before it is only cut short)."""
+        for index, step in enumerate(steps):
+            run.ignoring = any(isinstance(s, IgnoreCancel) for s in steps[index:])
+            self.check_cancel(run)
             self.run_step(run, step)
+        run.ignoring = False
 
     def check_cancel(self, run: TurnRun) -> None:
         """End the work with the cancel stop reason if the client cancelled."""
-        if run.session.cancelling:
+        if run.session.cancelling and not run.ignoring:
             spec = run.spec or Turn()
             raise TurnEnded(spec.cancel_stop_reason)
 

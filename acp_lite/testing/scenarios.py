@@ -448,10 +448,10 @@ def broken_cancel_not_confirmed(count: int | None = None) -> Script:
             "then ends the work with stopReason end_turn instead of cancelled."
         ),
         # Its answer to a later request proves it read the cancel (else they may have
-        # crossed). First: a cancel before an earlier step would end the work at once.
+        # crossed); the text first lets a v1 client see that the turn runs.
         turns=[
             Turn(
-                steps=[IgnoreCancel(timeout=30), Text(text="working on")],
+                steps=[Text(text="working"), IgnoreCancel(timeout=30)],
                 cancel_stop_reason="end_turn",
             )
         ],

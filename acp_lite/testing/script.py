@@ -59,8 +59,9 @@ Steps (``type`` = ...):
 ``ignore_cancel``   (broken) read ``session/cancel`` and go on: wait until the
                     client cancelled and then sent a request the agent answered
                     (at most ``timeout`` seconds, default 10), then carry on as if
-                    not cancelled. The cancel does not interrupt it: the answer
-                    proves the cancel was read before the work went on.
+                    not cancelled. The answer proves the cancel was read before
+                    the work went on. Steps before it are not ended by a cancel
+                    (their waits are cut short).
 ``fail``            end the work: idle ``stopReason: error`` with ``error``
                     ``{code, message, data}``.
 ``stop``            end the work now with ``stop_reason``.

@@ -63,7 +63,7 @@ def started(version: int) -> list[dict[str, Any]]:
 RULE = {1: "v1-cancel-not-cancelled", 2: "cancel-not-cancelled"}
 
 
-def rules(records: list[dict[str, Any]]) -> list[str]:
+def rules(records: Any) -> list[str]:
     return [v.rule for v in check_transcript(records, ended=True)]
 
 
@@ -148,3 +148,22 @@ def test_the_proof_holds_only_for_the_work_it_was_sent_in() -> None:
         turn_end(2, "end_turn"),
     ]
     assert rules(records) == []
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_broken_reference_agent_is_caught_once_its_reading_is_proven(version: int) -> None:
+    # broken_cancel_not_confirmed answers a request sent after the cancel, then
+    # ends with end_turn: over v1 and v2, in this process.
+    from acp_lite import connect_in_memory
+    from acp_lite.limits import Limits
+    from acp_lite.testing import InProcessAgent
+
+    agent = InProcessAgent("broken_cancel_not_confirmed", protocol=version)
+    with connect_in_memory(agent, limits=Limits(default_timeout=5.0)) as client:
+        session = client.new_session(cwd="/tmp")
+        session.wait_inserted(session.submit("work"))  # v1: its first output
+        session.cancel()
+        assert client.request("_acp_lite/sync") == {"echo": {}}
+        session.wait_idle(timeout=5)
+        assert session.stop_reason == "end_turn"
+        assert rules(client.transcript) == [RULE[version]]

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from acp_lite.testing import IgnoreCancel, Script, Text, Turn, load_script
+from acp_lite.testing import IgnoreCancel, Script, Sleep, Text, Turn, load_script
 
 from ._agentproc import RawAgent
 
@@ -50,3 +50,16 @@ def test_scripts_name_it_ignore_cancel(tmp_path: Path) -> None:
     path.write_text(json.dumps({"turns": [{"steps": [{"type": "ignore_cancel", "timeout": 2}]}]}))
     (turn,) = load_script(path).turns
     assert turn.steps == [IgnoreCancel(timeout=2)]
+
+
+def test_a_cancel_ends_no_step_before_it(spawn: Spawn) -> None:
+    script = Script(turns=[Turn(steps=[Sleep(seconds=30), IgnoreCancel(), Text(text="went on")])])
+    agent = spawn(script=script)
+    sid = agent.start_session()
+    agent.response(agent.prompt(sid, "work"))
+    agent.notify("session/cancel", {"sessionId": sid})  # cuts the sleep short, no more
+    agent.request("_acp_lite/sync", {})
+    idle = agent.wait_for(lambda m: m.get("method") == "session/update"
+                          and stop_of(m["params"]["update"]))  # fmt: skip
+    assert idle["params"]["update"]["stopReason"] == "end_turn"
+    assert "went on" in json.dumps(agent.updates(sid))
