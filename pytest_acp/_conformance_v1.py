@@ -53,18 +53,19 @@ V1_STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "ref
 
 @attrs.define
 class ReadProof:
-    """What the agent has provably read: every message the client sent up to
-    position ``sent``, since it answered the request ``method`` (id ``request_id``)
-    sent there. The agent reads its stdin in order (one JSON-RPC stream, spec
-    "Transports"), so a message sent before an answered request was read before
-    that answer was written; one sent later may not have been read yet."""
+    """What the agent has provably read: every line the client sent before line
+    ``sent``, since it answered the request ``method`` (id ``request_id``) sent
+    there. The agent reads its stdin line by line, in order (spec "Transports",
+    stdio), so a line sent before an answered request was read before that answer
+    was written; a later one, or another member of the same batch (processed "in
+    any order"), may not have been yet."""
 
     sent: int = -1
     method: str = ""
     request_id: Any = None
 
     def covers(self, sent: int | None) -> bool:
-        """Whether the message sent at position ``sent`` has provably been read."""
+        """Whether the line sent at position ``sent`` has provably been read."""
         return sent is not None and self.sent > sent
 
     def because(self) -> str:
@@ -86,7 +87,7 @@ class V1Turns:
         self._cancelled: dict[str, int] = {}
 
     def sent(self, method: Any, sid: Any, has_id: bool, sent: int) -> None:
-        """The client sent ``method``, the ``sent``-th message it sent."""
+        """The client sent ``method`` in its ``sent``-th line."""
         if not isinstance(sid, str):
             return
         if method == "session/prompt" and has_id:

@@ -173,7 +173,10 @@ class ConnectionChecker:
         self._sessions: dict[str, _Session] = {}
         self._known: set[str] = set()
         self._pending: dict[str, _Pending] = {}  # our requests by JSON id
-        self._sent_count = 0  # messages the client sent so far (batch members each)
+        # Lines the client sent so far: a batch is one line, whose members the agent
+        # MAY process "in any order" (spec "Transports", batches), so it is one step
+        # of the order a proof relies on.
+        self._sent_lines = 0
         self._read = ReadProof()
         self._unknown_updates: dict[str, int] = {}
         self._finished = False
@@ -234,6 +237,9 @@ class ConnectionChecker:
         if time is not None:
             self.time = time
         messages = value if isinstance(value, list) and value else [value]
+        sent = self._sent_lines
+        if direction == "send":
+            self._sent_lines += 1
         for msg in messages:
             if not _is_jsonrpc(msg):
                 if direction == "recv":
@@ -246,7 +252,7 @@ class ConnectionChecker:
                 continue
             try:
                 if direction == "send":
-                    self._sent(msg, index)
+                    self._sent(msg, index, sent)
                 else:
                     self._received(msg, index)
             except Exception as exc:  # a shape no rule foresaw: a finding, never a crash
@@ -257,12 +263,11 @@ class ConnectionChecker:
                     None,
                 )
 
-    def _sent(self, msg: Mapping[str, Any], index: int) -> None:
+    def _sent(self, msg: Mapping[str, Any], index: int, sent: int) -> None:
+        # ``sent``: the position of its line among the lines the client sent.
         method = msg.get("method")
         params = msg.get("params")
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
-        sent = self._sent_count
-        self._sent_count += 1
         if isinstance(method, str) and "id" in msg:
             self._pending[key(msg["id"])] = _Pending(method, params, index, sent)
         if self._v1 is not None:
