@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
 from acp_lite.model.rules import Rule
 
-__all__ = ["V1_RULES", "V1_STOP_REASONS", "V1Turns"]
+__all__ = ["V1_RULES", "V1_STOP_REASONS", "ReadProof", "V1Turns"]
 
 _S = "schema v1"
 V1_RULES: dict[str, Rule] = {
@@ -34,7 +36,8 @@ V1_RULES: dict[str, Rule] = {
         Rule(
             "v1-cancel-not-cancelled",
             "a v1 prompt running when session/cancel was sent ends with stopReason cancelled "
-            "(a response that arrived within 0.5 s of the cancel may have crossed it)",
+            "(judged only once the agent has provably read the cancel: it answered a request "
+            "sent after it before the prompt's response)",
             f"{_S} StopReason.cancelled (MUST be returned when the client sends session/cancel)",
         ),
         Rule(
@@ -47,13 +50,30 @@ V1_RULES: dict[str, Rule] = {
 
 V1_STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"})
 
-Add = Callable[[str, str, int | None, str | None], None]
 
-#: A prompt response that arrives this soon (seconds) after ``session/cancel`` was
-#: sent may have been sent before the agent read the cancel: the two crossed on the
-#: wire, and ``end_turn`` is then the truth. Only a later answer proves that the
-#: agent ignored the cancel. Generous, since the client may read late when busy.
-CANCEL_CROSSING = 0.5
+@attrs.define
+class ReadProof:
+    """What the agent has provably read: every line the client sent before line
+    ``sent``, since it answered the request ``method`` (id ``request_id``) sent
+    there. The agent reads its stdin line by line, in order (spec "Transports",
+    stdio), so a line sent before an answered request was read before that answer
+    was written; a later one, or another member of the same batch (processed "in
+    any order"), may not have been yet."""
+
+    sent: int = -1
+    method: str = ""
+    request_id: Any = None
+
+    def covers(self, sent: int | None) -> bool:
+        """Whether the line sent at position ``sent`` has provably been read."""
+        return sent is not None and self.sent > sent
+
+    def because(self) -> str:
+        """Why (for a finding's message)."""
+        return f"it answered {self.method} request {self.request_id!r}, sent after it"
+
+
+Add = Callable[[str, str, int | None, str | None], None]
 
 
 class V1Turns:
@@ -63,24 +83,28 @@ class V1Turns:
     def __init__(self, add: Add) -> None:
         self._add = add
         self._running: dict[str, int] = {}  # sid -> prompts in flight
-        # sid -> when the first session/cancel during them was sent (None: not known)
-        self._cancelled: dict[str, float | None] = {}
+        # sid -> the send position of the first session/cancel during them
+        self._cancelled: dict[str, int] = {}
 
-    def sent(self, method: Any, sid: Any, has_id: bool, time: float | None = None) -> None:
+    def sent(self, method: Any, sid: Any, has_id: bool, sent: int) -> None:
+        """The client sent ``method`` in its ``sent``-th line."""
         if not isinstance(sid, str):
             return
         if method == "session/prompt" and has_id:
             self._running[sid] = self._running.get(sid, 0) + 1
         elif method == "session/cancel" and self._running.get(sid):
-            self._cancelled.setdefault(sid, time)
+            self._cancelled.setdefault(sid, sent)
 
     def prompt_answered(
-        self, sid: str, msg: Mapping[str, Any], index: int, time: float | None = None
+        self, sid: str, msg: Mapping[str, Any], index: int, read: ReadProof
     ) -> None:
-        # The cancel's lead over the answer: proven ignored only when both times are
-        # known and the answer came well after (None: no cancel, or not known).
-        cancel_time = self._cancelled.get(sid)
-        gap = None if cancel_time is None or time is None else time - cancel_time
+        """The ``session/prompt`` of ``sid`` was answered; ``read``: what the agent
+        had provably read by then."""
+        # An answer written before the agent read the cancel crossed it on the wire
+        # (an instant end_turn): its stop reason is the truth. Only an answer after
+        # the agent provably read the cancel shows that it ignored it.
+        cancel = self._cancelled.get(sid)
+        proven = read.covers(cancel)
         left = self._running.get(sid, 1) - 1
         if left > 0:
             self._running[sid] = left
@@ -106,11 +130,11 @@ class V1Turns:
                 index,
                 sid,
             )
-        if gap is not None and gap >= CANCEL_CROSSING and reason != "cancelled":
+        if proven and reason != "cancelled":
             self._add(
                 "v1-cancel-not-cancelled",
-                f"session/cancel was sent during the prompt; it ended with {reason!r} "
-                f"{gap:.2f}s after it",
+                f"session/cancel was sent during the prompt and the agent had read it "
+                f"({read.because()}); it ended with {reason!r}",
                 index,
                 sid,
             )

@@ -166,7 +166,14 @@ _SINGLETONS = (
     "config_option_update",
     "session_info_update",
     "usage_update",
+    # v1 only: a plan is replaced whole by each update (v1 schema Plan: "complete
+    # list of all entries"), the mode by each current_mode_update.
+    "plan",
+    "current_mode_update",
 )
+#: The key of a v1 turn's end line (``pytest_acp._lines``; not imported: the
+#: views are plain dict work).
+_RESPONSE = "response"
 
 
 def _patch(entity: dict[str, Any], update: dict[str, Any], skip: Iterable[str] = ()) -> None:
@@ -209,8 +216,10 @@ def final_view(
     payloads: list[dict[str, Any]], turns: Sequence[int] | None = None
 ) -> list[dict[str, Any]]:
     """Each entity's final state as one update, in order of first appearance; then
-    the session-wide singletons and the last ``state_update``. ``turns``: each
-    payload's prompt turn; a message without a messageId (v1) is one per turn.
+    the session-wide singletons and the last ``state_update`` (v1: the last turn's
+    end line). ``turns``: each payload's prompt turn; a message without a
+    messageId (v1) is one per turn. A v1 ``tool_call`` is the same entity as its
+    ``tool_call_update`` updates, folded into one ``tool_call_update`` as in v2.
 
     Why a fold over JSON here and not ``SessionModel``'s: it runs *after*
     redaction and the user's normalisers, which may drop, rewrite or replace
@@ -223,6 +232,7 @@ def final_view(
     binary: dict[int, bytearray] = {}
     singletons: dict[str, dict[str, Any]] = {}
     state: dict[str, Any] | None = None
+    ended: dict[str, Any] | None = None
 
     def entity(kind: str, tag: str, id_key: str, ident: Any, turn: int = 0) -> dict[str, Any]:
         key = (kind, json_key(ident), turn)
@@ -234,6 +244,9 @@ def final_view(
 
     for i, p in enumerate(payloads):
         tag = p.get("sessionUpdate")
+        if _RESPONSE in p and tag is None:
+            ended = p  # like the last state_update: how the (last) turn ended
+            continue
         if not isinstance(tag, str):
             order.append(p)  # no usable tag: kept where it came, as given
             continue
@@ -247,7 +260,7 @@ def final_view(
                 _append(e, "content", p.get("content"))  # chunk _meta is chunk-scoped
             else:
                 _patch(e, p, skip=("sessionUpdate", "messageId"))
-        elif tag in ("tool_call_update", "tool_call_content_chunk"):
+        elif tag in ("tool_call", "tool_call_update", "tool_call_content_chunk"):
             e = entity("tool_call", "tool_call_update", "toolCallId", p.get("toolCallId"))
             if tag == "tool_call_content_chunk":
                 _append(e, "content", p.get("content"))
@@ -310,4 +323,6 @@ def final_view(
     out.extend(singletons[t] for t in _SINGLETONS if t in singletons)
     if state is not None:
         out.append(state)
+    if ended is not None:
+        out.append(ended)
     return out

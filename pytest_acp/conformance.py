@@ -32,7 +32,7 @@ from acp_lite.model import rules as model_rules
 from acp_lite.model.rules import Rule, Violation
 from acp_lite.protocol.constants import BUSY_STATES, CANCELLED, IDLE, STATES, STOP_REASONS
 from acp_lite.transcript import Transcript, TranscriptEntry
-from pytest_acp._conformance_v1 import V1_RULES, V1Turns
+from pytest_acp._conformance_v1 import V1_RULES, ReadProof, V1Turns
 from pytest_acp._model_replay import Replay, drop_duplicates
 from pytest_acp._safejson import NOT_JSON, key, loads, short
 
@@ -87,7 +87,9 @@ RULES: dict[str, Rule] = {
         ),
         Rule(
             "cancel-not-cancelled",
-            "after session/cancel during foreground work, the ending idle has stopReason cancelled",
+            "after session/cancel during foreground work, the ending idle has stopReason "
+            "cancelled (judged only once the agent has provably read the cancel: it answered "
+            "a request sent after it before that idle)",
             f"{_PL}#cancellation",
         ),
         Rule(
@@ -143,7 +145,8 @@ def rule_info(rule_id: str) -> Rule | None:
 class _Session:
     state: str = IDLE
     needs_running: bool = False
-    cancel_pending: bool = False
+    # The send position of the first session/cancel during the current work.
+    cancel_sent: int | None = None
     idle_since: int = -1  # entry index of the latest idle
     accepted: dict[str, int] = attrs.Factory(dict)  # messageId -> response entry index
     user_messages: dict[str, int] = attrs.Factory(dict)  # live user messages
@@ -158,6 +161,7 @@ class _Pending:
     method: str
     params: Any
     index: int
+    sent: int  # its position among the messages the client sent
 
 
 class ConnectionChecker:
@@ -169,13 +173,19 @@ class ConnectionChecker:
         self._sessions: dict[str, _Session] = {}
         self._known: set[str] = set()
         self._pending: dict[str, _Pending] = {}  # our requests by JSON id
+        # Lines the client sent so far: a batch is one line, whose members the agent
+        # MAY process "in any order" (spec "Transports", batches), so it is one step
+        # of the order a proof relies on.
+        self._sent_lines = 0
+        self._read = ReadProof()
         self._unknown_updates: dict[str, int] = {}
         self._finished = False
         #: The protocol the agent answered ``initialize`` in (1: the v1 rules apply,
         #: and none of the v2 ones about insertion, states and echoes).
         self.version = 2
         self._v1: V1Turns | None = None
-        #: When the line being checked was recorded (``None``: not known).
+        #: When the line being checked was recorded (``None``: not known). No rule
+        #: judges by it: times do not prove what the agent had read (the order does).
         self.time: float | None = None
 
     # -- helpers ------------------------------------------------------------------
@@ -227,6 +237,9 @@ class ConnectionChecker:
         if time is not None:
             self.time = time
         messages = value if isinstance(value, list) and value else [value]
+        sent = self._sent_lines
+        if direction == "send":
+            self._sent_lines += 1
         for msg in messages:
             if not _is_jsonrpc(msg):
                 if direction == "recv":
@@ -239,7 +252,7 @@ class ConnectionChecker:
                 continue
             try:
                 if direction == "send":
-                    self._sent(msg, index)
+                    self._sent(msg, index, sent)
                 else:
                     self._received(msg, index)
             except Exception as exc:  # a shape no rule foresaw: a finding, never a crash
@@ -250,22 +263,23 @@ class ConnectionChecker:
                     None,
                 )
 
-    def _sent(self, msg: Mapping[str, Any], index: int) -> None:
+    def _sent(self, msg: Mapping[str, Any], index: int, sent: int) -> None:
+        # ``sent``: the position of its line among the lines the client sent.
         method = msg.get("method")
         params = msg.get("params")
         sid = params.get("sessionId") if isinstance(params, Mapping) else None
         if isinstance(method, str) and "id" in msg:
-            self._pending[key(msg["id"])] = _Pending(method, params, index)
+            self._pending[key(msg["id"])] = _Pending(method, params, index, sent)
         if self._v1 is not None:
-            self._v1.sent(method, sid, "id" in msg, self.time)
+            self._v1.sent(method, sid, "id" in msg, sent)
             return
         if isinstance(method, str) and "id" in msg:
             if method in _REPLAYING and isinstance(sid, str):
                 self._session(sid).replaying += 1
         elif method == "session/cancel" and isinstance(sid, str):
             session = self._session(sid)
-            if session.state in _BUSY:
-                session.cancel_pending = True
+            if session.state in _BUSY and session.cancel_sent is None:
+                session.cancel_sent = sent
 
     def _received(self, msg: Mapping[str, Any], index: int) -> None:
         if "method" in msg:
@@ -281,6 +295,8 @@ class ConnectionChecker:
                 None,
             )
             return
+        if pending.sent > self._read.sent:  # answered (result or error): it was read
+            self._read = ReadProof(pending.sent, pending.method, msg.get("id"))
         params = pending.params if isinstance(pending.params, Mapping) else {}
         sid = params.get("sessionId")
         result = msg.get("result")
@@ -296,7 +312,7 @@ class ConnectionChecker:
                     self._known.add(s)
         if pending.method == "session/prompt" and isinstance(sid, str):
             if self._v1 is not None:
-                self._v1.prompt_answered(sid, msg, index, self.time)
+                self._v1.prompt_answered(sid, msg, index, self._read)
             else:
                 self._prompt_answered(sid, msg, index)
 
@@ -394,16 +410,24 @@ class ConnectionChecker:
                 index,
                 sid,
             )
-        if session.cancel_pending and session.state in _BUSY and reason != CANCELLED:
+        # Only a proven reading of the cancel makes a non-cancelled end a finding:
+        # an idle the agent wrote before it read the cancel crossed it on the wire,
+        # and its stop reason is then the truth (issue 24 item 12).
+        if (
+            session.state in _BUSY
+            and reason != CANCELLED
+            and self._read.covers(session.cancel_sent)
+        ):
             self._add(
                 "cancel-not-cancelled",
-                f"session/cancel was sent while {session.state}; the ending idle has "
-                f"stopReason {reason!r}, not 'cancelled'",
+                f"session/cancel was sent while {session.state} and the agent had read it "
+                f"({self._read.because()}); the ending idle has stopReason {reason!r}, "
+                "not 'cancelled'",
                 index,
                 sid,
             )
         session.needs_running = False
-        session.cancel_pending = False
+        session.cancel_sent = None
         session.output_flagged = False
         session.state = IDLE
         session.idle_since = index

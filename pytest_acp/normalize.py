@@ -21,7 +21,9 @@ changes:
   request lines, ``{"request": method, "params": {...}, "result": {...}}`` (or
   ``"error"``, or ``"status": "withdrawn"`` / ``"pending"`` when none was sent;
   ``sessionId`` left out, as in updates), normalised like updates;
-  ``requests=False`` leaves them out.
+  ``requests=False`` leaves them out;
+* a v1 turn's end (v1 streams no states) is its ``session/prompt`` answer, a line
+  ``{"response": "session/prompt", "stopReason": ...}`` (``pytest_acp._lines``).
 
 Pure Python over dicts: no pytest, syrupy or acp_lite import is needed to use it.
 """
@@ -34,6 +36,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from pytest_acp._lines import (
+    REQUEST_METHODS,
+    RESPONSE,
+    Wire,
+    from_idle,
+    from_wire,
+    is_record,
+    record_line,
+)
 from pytest_acp._safejson import NOT_JSON, loads
 from pytest_acp._safejson import key as json_key
 from pytest_acp._views import CHUNK_ID_KEYS, final_view, merged_view
@@ -61,7 +72,8 @@ Normalizer = Callable[["JsonObject"], "JsonObject | bool | None"]
 """A project normaliser: receives one update payload or request line (a fresh copy,
 raw ids, built-in redaction already applied) and may mutate it in place or return a
 replacement dict; ``False`` drops it. Request lines have ``request`` instead of
-``sessionUpdate``: use ``update.get("sessionUpdate")``."""
+``sessionUpdate``, a v1 turn's end line ``response``: use
+``update.get("sessionUpdate")``."""
 
 #: Wire keys whose values are opaque ids, and the placeholder kind for each. Message
 #: ids share one kind because the prompt response, the user message and session
@@ -121,131 +133,47 @@ class IdMap:
 # --- extracting update payloads ----------------------------------------------------
 
 
-def _from_wire(message: Any) -> list[dict[str, Any]]:
-    """Update payloads in one wire value from a transcript: a JSON-RPC message, a batch,
-    or anything else an agent wrote (ignored: transcripts may hold garbage lines)."""
-    if isinstance(message, list):
-        return [p for m in message for p in _from_wire(m)]
-    if isinstance(message, Mapping) and message.get("method") == "session/update":
-        params = message.get("params")
-        update = params.get("update") if isinstance(params, Mapping) else None
-        if isinstance(update, Mapping) and "sessionUpdate" in update:
-            return [dict(update)]
-    return []
-
-
-#: Agent -> client requests kept as request lines (with the client's answer).
-REQUEST_METHODS: frozenset[str] = frozenset({"session/request_permission", "elicitation/create"})
-
-
-def _request_line(method: str, params: Any) -> dict[str, Any]:
-    """A request line without its answer (``sessionId`` dropped, as updates have none)."""
-    kept = (
-        {k: v for k, v in params.items() if k != "sessionId"} if isinstance(params, Mapping) else {}
-    )
-    return {"request": method, "params": kept}
-
-
-def _record_line(record: Any) -> dict[str, Any]:
-    """The request line of a model record (``acp_lite.model.AgentRequestRecord``)."""
-    line = _request_line(record.method, record.raw)
-    if record.status == "answered":
-        line["result"] = record.result
-    elif record.status == "failed":
-        line["error"] = record.error
-    else:
-        line["status"] = record.status
-    return line
-
-
-def _is_record(item: Any) -> bool:
-    return (
-        not isinstance(item, Mapping)
-        and isinstance(getattr(item, "event_index", None), int)
-        and isinstance(getattr(item, "method", None), str)
-        and hasattr(item, "status")
-    )
-
-
-class _Wire:
-    """Request lines from transcript lines: a request received, then the answer
-    the client sent for its id (or the agent's ``$/cancel_request``)."""
-
-    def __init__(self) -> None:
-        self.open: dict[str, dict[str, Any]] = {}
-
-    def recv(self, message: Any) -> list[dict[str, Any]]:
-        if isinstance(message, list):
-            return [p for m in message for p in self.recv(m)]
-        if isinstance(message, Mapping):
-            method = message.get("method")
-            if isinstance(method, str) and method in REQUEST_METHODS and "id" in message:
-                line = _request_line(method, message.get("params"))
-                self.open[json_key(message.get("id"))] = line
-                return [line]
-            if method == "$/cancel_request":
-                params = message.get("params")
-                rid = params.get("requestId") if isinstance(params, Mapping) else None
-                withdrawn = self.open.pop(json_key(rid), None)
-                if withdrawn is not None:
-                    withdrawn["status"] = "withdrawn"
-        return _from_wire(message)
-
-    def send(self, message: Any) -> None:
-        if isinstance(message, list):
-            for m in message:
-                self.send(m)
-            return
-        if isinstance(message, Mapping) and "method" not in message and "id" in message:
-            line = self.open.pop(json_key(message.get("id")), None)
-            if line is not None:
-                if "error" in message:
-                    error = message.get("error")
-                    keep = ("code", "message")
-                    line["error"] = (
-                        {k: error[k] for k in keep if k in error}
-                        if isinstance(error, Mapping)
-                        else error
-                    )
-                else:
-                    line["result"] = message.get("result")
-
-    def finish(self) -> None:
-        for line in self.open.values():
-            line["status"] = "pending"
-        self.open.clear()
-
-
 #: Event sources that are updates the agent sent: a v2 ``session/update``, or a v1
 #: one (``acp_lite.core.v1.SOURCE_TRANSLATED``: its payload kept as received).
 _STREAMED = frozenset({"session/update", "v1:session/update"})
+#: acp_lite.core.v1.SOURCE_SYNTHESIZED (not imported: pure Python here).
+_SYNTHESIZED = "v1:synthesized"
 
 
-def _payloads_of(item: Any, wire: _Wire | None = None) -> list[dict[str, Any]]:
+def _payloads_of(item: Any, wire: Wire | None = None) -> list[dict[str, Any]]:
     """The update payloads (``{"sessionUpdate": ...}``) carried by ``item``; with
     ``wire``, request lines too."""
     if isinstance(item, Mapping):
         if "sessionUpdate" in item:
             return [dict(item)]
-        if "request" in item and "params" in item and wire is not None:
+        if "request" in item and "params" in item and wire is not None and wire.requests:
             return [dict(item)]  # a request line (already normalised once)
+        if RESPONSE in item and wire is not None:
+            return [dict(item)]  # a v1 turn's end (already normalised once)
         update = item.get("update")
         if isinstance(update, Mapping) and "sessionUpdate" in update:
             return [dict(update)]  # session/update params
         if "dir" in item and ("msg" in item or "raw" in item):  # an NDJSON transcript record
             if item.get("dir") == "recv":
                 return (
-                    wire.recv(item.get("msg")) if wire is not None else _from_wire(item.get("msg"))
+                    wire.recv(item.get("msg")) if wire is not None else from_wire(item.get("msg"))
                 )
             if item.get("dir") == "send" and wire is not None:
                 wire.send(item.get("msg"))
             return []
         if "method" in item or "result" in item or "error" in item:
-            return _from_wire(item)  # a whole JSON-RPC message
+            return from_wire(item)  # a whole JSON-RPC message
         raise TypeError(f"not an ACP update: a mapping without 'sessionUpdate' ({item!r:.200})")
-    if _is_record(item):
-        return [_record_line(item)] if wire is not None else []
-    if getattr(item, "source", "session/update") not in _STREAMED:
+    if is_record(item):
+        return [record_line(item)] if wire is not None and wire.requests else []
+    source = getattr(item, "source", "session/update")
+    if source == _SYNTHESIZED and wire is not None:
+        # The idle the v1 translator made from the session/prompt response: the
+        # turn's end, shown as that response (what the agent sent).
+        raw = getattr(item, "raw", None)
+        found = from_idle(raw) if isinstance(raw, Mapping) else None
+        return [] if found is None else [found]
+    if source not in _STREAMED:
         # Derived by the client (the tool call a permission request carries, what
         # the v1 translator synthesizes): snapshots show what the agent streamed,
         # as the transcript view does.
@@ -271,7 +199,7 @@ def _payloads_of(item: Any, wire: _Wire | None = None) -> list[dict[str, Any]]:
         value = loads(line)
         if value is NOT_JSON:
             return []
-        return wire.recv(value) if wire is not None else _from_wire(value)
+        return wire.recv(value) if wire is not None else from_wire(value)
     if hasattr(item, "session_update"):  # a typed wire object
         import importlib
 
@@ -283,7 +211,7 @@ def _payloads_of(item: Any, wire: _Wire | None = None) -> list[dict[str, Any]]:
 def _in_stream_order(events: Iterable[Any], requests: Any) -> list[Any]:
     """Model events with the request records placed where they arrived (a record
     with ``event_index`` k came after events ``0..k-1``)."""
-    records = [r for r in requests or () if _is_record(r)]
+    records = [r for r in requests or () if is_record(r)]
     if not records:
         return list(events)
     out: list[Any] = []
@@ -337,14 +265,17 @@ def extract_updates(data: object) -> list[JsonObject]:
 
 
 def _extract(data: Any, *, requests: bool) -> list[dict[str, Any]]:
-    return _extract_turns(data, requests=requests)[0]
+    return _extract_turns(data, requests=requests, turn_ends=requests)[0]
 
 
-def _extract_turns(data: Any, *, requests: bool) -> tuple[list[dict[str, Any]], list[int]]:
+def _extract_turns(
+    data: Any, *, requests: bool, turn_ends: bool = True
+) -> tuple[list[dict[str, Any]], list[int]]:
     """The payloads, and for each the number of the prompt turn it came in: v1
     messages have no messageId, so only the turn tells one turn's message from the
-    next (the views keep them apart)."""
-    wire = _Wire() if requests else None
+    next (the views keep them apart). ``turn_ends``: the lines ending v1 turns too;
+    ``requests``: request lines too."""
+    wire = Wire(requests) if turn_ends else None
     found: list[dict[str, Any]] = []
     turns: list[int] = []
     turn = 0
@@ -537,7 +468,7 @@ def order_keys(update: JsonObject) -> JsonObject:
     sorted (recursively): a stable, readable order that does not depend on the
     agent's key order."""
     out: JsonObject = {}
-    first = "sessionUpdate" if "sessionUpdate" in update else "request"
+    first = next((k for k in ("sessionUpdate", "request", RESPONSE) if k in update), "")
     if first in update:
         out[first] = update[first]
     for key in sorted(update):

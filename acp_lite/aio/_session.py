@@ -116,8 +116,15 @@ class AsyncSession(SessionMethods):
         await self._conn.session_changed(self.id)
 
     async def _wait_until(
-        self, predicate: Callable[[], bool], *, timeout: float | None, awaited: str
+        self,
+        predicate: Callable[[], bool],
+        *,
+        timeout: float | None,
+        awaited: str,
+        message: str | None = None,
+        method: str | None = None,
     ) -> None:
+        # ``message`` replaces the generic wording (the session state is added to it).
         conn = self._conn
         if timeout is None:
             timeout = conn.limits.default_timeout
@@ -128,11 +135,13 @@ class AsyncSession(SessionMethods):
             return
         conn.timed_out = True
         raise Timeout(
-            f"timed out after {timeout:g}s waiting for {awaited} "
+            message
+            or f"timed out after {timeout:g}s waiting for {awaited} "
             f"(session state: {self.model.state})",
             awaited=awaited,
             state=self.model.state,
             session_id=self.id,
+            method=method,
             stderr_tail=conn.stderr_tail(),
         )
 
@@ -280,11 +289,26 @@ class AsyncSession(SessionMethods):
         stop = (lambda: conn.cancel_session(self.id)) if cancel_on_timeout else None
         await self._wait_inserted(submission, insert, stop)
         remaining = max(0.0, deadline - trio.current_time())
+        if conn.core.protocol_version == 1:
+            # A v1 turn is the one session/prompt request, answered with the stop
+            # reason (v1 schema PromptResponse); its "message id" is our own
+            # synthesised one, and v1 has no idle: say it in v1's terms.
+            # (Not "response to ...": that names the per-request limit, this is the turn's.)
+            rid = submission.request_id
+            awaited = f"the response to session/prompt (request {rid})"
+            message: str | None = (
+                f"no response to session/prompt (request {rid}) within {timeout:g}s"
+            )
+        else:
+            awaited = f"the idle ending the work of message {submission.message_id!r}"
+            message = None
         try:
             await self._wait_until(
                 lambda: submission.done,
                 timeout=remaining,
-                awaited=f"the idle ending the work of message {submission.message_id!r}",
+                awaited=awaited,
+                message=message,
+                method="session/prompt" if message else None,
             )
         except Timeout:
             if stop is not None:

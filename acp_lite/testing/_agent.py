@@ -131,10 +131,12 @@ class Agent:
             replies = [r for r in map(self.dispatch, message) if r is not None]
             if replies:
                 self.link.wire.send(replies)
+                self.link.count_answered(len(replies))
             return
         reply = self.dispatch(message)
         if reply is not None:
             self.link.wire.send(reply)
+            self.link.count_answered(1)
 
     def dispatch(self, message: Any) -> dict[str, Any] | None:
         """Handle one message; returns the response to send now, if any."""

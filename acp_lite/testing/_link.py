@@ -61,6 +61,9 @@ class Link:
         self.ignore_sigterm = script.ignore_sigterm
         self._next_request = 0
         self.replies: dict[int, dict[str, Any] | None] = {}
+        #: Client requests answered so far by the reader (``Agent.receive``): what
+        #: the ``ignore_cancel`` step waits on.
+        self.answered = 0
         self.abandoned: set[int] = set()
         #: Set by :meth:`shutdown` (in-process use; a process just exits).
         self.stopped = threading.Event()
@@ -111,6 +114,12 @@ class Link:
             self.cond.notify_all()
 
     # -- sending --------------------------------------------------------------
+
+    def count_answered(self, count: int) -> None:
+        """The reader has sent the answers to ``count`` more client requests."""
+        with self.cond:
+            self.answered += count
+            self.cond.notify_all()
 
     def reply(self, request_id: Any, result: dict[str, Any]) -> None:
         """Send a success response."""
@@ -226,6 +235,8 @@ class Link:
             session.held.clear()
             if session.turn is not None:
                 session.cancelling = True
+                if session.cancel_mark is None:
+                    session.cancel_mark = self.answered
             self.cond.notify_all()
         for held in covered:
             self.reply_error(held.request_id, cancelled_error())

@@ -86,6 +86,8 @@ class Session:
     steered: collections.deque[TurnRun] = attrs.field(factory=collections.deque)
     accepts_steering: bool = False
     cancelling: bool = False
+    # Link.answered when the current work's first session/cancel was read.
+    cancel_mark: int | None = None
     worker: threading.Thread | None = None
     # The state last reported, the background list, and the lock that makes
     # "read state + write the snapshot" atomic across threads.
@@ -137,6 +139,7 @@ class TurnRun:
     message_id: str | None = None
     answered: bool = False
     withdrawn: bool = False  # $/cancel_request arrived before insertion
+    ignoring: bool = False  # an ignore_cancel step is ahead: a cancel ends no step
     tool_calls: dict[str, str] = attrs.field(factory=dict)
     ids_used: int = 0
     expectation: int | None = None  # the script turn it matched (``expect`` scripts)

@@ -29,6 +29,7 @@ from acp_lite.testing.script import (
     Fail,
     Flood,
     Hang,
+    IgnoreCancel,
     IgnoreSigterm,
     Insert,
     Permission,
@@ -81,6 +82,7 @@ class TurnRunner:
                 run = self.new_run(session, held.request_id, held.prompt)
                 session.turn = run
                 session.cancelling = False
+                session.cancel_mark = None
             try:
                 self.run_turn(run)
             except Exception as exc:  # a bug must not leave the session stuck
@@ -89,6 +91,7 @@ class TurnRunner:
                 with cond:
                     session.turn = None
                     session.cancelling = False
+                    session.cancel_mark = None
                     session.accepts_steering = False
                     cond.notify_all()
 
@@ -215,14 +218,17 @@ class TurnRunner:
     # -- steps --------------------------------------------------------------------
 
     def run_steps(self, run: TurnRun, steps: list[Step]) -> None:
-        """Run steps in order, stopping at a cancel."""
-        for step in steps:
+        """Run steps in order, stopping at a cancel, unless an ``ignore_cancel`` step is
+        ahead: that one reads the cancel (a wait before it is only cut short)."""
+        for index, step in enumerate(steps):
+            run.ignoring = any(isinstance(s, IgnoreCancel) for s in steps[index:])
             self.check_cancel(run)
             self.run_step(run, step)
+        run.ignoring = False
 
     def check_cancel(self, run: TurnRun) -> None:
         """End the work with the cancel stop reason if the client cancelled."""
-        if run.session.cancelling:
+        if run.session.cancelling and not run.ignoring:
             spec = run.spec or Turn()
             raise TurnEnded(spec.cancel_stop_reason)
 
@@ -272,6 +278,8 @@ class TurnRunner:
                         step.timeout,
                     )
                 self.check_cancel(run)
+            case IgnoreCancel():
+                self.ignore_cancel(run, step.timeout)
             case Fail():
                 error: dict[str, Any] = {"code": step.code, "message": step.message}
                 if step.data is not None:
@@ -298,6 +306,20 @@ class TurnRunner:
             case Hang():
                 link.log("hanging forever (scripted)")
                 link.stopped.wait()  # forever, unless shut down in-process
+
+    def ignore_cancel(self, run: TurnRun, timeout: float) -> None:
+        """Wait for a cancel and the answer to a request read after it; forget the cancel."""
+        link, session = self.link, run.session
+
+        def read_past_the_cancel() -> bool:
+            mark = session.cancel_mark
+            return mark is not None and link.answered > mark
+
+        with link.cond:
+            proven = link.cond.wait_for(read_past_the_cancel, timeout)
+            session.cancelling = False  # broken on purpose: the work goes on
+            session.cancel_mark = None
+        link.log(f"ignoring the cancel ({'proven read' if proven else 'timed out'})")
 
     def stream(
         self,

@@ -30,6 +30,7 @@ from acp_lite.testing.script import (
     Fail,
     Flood,
     Hang,
+    IgnoreCancel,
     Insert,
     Permission,
     Raw,
@@ -442,9 +443,17 @@ def broken_no_idle(count: int | None = None) -> Script:
 def broken_cancel_not_confirmed(count: int | None = None) -> Script:
     return Script(
         name="broken_cancel_not_confirmed",
-        description="BROKEN: confirms a cancel with stopReason end_turn instead of cancelled.",
+        description=(
+            "BROKEN: reads session/cancel and goes on: answers the client's next request, "
+            "then ends the work with stopReason end_turn instead of cancelled."
+        ),
+        # Its answer to a later request proves it read the cancel (else they may have
+        # crossed); the text first lets a v1 client see that the turn runs.
         turns=[
-            Turn(steps=[Text(text="working"), Sleep(seconds=30)], cancel_stop_reason="end_turn")
+            Turn(
+                steps=[Text(text="working"), IgnoreCancel(timeout=30)],
+                cancel_stop_reason="end_turn",
+            )
         ],
     )
 

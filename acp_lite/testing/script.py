@@ -56,6 +56,12 @@ Steps (``type`` = ...):
 ``wait_for_prompt`` wait until another prompt of the session is waiting (held, or
                     inserted into this work), at most ``timeout`` seconds
                     (default 10): a deterministic "while busy" window for tests.
+``ignore_cancel``   (broken) read ``session/cancel`` and go on: wait until the
+                    client cancelled and then sent a request the agent answered
+                    (at most ``timeout`` seconds, default 10), then carry on as if
+                    not cancelled. The answer proves the cancel was read before
+                    the work went on. Steps before it are not ended by a cancel
+                    (their waits are cut short).
 ``fail``            end the work: idle ``stopReason: error`` with ``error``
                     ``{code, message, data}``.
 ``stop``            end the work now with ``stop_reason``.
@@ -142,6 +148,7 @@ __all__ = [
     "Fail",
     "Flood",
     "Hang",
+    "IgnoreCancel",
     "IgnoreSigterm",
     "Insert",
     "Permission",
@@ -298,6 +305,15 @@ class WaitForPrompt:
 
 
 @lazy_attrs.frozen(kw_only=True)
+class IgnoreCancel:
+    """(Broken) Go on after a cancel, once a request sent after it was answered: the
+    answer proves the cancel was read (input is read in order), not crossed."""
+
+    TYPE: ClassVar[str] = "ignore_cancel"
+    timeout: float = 10.0
+
+
+@lazy_attrs.frozen(kw_only=True)
 class Fail:
     """End the foreground work with ``stopReason: error``."""
 
@@ -395,6 +411,7 @@ Step: TypeAlias = (
     | Sleep
     | WaitForCancel
     | WaitForPrompt
+    | IgnoreCancel
     | Fail
     | Stop
     | Background
@@ -420,6 +437,7 @@ STEP_TYPES: dict[str, type[Any]] = {
         Sleep,
         WaitForCancel,
         WaitForPrompt,
+        IgnoreCancel,
         Fail,
         Stop,
         Background,

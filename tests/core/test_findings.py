@@ -62,6 +62,7 @@ def test_live_models_find_what_a_replay_finds(name: str) -> None:
             submission = session.submit(f"hello {i}")
             if name in CANCEL_TO_END:
                 session.cancel()
+                client.request("_acp_lite/sync")  # answered: the cancel was read
             if name in GATED and i == 0:
                 continue  # the next prompt is what ends this work
             if name in NEVER_IDLE:  # all of its output: the echo of the prompt

@@ -87,7 +87,9 @@ BROKEN_CASES: dict[str, tuple[list[str], str]] = {
     "broken_bad_stop_reason": ([], "stopReason finished, expected end_turn"),
     "broken_chunk_without_message_id": ([], "SDK rejected a message"),
     "broken_cancel_not_confirmed": (
-        ["--cancel", "--expect-stop", "cancelled"],
+        # The agent ends the work only once it answered a request sent after the
+        # cancel: what proves that it read the cancel (issue 24 item 12).
+        ["--cancel", "--request-after-cancel", "_acp_lite/sync", "--expect-stop", "cancelled"],
         "stopReason end_turn, expected cancelled",
     ),
     "wrong_protocol_version": ([], "client error:"),

@@ -17,6 +17,10 @@
 //   --expect-permission    fail unless at least one permission request arrived
 //   --cancel               send session/cancel once the prompt is inserted and
 //                          foreground work is reported running
+//   --request-after-cancel METHOD
+//                          then send the extension request METHOD ({} params) and
+//                          await its answer (result or error): answered, it shows
+//                          that the agent read the cancel before it
 //   --wait-background      after the idle, wait until the background list is []
 //   --timeout-ms N         limit of the case (default 5000)
 //   --agent-fds IN,OUT     instead of -- AGENT_COMMAND: talk to an agent already
@@ -58,6 +62,7 @@ function parseArgs(argv) {
     permission: "allow",
     expectPermission: false,
     cancel: false,
+    requestAfterCancel: null,
     waitBackground: false,
     sharedAgent: false,
     timeoutMs: 5000,
@@ -80,6 +85,7 @@ function parseArgs(argv) {
     else if (arg === "--permission") options.permission = value();
     else if (arg === "--expect-permission") options.expectPermission = true;
     else if (arg === "--cancel") options.cancel = true;
+    else if (arg === "--request-after-cancel") options.requestAfterCancel = value();
     else if (arg === "--wait-background") options.waitBackground = true;
     else if (arg === "--shared-agent") options.sharedAgent = true;
     else if (arg === "--timeout-ms") options.timeoutMs = Number(value());
@@ -335,6 +341,10 @@ async function runSession(ctx, c, bySession) {
     if (options.cancel && inserted && running && !cancelled) {
       cancelled = true;
       await ctx.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+      if (options.requestAfterCancel !== null) {
+        // An error answer (e.g. -32601) proves the reading as well as a result.
+        await ctx.request(options.requestAfterCancel, {}).catch(() => {});
+      }
     }
   };
 

@@ -1,6 +1,7 @@
 """``v1-cancel-not-cancelled`` fires only on what the trace proves: an ``end_turn``
-that arrives right after ``session/cancel`` may have crossed it on the wire (issue
-24 item 12: cancel sent at 1.06654 s, the answer read at 1.06694 s)."""
+that arrives after ``session/cancel`` may have crossed it on the wire (issue 24 item
+12: cancel sent at 1.06654 s, the answer read at 1.06694 s), however late it comes.
+What proves that the agent read the cancel: tests/plugin/test_cancel_proof.py."""
 
 from __future__ import annotations
 
@@ -38,11 +39,11 @@ def _v1_records(cancel_at: float, answer_at: float) -> list[dict[str, Any]]:
     ("cancel_at", "answer_at", "expected"),
     [
         (1.06654, 1.06694, []),  # crossed on the wire: end_turn is the truth
-        (1.06654, 1.5, []),  # still within the crossing window
-        (1.06654, 3.0, [("v1-cancel-not-cancelled", 6)]),  # the agent ignored the cancel
+        (1.06654, 1.5, []),
+        (1.06654, 3.0, []),  # late, but nothing shows that the agent had read the cancel
     ],
 )
-def test_only_an_answer_well_after_the_cancel_proves_it_was_ignored(
+def test_no_time_proves_that_the_cancel_was_ignored(
     cancel_at: float, answer_at: float, expected: list[tuple[str, int]]
 ) -> None:
     found = check_transcript(_v1_records(cancel_at, answer_at), ended=True)

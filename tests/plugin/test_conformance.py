@@ -127,6 +127,9 @@ def test_cancel_must_end_with_cancelled() -> None:
     rid = w.prompt()
     w.state("running").recv({"id": rid, "result": {"messageId": "u1"}}).user("u1")
     w.send({"method": "session/cancel", "params": {"sessionId": SID}})
+    # Answered before the idle, a request sent after the cancel proves it was read.
+    pid = w.request("_x/ping", {})
+    w.recv({"id": pid, "error": {"code": -32601, "message": "Method not found"}})
     w.state("idle", stopReason="end_turn")
     assert w.rules() == ["cancel-not-cancelled"]
     ok = Wire().open()

@@ -65,10 +65,12 @@ def acp_agent_command(scenario):
 
 
 @pytest.mark.parametrize("scenario", {sorted(BROKEN)!r})
-def test_broken(scenario, acp_session):
+def test_broken(scenario, acp_session, acp_client):
     if scenario == "broken_cancel_not_confirmed":
         acp_session.prompt("work")
         acp_session.cancel()
+        # Answered, a request sent after the cancel proves that the agent read it.
+        acp_client.request("_acp_lite/sync")
         acp_session.wait_idle(timeout=5)
     elif scenario == "broken_no_idle":
         submission = acp_session.prompt("x")

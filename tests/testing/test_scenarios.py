@@ -120,6 +120,9 @@ def run_one_turn(spawn: Spawn, name: str) -> tuple[RawAgent, str, int]:
         rid = agent.prompt(sid, "hello scenario")
         agent.response(rid)
         agent.notify("session/cancel", {"sessionId": sid})
+        # Answered, a request sent after the cancel proves it was read (a broken
+        # agent's end_turn is then a cancel ignored, not one crossed on the wire).
+        assert agent.call("_acp_lite/sync") == {"echo": {}}
         agent.wait_for(lambda m: m.get("method") == "session/update"
                        and m["params"]["update"].get("state") == "idle")  # fmt: skip
     elif name == "broken_no_idle":
