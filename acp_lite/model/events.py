@@ -25,6 +25,7 @@ the lines received together.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
@@ -146,7 +147,16 @@ class EventLog(Sequence[Event]):
     many were let go. What those updates did to the model stays applied.
     """
 
-    __slots__ = ("_base", "_max", "_raws", "_replayed", "_sources", "_times", "_updates")
+    __slots__ = (
+        "_base",
+        "_max",
+        "_raws",
+        "_replayed",
+        "_sources",
+        "_time_starts",
+        "_times",
+        "_updates",
+    )
 
     def __init__(self, max_events: int | None = None) -> None:
         if max_events is not None and max_events < 1:
@@ -158,6 +168,11 @@ class EventLog(Sequence[Event]):
         # chunk's compact line (the raw column then holds the chunk's text, a ``str``).
         self._updates: list[Any] = []
         self._raws: list[dict[str, Any] | bytes | str | None] = []
+        # Times run-length encoded, as the transcript keeps them: a run of updates
+        # applied together (a chunk run) shares one time, so a streamed message
+        # costs no float per chunk. _time_starts[k]: the column position where the
+        # run of time _times[k] starts.
+        self._time_starts = array("q")
         self._times = array("d")
         self._replayed = bytearray()
         # Sparse: only updates that did not come from session/update (rare).
@@ -184,7 +199,10 @@ class EventLog(Sequence[Event]):
         cut = len(self._updates) - self._max
         del self._updates[:cut]
         del self._raws[:cut]
-        del self._times[:cut]
+        starts = self._time_starts
+        first = bisect_right(starts, cut) - 1  # the run holding the first kept update
+        self._time_starts = array("q", (max(0, x - cut) for x in starts[first:]))
+        del self._times[:first]
         del self._replayed[:cut]
         self._base += cut
         if self._sources:
@@ -204,7 +222,12 @@ class EventLog(Sequence[Event]):
         line (``bytes``; the payload is its ``params.update``), or the compact line
         that decoded ``update`` (a chunk) from its line, or ``None``.
         """
-        index = self._base + len(self._updates)
+        pos = len(self._updates)
+        index = self._base + pos
+        times = self._times
+        if not times or times[-1] != time:
+            self._time_starts.append(pos)
+            times.append(time)
         if raw.__class__ is CompactLine:
             # Hottest path: two shared objects, nothing new retained (module doc).
             self._updates.append(raw)
@@ -219,7 +242,6 @@ class EventLog(Sequence[Event]):
             else:
                 self._updates.append(update)
             self._raws.append(raw)  # type: ignore[arg-type]
-        self._times.append(time)
         self._replayed.append(replayed)
         if source is not None:
             self._sources[index] = source
@@ -245,8 +267,11 @@ class EventLog(Sequence[Event]):
                 take = min(take, 2 * limit - len(self._updates))
             part = texts if take == n else texts[done : done + take]
             # The update column last: readers size the log by it.
+            times = self._times
+            if not times or times[-1] != time:
+                self._time_starts.append(len(self._updates))
+                times.append(time)
             self._raws.extend(part)
-            self._times.extend(array("d", (time,)) * take)  # in C
             self._replayed.extend(flag * take)
             self._updates.extend([line] * take)
             done += take
@@ -260,7 +285,10 @@ class EventLog(Sequence[Event]):
 
     def time(self, index: int) -> float:
         """``time.monotonic()`` when event ``index`` was applied."""
-        return self._times[self._at(index)]
+        return self._time_at(self._at(index))
+
+    def _time_at(self, pos: int) -> float:
+        return self._times[bisect_right(self._time_starts, pos) - 1]
 
     def _expand(self, pos: int) -> dict[str, Any]:
         # A compact entry becomes tag + raw dict, as if fed by line and then read.
@@ -354,7 +382,7 @@ class EventLog(Sequence[Event]):
         update = self._updates[pos]
         if update.__class__ is str or update.__class__ is CompactLine:
             update = None  # decoded when read (module doc)
-        return Event(i, update, bool(self._replayed[pos]), self._times[pos], self)
+        return Event(i, update, bool(self._replayed[pos]), self._time_at(pos), self)
 
     def __repr__(self) -> str:
         kept = len(self._updates)
