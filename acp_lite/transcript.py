@@ -12,7 +12,7 @@ import time
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping
-from itertools import repeat
+from itertools import groupby, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -125,9 +125,47 @@ def record_line(record: Mapping[str, object]) -> bytes:
     return str(record.get("raw", "")).encode("utf-8", errors="surrogateescape")
 
 
-_Columns = tuple[
-    "list[bytes | str]", "list[LineShape | None]", "array[int]", "array[float]", bytearray
-]
+class _ShapeRuns:
+    """The shapes of the items kept as text, run-length encoded: a stream's lines
+    share one shape, so a streamed message costs no pointer per line for it. A run
+    starts at ``starts[k]`` (a column position) with shape ``vals[k]``; raw lines
+    (``bytes`` items) need no shape and never start a run. Appended to by the writer
+    (value first, then its start); replaced, never cut in place, by a trim."""
+
+    __slots__ = ("starts", "vals")
+
+    def __init__(self, starts: array[int] | None = None, vals: list[Any] | None = None) -> None:
+        self.starts = starts if starts is not None else array("q")
+        self.vals: list[Any] = vals if vals is not None else []
+
+    def extend(self, base: int, shapes: list[LineShape | None]) -> None:
+        """Record ``shapes``, the shapes of the items from column position ``base``."""
+        vals, starts = self.vals, self.starts
+        last = vals[-1] if vals else None
+        pos = base
+        for shape, run in groupby(shapes):
+            if shape is not None and shape is not last:
+                vals.append(shape)
+                starts.append(pos)
+                last = shape
+            pos += len(list(run))
+
+    def at(self, pos: int) -> Any:
+        """The shape of the text item at column position ``pos``."""
+        return self.vals[bisect_right(self.starts, pos) - 1]
+
+    def cut(self, cut: int) -> _ShapeRuns:
+        """These runs for the columns less their first ``cut`` positions."""
+        first = max(bisect_right(self.starts, cut) - 1, 0)
+        starts = array("q", (max(0, x - cut) for x in self.starts[first:]))
+        return _ShapeRuns(starts, self.vals[first:])
+
+    def copy(self) -> _ShapeRuns:
+        vals = list(self.vals)  # first: a start copied has its value
+        return _ShapeRuns(array("q", self.starts[: len(vals)]), vals)
+
+
+_Columns = tuple["list[bytes | str]", _ShapeRuns, "array[int]", "array[float]", bytearray]
 
 _SLACK = 1024
 """A bounded transcript drops its oldest entries in blocks of at least this many
@@ -158,7 +196,7 @@ class Transcript:
         self._max = max_entries
         # Bytes and floats are not tracked by the cyclic GC: a long transcript costs
         # the collector nothing.
-        self._cols: _Columns = ([], [], array("q"), array("d"), bytearray())
+        self._cols: _Columns = ([], _ShapeRuns(), array("q"), array("d"), bytearray())
         self._cut = 0  # entries removed from the front of the columns
         self._t0: float | None = None
         #: The agent's exit status when it exited on its own (its traffic ended
@@ -182,9 +220,8 @@ class Transcript:
         now = time.monotonic()
         if self._t0 is None:
             self._t0 = now
-        lines, shapes, starts, times, dirs = self._cols
+        lines, _shapes, starts, times, dirs = self._cols
         lines.append(line)
-        shapes.append(None)
         if not times or times[-1] != now:
             starts.append(len(dirs))
             times.append(now)
@@ -209,11 +246,10 @@ class Transcript:
             self._t0 = now
         n = len(lines)
         col_lines, col_shapes, starts, times, dirs = self._cols
+        base = len(col_lines)
         col_lines.extend(lines)
-        if shapes is None:
-            col_shapes.extend([None] * n)
-        else:
-            col_shapes.extend(shapes)
+        if shapes is not None:
+            col_shapes.extend(base, shapes)
         if n and (not times or times[-1] != now):
             starts.append(len(dirs))
             times.append(now)
@@ -228,7 +264,7 @@ class Transcript:
         first = bisect_right(starts, cut) - 1  # the run holding the first kept line
         new_starts = array("q", (max(0, x - cut) for x in starts[first:]))
         # New columns, swapped in at once: a reader holds the old ones, unchanged.
-        self._cols = (lines[cut:], shapes[cut:], new_starts, times[first:], dirs[cut:])
+        self._cols = (lines[cut:], shapes.cut(cut), new_starts, times[first:], dirs[cut:])
         self._cut += cut
 
     def _snapshot(self) -> tuple[list[bytes | str], list[LineShape | None], list[float], bytes]:
@@ -237,10 +273,13 @@ class Transcript:
         # the other columns (which may be longer: cut to one length).
         lines, shapes, starts, times, dirs = self._cols
         d = bytes(dirs)
-        t, st, s, ls = array("d", times), array("q", starts), list(shapes), list(lines)
+        t, st, s, ls = array("d", times), array("q", starts), shapes.copy(), list(lines)
         n = len(d)
         lo = n - self._max if self._max is not None and n > self._max else 0
-        return ls[lo:n], s[lo:n], _expand_times(st, t, lo, n), d[lo:n]
+        kept = ls[lo:n]
+        at = s.at
+        shaped = [None if x.__class__ is bytes else at(lo + i) for i, x in enumerate(kept)]
+        return kept, shaped, _expand_times(st, t, lo, n), d[lo:n]
 
     def entries(self) -> list[TranscriptEntry]:
         """A snapshot of the retained entries, oldest first."""
@@ -273,7 +312,9 @@ class Transcript:
             raise IndexError("transcript index out of range")
         pos = n - kept + index
         stamp = times[bisect_right(starts, pos) - 1]
-        return TranscriptEntry(_DIRS[dirs[pos]], stamp, _line(lines[pos], shapes[pos]))
+        item = lines[pos]
+        shape = None if item.__class__ is bytes else shapes.at(pos)
+        return TranscriptEntry(_DIRS[dirs[pos]], stamp, _line(item, shape))
 
     def to_ndjson(self) -> str:
         """The transcript as NDJSON text, times relative to the first entry.
@@ -326,9 +367,8 @@ class Transcript:
                 continue
             if not isinstance(record, dict) or record.get("dir") not in _DIRS:
                 raise ValueError(f"{path}:{n}: not a transcript record (no 'dir' send/recv)")
-            lines, shapes, starts, times, dirs = transcript._cols
+            lines, _shapes, starts, times, dirs = transcript._cols
             lines.append(record_line(record))
-            shapes.append(None)
             starts.append(len(dirs))
             times.append(float(record.get("t", 0.0)))
             dirs.append(record["dir"] == "recv")

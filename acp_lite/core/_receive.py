@@ -149,11 +149,11 @@ class Receiver:
             first = dict(escaped).get(0) or t.line(texts[0])
             self._line_failed(first, exc)
         # As kept for each line of a stream past _COMPACT_AFTER: its text and its
-        # compact line; with escapes, its text and how the stream escapes
-        # (CompactLine.escaped), or the line itself when no encoder's escaping
-        # gives back its bytes.
+        # stream's shape (CompactLine.shape: verbatim or raw UTF-8 escapes; else
+        # CompactLine.escaped), or the line itself when no encoder's escaping gives
+        # back its bytes.
         kept: list[bytes | str] = texts  # type: ignore[assignment]
-        shapes: list[LineShape | None] = [t] * len(texts)
+        shapes: list[LineShape | None] = [t.shape] * len(texts)
         if escaped:
             copied = False
             for i, line in escaped:
@@ -205,7 +205,7 @@ class Receiver:
                                 continue
                             streaming = True
                             text = hit[1].content.text
-                            shape = t if hit[3] else t.escaped(line, text)
+                            shape = t.shape if hit[3] else t.escaped(line, text)
                             if shape is not None:
                                 if shapes is None:
                                     shapes = [None] * len(kept)

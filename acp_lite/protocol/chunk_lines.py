@@ -113,6 +113,7 @@ class CompactLine:
         "prefix",
         "sep",
         "session_id",
+        "shape",
         "start",
         "suffix",
         "tag",
@@ -150,7 +151,12 @@ class CompactLine:
         self.tag = update["sessionUpdate"]
         self.update_class = CHUNK_CLASSES[self.tag]
         self._params = _copy_params(params)
-        self._escaped: tuple[EscapedLine, EscapedLine] | None = None
+        self._escaped = (EscapedLine(self, False), EscapedLine(self, True))
+        #: How a transcript rebuilds a line of the stream whose text is written
+        #: verbatim or with the escapes of a raw UTF-8 JSON encoder (the two agree on
+        #: a text that needs no escape): one shape for most of a stream's lines, so
+        #: a transcript keeps one run for them (``transcript.py``).
+        self.shape: EscapedLine = self._escaped[0]
 
     def line(self, text: str) -> bytes:
         """The line of the stream that carries ``text`` written verbatim (no escapes)."""
@@ -166,8 +172,6 @@ class CompactLine:
         ``ensure_ascii=False``) or ``\\uXXXX`` for all non-ASCII (Python's default):
         a line written either way is kept as its text."""
         pair = self._escaped
-        if pair is None:
-            pair = self._escaped = (EscapedLine(self, False), EscapedLine(self, True))
         body = line[self.start : self.end]
         try:
             if encode_basestring(text)[1:-1].encode() == body:

@@ -128,7 +128,7 @@ def _state(conn: ClientConnection) -> Any:
     lines, shapes = t._cols[0], t._cols[1]
     out: list[Any] = [
         [_stored(x) for x in lines],
-        [_stored(x) for x in shapes],
+        [_stored(None if x.__class__ is bytes else shapes.at(i)) for i, x in enumerate(lines)],
         t.dropped,
         [(e.direction, e.line) for e in t.entries()],
     ]

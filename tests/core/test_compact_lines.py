@@ -130,10 +130,13 @@ def test_verbatim_chunk_lines_are_kept_compactly() -> None:
     conn.receive_data(b"".join(x + b"\n" for x in lines))
     items = conn.transcript._cols[0][-len(lines) :]
     assert items == [*lines[:9], "b\u00e9", 'c"d', "e", lines[12], "\u00e9\n"]
-    shapes = conn.transcript._cols[1][-len(lines) :]
-    assert [s.__class__.__name__ for s in shapes[9:]] == [
-        "CompactLine", "EscapedLine", "CompactLine", "NoneType", "EscapedLine"
-    ]  # fmt: skip
+    columns = conn.transcript._cols
+    at, first = columns[1].at, len(columns[0]) - len(lines)
+    shapes = [None if x.__class__ is bytes else at(first + i) for i, x in enumerate(items)]
+    # One shape for the verbatim and the raw-UTF-8-escaped lines (one transcript run),
+    # another for \u escapes, none for the line kept as bytes.
+    assert [getattr(s, "ascii", None) for s in shapes[9:]] == [False, False, False, None, True]
+    assert shapes[9] is shapes[10] is shapes[11]
     assert [e.line for e in conn.transcript.entries()[-len(lines) :]] == lines
     log = conn.sessions["s1"].model._log
     assert log._raws[-3] == "e" and log._updates[-3].__class__.__name__ == "CompactLine"
