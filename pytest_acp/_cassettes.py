@@ -21,7 +21,6 @@ recorded line.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -37,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pytest
 
-from pytest_acp._diagnostics import fail_test
+from pytest_acp._diagnostics import fail_test, library_dirs
 from pytest_acp._settings import AgentCommand
 
 # The cassette engine (and trio, under the replay agent) loads when a test uses a
@@ -78,6 +77,11 @@ CALL_FAILED = pytest.StashKey[bool]()
 
 class AcpCassetteMismatch(AssertionError):
     """The client did not send what the cassette recorded (a diff says where)."""
+
+
+# Shown (and importable) where users look for it: pytest prints an exception's
+# module, and this one's home is private.
+AcpCassetteMismatch.__module__ = "pytest_acp"
 
 
 #: The longest cassette file stem kept as it is (file names stop at 255 bytes).
@@ -370,25 +374,13 @@ def cassette_of(item: pytest.Item) -> TestCassette | None:
     return cassette
 
 
-#: Where the client's own frames end: a mismatch points at the user's call.
-@functools.cache
-def _library_dirs() -> tuple[str, ...]:
-    import outcome
-    import trio
-
-    return tuple(
-        str(Path(str(module.__file__)).parent) + os.sep
-        for module in (sys.modules["acp_lite"], sys.modules["pytest_acp"], trio, outcome)
-    )
-
-
 def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
     """``tb`` cut after its last frame outside acp_lite, pytest_acp and trio: the
     call in the test (or the code under test) that the mismatch answered."""
     last = None
     entry = tb
     while entry is not None:
-        if not entry.tb_frame.f_code.co_filename.startswith(_library_dirs()):
+        if not entry.tb_frame.f_code.co_filename.startswith(library_dirs()):
             last = entry
         entry = entry.tb_next
     if last is not None:
