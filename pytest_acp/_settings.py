@@ -249,15 +249,14 @@ def _marker_in_process(node: pytest.Item, marker: pytest.Mark) -> AgentCommand |
     spec = marker.args[0] if len(marker.args) == 1 and _is_spec(marker.args[0]) else None
     if factory is None and spec is None:
         return None
+    if marker.kwargs.get("scenario") is not None:
+        raise pytest.UsageError(f"{where}: in_process= or scenario=: they are two agents")
     if (
         (factory is not None and (marker.args or "argv" in marker.kwargs))
-        or marker.kwargs.get("scenario") is not None
         or marker.kwargs.get("env")
         or (marker.kwargs.get("cwd") is not None)
     ):
-        raise pytest.UsageError(
-            f"{where}: an agent in this process takes no command, scenario, env or cwd"
-        )
+        raise pytest.UsageError(f"{where}: an agent in this process takes no command, env or cwd")
     if spec is not None:
         factory = load_factory(spec, where)
     if not callable(factory):
