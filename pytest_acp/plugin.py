@@ -4,8 +4,10 @@ Fixtures: ``acp_agent_command``, ``acp_timeout``, ``acp_permission_policy``,
 ``acp_elicitation_policy`` (configuration, overridable), ``acp_client``,
 ``acp_session``, ``acp_async_client``, ``acp_async_session`` (trio, with
 pytest-trio), ``acp_snapshot``, ``acp_normalize``, ``acp_transcript``,
-``acp_fake_agent`` (a scripted fake agent for testing clients, ``_fake_agent.py``)
-and ``acp_model`` (a scripted model provider for agents, ``_model.py``).
+``acp_fake_agent`` (a scripted fake agent for testing clients, ``_fake_agent.py``),
+``acp_cassette_command`` (a cassette's agent command, for code that starts its
+agent itself, ``_cassette_command.py``) and ``acp_model`` (a scripted model
+provider for agents, ``_model.py``).
 
 Options (``pytest --help``, group "acp") and ini keys share names: ``--acp-agent`` /
 ``acp_agent`` ... A marker beats the command line, which beats the ini file.
@@ -27,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_acp import _settings as settings
+from pytest_acp._cassette_command import acp_cassette_command as acp_cassette_command  # fixture
+from pytest_acp._cassette_command import command_mismatch
 from pytest_acp._cassettes import (
     CALL_FAILED,
     cassette_of,
@@ -455,7 +459,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         warn_if_unused(item)
         if item.stash.get(TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
             item.stash[VIOLATIONS] = _violations(item, error)
-        mismatch = mismatch_error(item, error)
+        mismatch = mismatch_error(item, error) or command_mismatch(item, error)
         if mismatch is not None:
             # The client's lines left the recording: that is why the test failed.
             # The diff says it all; the client's error is its echo (not chained).
@@ -466,7 +470,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     if fake_problems:
         fail_test(failure_message(fake_problems))
     warn_if_unused(item)  # after the call: pytest-trio sets async fixtures up in it
-    mismatch = mismatch_error(item, None)
+    mismatch = mismatch_error(item, None) or command_mismatch(item, None)
     if mismatch is not None:
         __tracebackhide__ = True
         raise mismatch
