@@ -3,9 +3,9 @@
 In the spirit of pytest-httpserver: the test says which prompts it expects and
 what the agent does for each, runs the code under test against the fake (in
 this process with :meth:`FakeAgent.connect`, or as a child process with
-:attr:`FakeAgent.command`), and the fixture fails the test at teardown when an
-expectation was not met, a request was not expected, or the client answered a
-permission request otherwise than expected::
+:attr:`FakeAgent.command`), and the test fails when its call ends (the plugin
+checks) if an expectation was not met, a request was not expected, or the client
+answered a permission request otherwise than expected::
 
     def test_my_bot(acp_fake_agent):
         acp_fake_agent.expect_prompt("fix the bug").reply(
