@@ -12,7 +12,14 @@ from pytest_acp._model import MARKER as _MODEL_MARKER
 from pytest_acp._model import add_options as _add_model_options
 from pytest_acp._model_cassette import add_options as _add_model_cassette_options
 
-__all__ = ["MARKERS", "MARKER_KEYWORDS", "add_options", "check_markers"]
+__all__ = [
+    "MARKERS",
+    "MARKER_KEYWORDS",
+    "add_options",
+    "check_markers",
+    "fail_bad_markers",
+    "marker_problems",
+]
 
 MARKERS = (
     "acp_agent(argv, *, env=None, cwd=None, in_process=None, scenario=None): the ACP agent "
@@ -64,26 +71,47 @@ MARKER_KEYWORDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_markers(items: Sequence[pytest.Item]) -> None:
-    """A ``UsageError`` naming every pytest_acp marker of ``items`` given a keyword it
-    does not take, with the ones it does."""
+def marker_problems(item: pytest.Item) -> list[str]:
+    """One line per pytest_acp marker of ``item`` given a keyword it does not take,
+    naming the ones it does."""
+    problems: list[str] = []
+    for marker in item.iter_markers():
+        accepted = MARKER_KEYWORDS.get(marker.name)
+        unknown = sorted(set(marker.kwargs) - set(accepted or ()))
+        if accepted is None or not unknown:
+            continue
+        hint = ""
+        if marker.name == "acp_agent":
+            hint = " (scenario='name' runs the reference agent's built-in scenario)"
+        problems.append(
+            f"{item.nodeid}: @pytest.mark.{marker.name} takes no keyword "
+            f"{', '.join(map(repr, unknown))}; its keywords: {', '.join(accepted)}{hint}"
+        )
+    return problems
+
+
+_MARKER_PROBLEMS = pytest.StashKey[list[str]]()
+
+
+def check_markers(config: pytest.Config, items: Sequence[pytest.Item]) -> None:
+    """A ``UsageError`` listing :func:`marker_problems` of ``items``. In an xdist
+    worker (whose usage error the controller would only show as an internal error)
+    each such test fails at its setup instead: :func:`fail_bad_markers`."""
     problems: list[str] = []
     for item in items:
-        for marker in item.iter_markers():
-            accepted = MARKER_KEYWORDS.get(marker.name)
-            unknown = sorted(set(marker.kwargs) - set(accepted or ()))
-            if accepted is None or not unknown:
-                continue
-            hint = ""
-            if marker.name == "acp_agent":
-                hint = " (scenario='name' runs the reference agent's built-in scenario)"
-            problems.append(
-                f"{item.nodeid}: @pytest.mark.{marker.name} takes no keyword "
-                f"{', '.join(map(repr, unknown))}; its keywords: {', '.join(accepted)}{hint}"
-            )
-    if problems:
-        # One line per marker use, each once (a class's marker reaches all its tests).
-        raise pytest.UsageError("\n".join(dict.fromkeys(problems)))
+        found = marker_problems(item)
+        if found:
+            item.stash[_MARKER_PROBLEMS] = found
+            problems.extend(found)
+    if problems and not hasattr(config, "workerinput"):
+        raise pytest.UsageError("\n".join(problems))
+
+
+def fail_bad_markers(item: pytest.Item) -> None:
+    """Fail ``item`` at its setup if :func:`check_markers` found bad markers on it."""
+    found = item.stash.get(_MARKER_PROBLEMS, None)
+    if found:
+        pytest.fail("usage error: " + "\n".join(found), pytrace=False)
 
 
 def add_options(parser: pytest.Parser) -> None:

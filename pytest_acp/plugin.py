@@ -56,7 +56,7 @@ from pytest_acp._fake_agent import acp_fake_agent as acp_fake_agent  # a fixture
 from pytest_acp._fake_agent import call_problems, failure_message
 from pytest_acp._model import acp_model as acp_model  # a fixture
 from pytest_acp._model import model_command, refuse_shared_model_agent
-from pytest_acp._options import MARKERS, add_options, check_markers
+from pytest_acp._options import MARKERS, add_options, check_markers, fail_bad_markers
 from pytest_acp._tracking import (
     TRACKED,
     VIOLATIONS,
@@ -115,7 +115,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Before any test runs: a marker keyword nothing reads would let a test pass
     # with settings it did not ask for.
-    check_markers(items)
+    check_markers(config, items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    fail_bad_markers(item)  # under xdist: see check_markers
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

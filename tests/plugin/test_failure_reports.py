@@ -135,6 +135,17 @@ def test_unknown_marker_keywords_are_a_usage_error(pytester: pytest.Pytester) ->
     assert "@pytest.mark.acp_cassette takes no keyword 'nmae'; its keywords: name, match_on" in err
 
 
+def test_in_an_xdist_worker_each_such_test_fails_at_setup(pytester: pytest.Pytester) -> None:
+    # A worker's usage error would reach the controller as an INTERNALERROR: the
+    # worker reports each test instead. (A worker is a config with workerinput.)
+    pytester.makeconftest("def pytest_configure(config):\n    config.workerinput = {}\n")
+    pytester.makepyfile(test_inner=BAD_MARKERS + "\n\ndef test_fine():\n    pass\n")
+    result = pytester.runpytest_inprocess(*LEAN, "-q")
+    result.assert_outcomes(passed=1, errors=4)
+    out = result.stdout.str()
+    assert "usage error: test_inner.py::test_agent: @pytest.mark.acp_agent takes no " in out
+
+
 def test_a_marker_argument_given_twice_is_refused(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_inner="""
