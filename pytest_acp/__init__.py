@@ -8,6 +8,8 @@ it offers, for use without pytest:
   (id placeholders, redaction, ``raw`` / ``merged`` / ``final`` views);
 * :func:`check_transcript` - the conformance checks, over a transcript;
 * :class:`AgentCommand` - how to launch an agent (for ``acp_agent_command``);
+* :class:`AcpCassetteMismatch` - the failure of a cassette replay the client
+  did not follow;
 * :class:`FakeAgent` - the ``acp_fake_agent`` fixture's type (a scripted fake
   agent for testing code that drives one);
 * :class:`ModelFixture` - the ``acp_model`` fixture's type (a scripted model
@@ -20,6 +22,7 @@ from pytest_acp.normalize import IdMap, extract_updates
 from pytest_acp.normalize import normalize as normalize
 
 if TYPE_CHECKING:
+    from pytest_acp._cassettes import AcpCassetteMismatch
     from pytest_acp._fake_agent import FakeAgent, FakeAgentError
     from pytest_acp._model import ModelFixture
     from pytest_acp._settings import AgentCommand
@@ -43,6 +46,10 @@ def __getattr__(name: str) -> Any:
         from pytest_acp._settings import AgentCommand
 
         return AgentCommand
+    if name == "AcpCassetteMismatch":
+        from pytest_acp._cassettes import AcpCassetteMismatch
+
+        return AcpCassetteMismatch
     if name in ("FakeAgent", "FakeAgentError"):
         from pytest_acp import _fake_agent
 
@@ -56,6 +63,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "RULES",
+    "AcpCassetteMismatch",
     "AgentCommand",
     "FakeAgent",
     "FakeAgentError",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -60,9 +61,20 @@ def all_rules() -> list[Rule]:
     return [*RULES.values(), *V1_RULES.values(), *MODEL_RULES.values()]
 
 
+def _plain(text: str) -> str:
+    """``text`` (reStructuredText, as in a docstring) as a terminal shows it: without
+    the double backticks of inline literals."""
+    return re.sub(r"``(.+?)``", r"\1", text, flags=re.DOTALL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m pytest_acp", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_acp",
+        description=_plain(__doc__ or ""),
+        # The docstring's paragraphs, as written (argparse would run them together).
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="check a saved NDJSON transcript")
     check.add_argument("transcript", help="NDJSON file: one {dir, t, msg|raw} record a line")

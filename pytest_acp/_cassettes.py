@@ -21,7 +21,6 @@ recorded line.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -37,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pytest
 
-from pytest_acp._diagnostics import fail_test
+from pytest_acp._diagnostics import fail_test, library_dirs
 from pytest_acp._settings import AgentCommand
 
 # The cassette engine (and trio, under the replay agent) loads when a test uses a
@@ -78,6 +77,11 @@ CALL_FAILED = pytest.StashKey[bool]()
 
 class AcpCassetteMismatch(AssertionError):
     """The client did not send what the cassette recorded (a diff says where)."""
+
+
+# Shown (and importable) where users look for it: pytest prints an exception's
+# module, and this one's home is private.
+AcpCassetteMismatch.__module__ = "pytest_acp"
 
 
 #: The longest cassette file stem kept as it is (file names stop at 255 bytes).
@@ -177,6 +181,8 @@ class TestCassette:
     speed: float | None
     loaded: Cassette | None
     connections: list[_Connection] = attrs.field(factory=list)
+    #: The file ``loaded`` was read from: ``path``, or the name an earlier version gave it.
+    source: Path | None = None
 
     def _recorded(self) -> tuple[Recording, ...]:
         return self.loaded.recordings if self.loaded is not None else ()
@@ -205,7 +211,7 @@ class TestCassette:
         if self.mode == "none" or (self.mode == "once" and self.loaded is not None):
             self._fail(
                 f"cassette {self.path} holds {len(recorded)} connection(s); this test "
-                f"opens another. Record it again: {self._record_command('all')}"
+                f"opens another. Record it again: {self.record_command('all')}"
             )
         self.connections.append(_Connection(command=command))
         return command
@@ -255,7 +261,8 @@ class TestCassette:
             recordings.append(_record(connection.client, connection.command, config))
         Cassette(tuple(recordings)).save(self.path)
 
-    def _record_command(self, mode: str) -> str:
+    def record_command(self, mode: str) -> str:
+        """The pytest command line that records this test's cassette in ``mode``."""
         # The options of this run that choose the agent and its handshake, so that
         # the command records the agent meant, not the default one.
         config = self.item.config
@@ -266,6 +273,14 @@ class TestCassette:
                 if one not in (None, ""):
                     options.append(f"{flag}={shlex.quote(str(one))}")
         return f"pytest {' '.join(options)} {shlex.quote(self.item.nodeid)}"
+
+    def fail_missing(self) -> None:
+        """Fail the test: replay only, and there is no cassette to replay."""
+        __tracebackhide__ = True
+        self._fail(
+            f"no cassette {self.path} (--acp-record-mode=none replays only); record it "
+            f"against the real agent with: {self.record_command('once')}"
+        )
 
     def _fail(self, message: str) -> None:
         __tracebackhide__ = True
@@ -326,22 +341,18 @@ def _shown(path: Path, config: pytest.Config) -> str:
         return str(path)
 
 
-def cassette_of(item: pytest.Item) -> TestCassette | None:
-    """The cassette of ``item`` (``None`` when it is not marked ``acp_cassette``);
-    loaded once per test. A missing cassette in replay-only mode fails the test."""
+def load(item: pytest.Item, marker: pytest.Mark | None) -> TestCassette:
+    """``item``'s cassette as its ``acp_cassette`` marker (if any) and the record
+    mode say, its recordings loaded unless they are recorded again."""
     __tracebackhide__ = True
-    if _STASH in item.stash:
-        return item.stash[_STASH]
-    marker = item.get_closest_marker("acp_cassette")
-    if marker is None:
-        item.stash[_STASH] = None
-        return None
     from acp_lite.cassettes import DEFAULT_MATCH_ON, MATCHERS, Cassette, CassetteError
 
-    name = marker.args[0] if marker.args else marker.kwargs.get("name")
+    name = match_on = None
+    if marker is not None:
+        name = marker.args[0] if marker.args else marker.kwargs.get("name")
+        match_on = marker.kwargs.get("match_on")
     if name is not None and not isinstance(name, str):
         raise pytest.UsageError(f"@pytest.mark.acp_cassette(name) takes a string ({item.nodeid})")
-    match_on = marker.kwargs.get("match_on")
     if match_on is None:
         match_on = item.config.getini("acp_match_on") or DEFAULT_MATCH_ON
     chosen = tuple(str(m) for m in match_on)
@@ -361,25 +372,26 @@ def cassette_of(item: pytest.Item) -> TestCassette | None:
         except (OSError, CassetteError) as exc:
             fail_test(f"cannot read cassette {read}: {exc}")
     cassette = TestCassette(item, path, mode, chosen, replay_speed(config), loaded)
-    item.stash[_STASH] = cassette
-    if loaded is None and mode == "none":
-        fail_test(
-            f"no cassette {path} (--acp-record-mode=none replays only); record it "
-            f"against the real agent with: {cassette._record_command('once')}"
-        )
+    if loaded is not None:
+        cassette.source = read
     return cassette
 
 
-#: Where the client's own frames end: a mismatch points at the user's call.
-@functools.cache
-def _library_dirs() -> tuple[str, ...]:
-    import outcome
-    import trio
-
-    return tuple(
-        str(Path(str(module.__file__)).parent) + os.sep
-        for module in (sys.modules["acp_lite"], sys.modules["pytest_acp"], trio, outcome)
-    )
+def cassette_of(item: pytest.Item) -> TestCassette | None:
+    """The cassette of ``item`` (``None`` when it is not marked ``acp_cassette``);
+    loaded once per test. A missing cassette in replay-only mode fails the test."""
+    __tracebackhide__ = True
+    if _STASH in item.stash:
+        return item.stash[_STASH]
+    marker = item.get_closest_marker("acp_cassette")
+    if marker is None:
+        item.stash[_STASH] = None
+        return None
+    cassette = load(item, marker)
+    item.stash[_STASH] = cassette
+    if cassette.loaded is None and cassette.mode == "none":
+        cassette.fail_missing()
+    return cassette
 
 
 def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
@@ -388,7 +400,7 @@ def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | Non
     last = None
     entry = tb
     while entry is not None:
-        if not entry.tb_frame.f_code.co_filename.startswith(_library_dirs()):
+        if not entry.tb_frame.f_code.co_filename.startswith(library_dirs()):
             last = entry
         entry = entry.tb_next
     if last is not None:
@@ -405,7 +417,12 @@ def mismatch_error(item: pytest.Item, cause: BaseException | None) -> AcpCassett
     found = cassette.mismatch() if cassette is not None else None
     if found is None or _interrupted(cause):
         return None
-    error = AcpCassetteMismatch(found)
+    return at_cause(AcpCassetteMismatch(found), cause)
+
+
+def at_cause(error: AcpCassetteMismatch, cause: BaseException | None) -> AcpCassetteMismatch:
+    """``error`` with the traceback of the ``cause`` it explains (if any), up to the
+    user's call, not through acp_lite's internals."""
     if isinstance(cause, BaseExceptionGroup):
         # pytest-trio's group of the test's and its fixtures' errors: the client's
         # own error (not the fixtures' pytest.fail) has the test's frames.
@@ -436,14 +453,16 @@ def warn_if_unused(item: pytest.Item) -> None:
     itself, which the marker cannot see)."""
     if _STASH in item.stash or item.get_closest_marker("acp_cassette") is None:
         return
+    if "acp_cassette_command" in getattr(item, "fixturenames", ()):
+        return  # its code's own agent used the cassette
     path, lineno, _ = item.location
     warnings.warn_explicit(
         pytest.PytestWarning(
             "@pytest.mark.acp_cassette records and replays the "
             "connections of pytest_acp's fixtures (acp_client, acp_session ...); this "
-            "test used none, so nothing was recorded or replayed. For code that starts "
-            "its agent itself, record with `acp-lite cassette record OUT -- AGENT...` "
-            "as its agent, then give it `acp-lite replay OUT`."
+            "test used none, so nothing was recorded or replayed. Code that starts "
+            "its agent itself takes the acp_cassette_command fixture as its agent "
+            "command (a replay of the cassette, or the agent behind a recorder)."
         ),
         pytest.PytestWarning,
         filename=str(item.config.rootpath / path),

@@ -3,15 +3,24 @@ stderr tail; and saving transcripts as NDJSON (``--acp-transcripts``)."""
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+import sys
+import types
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from acp_lite.transcript import dumps_record
 
+if TYPE_CHECKING:
+    from _pytest._code import ExceptionInfo
+
 __all__ = [
     "fail_test",
+    "hide_library_frames",
+    "library_dirs",
     "render_stderr",
     "render_transcript",
     "save_transcript",
@@ -42,6 +51,57 @@ def fail_test(message: str) -> NoReturn:
     import pytest  # not at module level: ``python -m pytest_acp check`` runs without it
 
     pytest.fail(message, pytrace=False)
+
+
+@functools.cache
+def library_dirs() -> tuple[str, ...]:
+    """The directories of acp_lite, pytest_acp and the trio machinery under them:
+    where the user's own frames end."""
+    import outcome
+    import trio
+
+    return tuple(
+        str(Path(str(module.__file__)).parent) + os.sep
+        for module in (sys.modules["acp_lite"], sys.modules["pytest_acp"], trio, outcome)
+    )
+
+
+@functools.cache
+def _runner_dirs() -> tuple[str, ...]:
+    """pytest's and pluggy's directories (frames pytest itself leaves out)."""
+    import _pytest
+    import pluggy
+
+    return tuple(str(Path(str(m.__file__)).parent) + os.sep for m in (_pytest, pluggy))
+
+
+def hide_library_frames(excinfo: ExceptionInfo[BaseException]) -> None:
+    """Drop acp_lite's and trio's frames from the traceback pytest shows for an
+    acp_lite error (``AgentExited``, ``Timeout``, ``PromptInvalidParams`` ...): the
+    user's call that raised it stays, and so do frames of the user's code that
+    acp_lite called back. The exception itself is untouched (``--full-trace``
+    shows every frame: the caller does not call this then)."""
+    errors = sys.modules.get("acp_lite.errors")  # not loaded: no acp_lite error either
+    if errors is None or not isinstance(excinfo.value, errors.AcpError):
+        return
+    hidden = library_dirs()
+    kept: list[types.TracebackType] = []
+    tb: types.TracebackType | None = excinfo.tb
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(hidden):
+            kept.append(tb)
+        tb = tb.tb_next
+    runner = _runner_dirs()
+    if not any(not t.tb_frame.f_code.co_filename.startswith(runner) for t in kept):
+        return  # raised in a fixture of ours, say: pytest would then show its own frames
+    # A new chain of the kept frames: pytest cuts the shown traceback at the test's
+    # frame by following the raw entries' tb_next, so filtered entries alone would
+    # come back. (Its Traceback type is taken from excinfo: it is not public.)
+    chain: types.TracebackType | None = None
+    for tb in reversed(kept):
+        chain = types.TracebackType(chain, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    if chain is not None:
+        excinfo.traceback = type(excinfo.traceback)(chain)
 
 
 def render_transcript(entries: Sequence[Any], *, start: int = 0) -> str:

@@ -3,9 +3,9 @@
 In the spirit of pytest-httpserver: the test says which prompts it expects and
 what the agent does for each, runs the code under test against the fake (in
 this process with :meth:`FakeAgent.connect`, or as a child process with
-:attr:`FakeAgent.command`), and the fixture fails the test at teardown when an
-expectation was not met, a request was not expected, or the client answered a
-permission request otherwise than expected::
+:attr:`FakeAgent.command`), and the test fails when its call ends (the plugin
+checks) if an expectation was not met, a request was not expected, or the client
+answered a permission request otherwise than expected::
 
     def test_my_bot(acp_fake_agent):
         acp_fake_agent.expect_prompt("fix the bug").reply(
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from acp_lite.client import Client, Session
     from acp_lite.protocol import RequestPermissionRequest
 
-__all__ = ["FakeAgent", "FakeAgentError", "acp_fake_agent"]
+__all__ = ["FakeAgent", "FakeAgentError", "acp_fake_agent", "call_problems", "failure_message"]
 
 _E = TypeVar("_E", ReceivedPrompt, ReceivedRequest, UnexpectedRequest, PermissionAnswer)
 
@@ -56,6 +56,9 @@ class FakeAgentError(AssertionError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("the fake ACP agent's expectations failed:\n" + "\n".join(problems))
         self.problems = problems
+
+
+FakeAgentError.__module__ = "pytest_acp"  # its public home, shown in failures
 
 
 class FakeAgent:
@@ -379,15 +382,43 @@ def _json_object(value: Mapping[str, object]) -> dict[str, object]:
     return {str(k): _json(v) for k, v in value.items()}
 
 
+_FAKE = pytest.StashKey[FakeAgent]()
+_REPORTED = pytest.StashKey[list[str]]()
+
+
+def call_problems(item: pytest.Item) -> list[str]:
+    """The problems of ``item``'s fake agent at the end of its call phase (none when
+    it uses no ``acp_fake_agent``): reported with the call, as a failure of the test
+    (pytest-httpserver's way), so the teardown does not report them again."""
+    fake = item.stash.get(_FAKE, None)
+    if fake is None:
+        return []
+    problems = fake.problems()
+    item.stash[_REPORTED] = problems
+    return problems
+
+
+def failure_message(problems: list[str]) -> str:
+    """What a test failing on ``problems`` says."""
+    return str(FakeAgentError(problems))
+
+
 @pytest.fixture
-def acp_fake_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeAgent]:
+def acp_fake_agent(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[FakeAgent]:
     """A scripted fake ACP agent (:class:`FakeAgent`) whose expectations are checked
-    at teardown."""
+    when the test ends: an unmet one fails the test."""
     fake = FakeAgent(tmp_path_factory.mktemp("acp-fake-agent"))
+    item: pytest.Item = request.node
+    item.stash[_FAKE] = fake  # the plugin checks it at the end of the call
     try:
         yield fake
     finally:
         fake.close()
-    problems = fake.problems()
+    # What the call's end did not see (the agents stopped since, or the test's
+    # call never ran): the rest was reported with the call.
+    reported = item.stash.get(_REPORTED, [])
+    problems = [p for p in fake.problems() if p not in reported]
     if problems:
-        fail_test(str(FakeAgentError(problems)))
+        fail_test(failure_message(problems))

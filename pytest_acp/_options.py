@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from pytest_acp import _settings as settings
@@ -10,13 +12,21 @@ from pytest_acp._model import MARKER as _MODEL_MARKER
 from pytest_acp._model import add_options as _add_model_options
 from pytest_acp._model_cassette import add_options as _add_model_cassette_options
 
-__all__ = ["MARKERS", "add_options"]
+__all__ = [
+    "MARKERS",
+    "MARKER_KEYWORDS",
+    "add_options",
+    "check_markers",
+    "fail_bad_markers",
+    "marker_problems",
+]
 
 MARKERS = (
-    "acp_agent(argv, *, env=None, cwd=None, in_process=None): the ACP agent command for this "
-    "test (an argv list or a command string), extra environment variables and its working "
-    "directory; or in_process=factory (or 'python:module:name'): an agent in this process, "
-    "such as acp_lite.testing.InProcessAgent.",
+    "acp_agent(argv, *, env=None, cwd=None, in_process=None, scenario=None): the ACP agent "
+    "command for this test (an argv list or a command string), extra environment variables "
+    "and its working directory; or in_process=factory (or 'python:module:name'): an agent in "
+    "this process, such as acp_lite.testing.InProcessAgent; or scenario='name': the reference "
+    "agent playing that built-in scenario (acp-lite-agent --list-scenarios).",
     "acp_timeout(seconds): default timeout of every ACP call in this test.",
     "acp_scope(scope): share one agent process per 'module' or 'session' (default "
     "'function': a fresh agent per test).",
@@ -40,6 +50,68 @@ MARKERS = (
     "'meta', 'id').",
     _MODEL_MARKER,
 )
+
+
+#: Each marker's keywords (the positional argument's name included: ``acp_timeout(seconds=5)``
+#: is ``acp_timeout(5)``). Any other keyword is a usage error: ignored, it would let a
+#: test run with a setting it did not ask for.
+MARKER_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "acp_agent": ("argv", "env", "cwd", "in_process", "scenario"),
+    "acp_timeout": ("seconds",),
+    "acp_scope": ("scope",),
+    "acp_conformance": ("mode",),
+    "acp_waive": ("reason",),
+    "acp_permission": ("policy",),
+    "acp_elicitation": ("policy",),
+    "acp_protocol": ("version",),
+    "acp_login": ("method_id",),
+    "acp_serve": ("files", "terminals"),
+    "acp_cassette": ("name", "match_on"),
+    "acp_model": ("script", "profile"),
+}
+
+
+def marker_problems(item: pytest.Item) -> list[str]:
+    """One line per pytest_acp marker of ``item`` given a keyword it does not take,
+    naming the ones it does."""
+    problems: list[str] = []
+    for marker in item.iter_markers():
+        accepted = MARKER_KEYWORDS.get(marker.name)
+        unknown = sorted(set(marker.kwargs) - set(accepted or ()))
+        if accepted is None or not unknown:
+            continue
+        hint = ""
+        if marker.name == "acp_agent":
+            hint = " (scenario='name' runs the reference agent's built-in scenario)"
+        problems.append(
+            f"{item.nodeid}: @pytest.mark.{marker.name} takes no keyword "
+            f"{', '.join(map(repr, unknown))}; its keywords: {', '.join(accepted)}{hint}"
+        )
+    return problems
+
+
+_MARKER_PROBLEMS = pytest.StashKey[list[str]]()
+
+
+def check_markers(config: pytest.Config, items: Sequence[pytest.Item]) -> None:
+    """A ``UsageError`` listing :func:`marker_problems` of ``items``. In an xdist
+    worker (whose usage error the controller would only show as an internal error)
+    each such test fails at its setup instead: :func:`fail_bad_markers`."""
+    problems: list[str] = []
+    for item in items:
+        found = marker_problems(item)
+        if found:
+            item.stash[_MARKER_PROBLEMS] = found
+            problems.extend(found)
+    if problems and not hasattr(config, "workerinput"):
+        raise pytest.UsageError("\n".join(problems))
+
+
+def fail_bad_markers(item: pytest.Item) -> None:
+    """Fail ``item`` at its setup if :func:`check_markers` found bad markers on it."""
+    found = item.stash.get(_MARKER_PROBLEMS, None)
+    if found:
+        pytest.fail("usage error: " + "\n".join(found), pytrace=False)
 
 
 def add_options(parser: pytest.Parser) -> None:

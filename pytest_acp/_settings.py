@@ -189,8 +189,7 @@ def agent_command(node: pytest.Item, config: pytest.Config) -> AgentCommand:
         in_process = _marker_in_process(node, marker)
         if in_process is not None:
             return in_process
-        if marker.args:
-            argv = _split(marker.args[0] if len(marker.args) == 1 else marker.args)
+        argv = _marker_argv(node, marker)
         env.update({str(k): str(v) for k, v in (marker.kwargs.get("env") or {}).items()})
         if marker.kwargs.get("cwd") is not None:
             cwd = os.fspath(marker.kwargs["cwd"])
@@ -222,6 +221,27 @@ def _relative_to(argv: tuple[str, ...], base: Path) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _marker_argv(node: pytest.Item, marker: pytest.Mark) -> tuple[str, ...]:
+    """The marker's command: its argument (``argv=`` too), or with ``scenario=`` the
+    reference agent playing that scenario (what users try first to pick one)."""
+    where = f"@pytest.mark.acp_agent ({node.nodeid})"
+    given = [marker.args[0] if len(marker.args) == 1 else marker.args] if marker.args else []
+    if "argv" in marker.kwargs:
+        given.append(marker.kwargs["argv"])
+    scenario = marker.kwargs.get("scenario")
+    if scenario is not None:
+        if given:
+            raise pytest.UsageError(
+                f"{where}: scenario= runs the reference agent; it takes no command too"
+            )
+        if not isinstance(scenario, str) or not scenario:
+            raise pytest.UsageError(f"{where}: scenario= takes a scenario name, not {scenario!r}")
+        return (*default_agent_argv(), "--scenario", scenario)
+    if len(given) > 1:
+        raise pytest.UsageError(f"{where}: one command (argv), got two: {marker}")
+    return _split(given[0]) if given else ()
+
+
 def _marker_in_process(node: pytest.Item, marker: pytest.Mark) -> AgentCommand | None:
     """The marker's in-process agent (``in_process=`` or ``"python:MODULE:NAME"``), if any."""
     where = f"@pytest.mark.acp_agent ({node.nodeid})"
@@ -229,8 +249,10 @@ def _marker_in_process(node: pytest.Item, marker: pytest.Mark) -> AgentCommand |
     spec = marker.args[0] if len(marker.args) == 1 and _is_spec(marker.args[0]) else None
     if factory is None and spec is None:
         return None
+    if marker.kwargs.get("scenario") is not None:
+        raise pytest.UsageError(f"{where}: in_process= or scenario=: they are two agents")
     if (
-        (factory is not None and marker.args)
+        (factory is not None and (marker.args or "argv" in marker.kwargs))
         or marker.kwargs.get("env")
         or (marker.kwargs.get("cwd") is not None)
     ):
@@ -252,10 +274,29 @@ def _is_spec(value: Any) -> bool:
     return isinstance(value, str) and value.strip().startswith(IN_PROCESS_PREFIX)
 
 
+#: The name of each one-argument marker's argument, which may be passed by keyword.
+_ARGUMENT = {
+    "acp_timeout": "seconds",
+    "acp_scope": "scope",
+    "acp_conformance": "mode",
+    "acp_protocol": "version",
+    "acp_login": "method_id",
+    "acp_permission": "policy",
+    "acp_elicitation": "policy",
+}
+
+
 def _marker_arg(node: pytest.Item, name: str) -> Any:
     marker = node.get_closest_marker(name)
     if marker is None:
         return None
+    keyword = _ARGUMENT.get(name, "")
+    if marker.args and keyword in marker.kwargs:
+        raise pytest.UsageError(
+            f"@pytest.mark.{name} takes one {keyword}, got two ({node.nodeid}): {marker}"
+        )
+    if keyword in marker.kwargs:
+        return marker.kwargs[keyword]
     if not marker.args:
         raise pytest.UsageError(f"@pytest.mark.{name} needs an argument ({node.nodeid})")
     return marker.args[0]

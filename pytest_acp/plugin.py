@@ -4,8 +4,10 @@ Fixtures: ``acp_agent_command``, ``acp_timeout``, ``acp_permission_policy``,
 ``acp_elicitation_policy`` (configuration, overridable), ``acp_client``,
 ``acp_session``, ``acp_async_client``, ``acp_async_session`` (trio, with
 pytest-trio), ``acp_snapshot``, ``acp_normalize``, ``acp_transcript``,
-``acp_fake_agent`` (a scripted fake agent for testing clients, ``_fake_agent.py``)
-and ``acp_model`` (a scripted model provider for agents, ``_model.py``).
+``acp_fake_agent`` (a scripted fake agent for testing clients, ``_fake_agent.py``),
+``acp_cassette_command`` (a cassette's agent command, for code that starts its
+agent itself, ``_cassette_command.py``) and ``acp_model`` (a scripted model
+provider for agents, ``_model.py``).
 
 Options (``pytest --help``, group "acp") and ini keys share names: ``--acp-agent`` /
 ``acp_agent`` ... A marker beats the command line, which beats the ini file.
@@ -27,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_acp import _settings as settings
+from pytest_acp._cassette_command import acp_cassette_command as acp_cassette_command  # fixture
+from pytest_acp._cassette_command import command_mismatch
 from pytest_acp._cassettes import (
     CALL_FAILED,
     cassette_of,
@@ -42,11 +46,17 @@ from pytest_acp._clients import (
     connect,
     connect_async,
 )
-from pytest_acp._diagnostics import render_stderr, render_transcript
+from pytest_acp._diagnostics import (
+    fail_test,
+    hide_library_frames,
+    render_stderr,
+    render_transcript,
+)
 from pytest_acp._fake_agent import acp_fake_agent as acp_fake_agent  # a fixture
+from pytest_acp._fake_agent import call_problems, failure_message
 from pytest_acp._model import acp_model as acp_model  # a fixture
 from pytest_acp._model import model_command, refuse_shared_model_agent
-from pytest_acp._options import MARKERS, add_options
+from pytest_acp._options import MARKERS, add_options, check_markers, fail_bad_markers
 from pytest_acp._tracking import (
     TRACKED,
     VIOLATIONS,
@@ -100,6 +110,17 @@ def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
     config.stash[_POOLS] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Before any test runs: a marker keyword nothing reads would let a test pass
+    # with settings it did not ask for.
+    check_markers(config, items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    fail_bad_markers(item)  # under xdist: see check_markers
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -429,23 +450,32 @@ def _summary(violations: list[Violation]) -> str:
     )
 
 
+_FAKE_PROBLEMS = pytest.StashKey[list[str]]()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
         result = yield
     except BaseException as error:
+        # The test's own failure is the report; the fake's problems join it (a
+        # section, below), not a second report at teardown.
+        item.stash[_FAKE_PROBLEMS] = call_problems(item)
         warn_if_unused(item)
         if item.stash.get(TRACKED, None) and settings.conformance_mode(item, item.config) != "off":
             item.stash[VIOLATIONS] = _violations(item, error)
-        mismatch = mismatch_error(item, error)
+        mismatch = mismatch_error(item, error) or command_mismatch(item, error)
         if mismatch is not None:
             # The client's lines left the recording: that is why the test failed.
             # The diff says it all; the client's error is its echo (not chained).
             __tracebackhide__ = True
             raise mismatch from None
         raise
+    fake_problems = call_problems(item)
+    if fake_problems:
+        fail_test(failure_message(fake_problems))
     warn_if_unused(item)  # after the call: pytest-trio sets async fixtures up in it
-    mismatch = mismatch_error(item, None)
+    mismatch = mismatch_error(item, None) or command_mismatch(item, None)
     if mismatch is not None:
         __tracebackhide__ = True
         raise mismatch
@@ -478,9 +508,15 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    if call.excinfo is not None and not item.config.getoption("fulltrace", False):
+        # Before the report renders it: the user's frames, not 10+ of acp_lite's.
+        hide_library_frames(call.excinfo)
     report = yield
     if call.when == "call" and report.failed:
         item.stash[CALL_FAILED] = True
+        fake_problems = item.stash.get(_FAKE_PROBLEMS, [])
+        if fake_problems:
+            report.sections.append(("acp_fake_agent", "\n".join(fake_problems)))
     tracked = item.stash.get(TRACKED, [])
     if tracked and report.failed:
         many = len(tracked) > 1

@@ -75,7 +75,7 @@ def test_the_recorded_suite_fails_readably_when_the_client_changes(
     # caused, or the replay's "stderr" (the same diff again).
     call = '>       turn = acp_session.run("hello there")\n'
     assert call in out
-    assert out.split(call)[1].split("\n")[1].startswith("E       pytest_acp._cassettes.Acp")
+    assert out.split(call)[1].split("\n")[1].startswith("E       pytest_acp.AcpCassetteMismatch: ")
     assert "_portal.py" not in out and "direct cause" not in out
     assert "ACP agent stderr" not in out
     # The answer to the agent's permission request.
@@ -307,5 +307,5 @@ def test_an_async_test_fails_with_the_diff(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     call = ">       turn = await acp_async_session.run(PROMPT)\n"
     assert call in out, out
-    assert out.split(call)[1].split("\n")[1].startswith("E       pytest_acp._cassettes.Acp")
+    assert out.split(call)[1].split("\n")[1].startswith("E       pytest_acp.AcpCassetteMismatch: ")
     assert '+        "text": "hello you",' in out and "ExceptionGroup" not in out

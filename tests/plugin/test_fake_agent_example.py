@@ -27,7 +27,9 @@ def test_the_example_passes_and_a_broken_bot_fails(pytester: pytest.Pytester) ->
     deselect = "test_broken.py::test_the_command_line_entry_point"
     result = pytester.runpytest_inprocess(*LEAN, "-q", "--deselect", deselect)
     out = result.stdout.str()
-    result.assert_outcomes(passed=8, failed=1, errors=1)
+    # Reported once, as the test's failure, the fake agent's problem with it.
+    result.assert_outcomes(passed=8, failed=1, errors=0)
     assert "FAILED test_broken.py::test_allows_edits_and_rejects_commands" in out
-    assert "ERROR test_broken.py::test_allows_edits_and_rejects_commands" in out
-    assert "expected reject_once, the client answered allow_once (option 'allow')" in out
+    assert "ERROR test_broken.py" not in out
+    section = out.split("acp_fake_agent ---", 1)[1]
+    assert "expected reject_once, the client answered allow_once (option 'allow')" in section
