@@ -76,13 +76,21 @@ _UNSTARTABLE: dict[tuple[Any, ...], str] = {}
 
 @attrs.frozen
 class Handshake:
-    """How to open the connection: the protocol to speak, the auth method to log in with."""
+    """How to open the connection: the protocol to speak, the auth method to log in
+    with, whether the traffic is checked (``conformance``)."""
 
     protocol: int | Literal["auto"] = "auto"
     login: str | None = None
+    #: ``connect(conformance=...)``: off (``--acp-conformance=off``), the client costs
+    #: what a plain one costs (no findings located as lines arrive).
+    conformance: bool = True
     #: What serves the agent's ``fs/*`` and ``terminal/*`` requests (``None``: nothing).
     files: Any = None
     terminals: Any = None
+
+    def checked(self) -> Handshake:
+        """This handshake with the traffic checked."""
+        return attrs.evolve(self, conformance=True)
 
     def served(self) -> dict[str, Any]:
         """``connect``'s ``files=`` / ``terminals=`` keywords, for those served."""
@@ -141,8 +149,8 @@ def _connect(
         "on_permission": policies.permission,
         "on_elicitation": policies.elicitation,
         # The session rules are judged by the client's own models, located in its
-        # transcript (no replay of the traffic).
-        "conformance": True,
+        # transcript (no replay of the traffic); not at all when they are off.
+        "conformance": handshake.conformance,
         "protocol_version": handshake.protocol,
         **handshake.served(),
     }
@@ -187,7 +195,7 @@ async def connect_async(
         "limits": limits_for(timeout),
         "on_permission": permission,
         "on_elicitation": elicitation,
-        "conformance": True,  # as for connect()
+        "conformance": handshake.conformance,  # as for connect()
         "protocol_version": handshake.protocol,
         **handshake.served(),
     }

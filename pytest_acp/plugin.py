@@ -267,6 +267,7 @@ def acp_client(
         settings.login_of(node, request.config),
         files=acp_files,
         terminals=acp_terminals,
+        conformance=settings.conformance_mode(node, request.config) != "off",
     )
     if scope != "function" and node.get_closest_marker("acp_cassette") is not None:
         raise pytest.UsageError(
@@ -296,6 +297,8 @@ def acp_client(
                 cassette.closed(client)
         return
     pool: Pool = request.getfixturevalue(f"_acp_{scope}_pool")
+    # A shared agent serves tests with checks on too: its traffic is always checked.
+    handshake = handshake.checked()
     client, policies, check = pool.get(
         command, acp_timeout, Policies(acp_permission_policy, acp_elicitation_policy), handshake
     )
@@ -338,6 +341,7 @@ async def acp_async_client(
         settings.login_of(node, request.config),
         files=acp_files,
         terminals=acp_terminals,
+        conformance=settings.conformance_mode(node, request.config) != "off",
     )
     cassette = cassette_of(node)
     if cassette is not None:
