@@ -65,7 +65,8 @@ def connect(
     aside: nothing was exchanged), and a ``KeyboardInterrupt`` while connecting,
     has a ``transcript`` attribute: what was exchanged before it.
     ``conformance=True`` locates every conformance violation the session models
-    observe in the transcript, sessions not opened here included (:meth:`Client.violations`; a few bytes per update).
+    observe in the transcript, sessions not opened here included
+    (:meth:`Client.violations`; a few bytes per update).
     ``files=`` / ``terminals=`` serve an ACP v1 agent's ``fs/*`` / ``terminal/*``
     requests (e.g. :class:`acp_lite.LocalFiles`, :class:`acp_lite.LocalTerminals`);
     without them those are neither advertised nor served.
