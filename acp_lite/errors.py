@@ -92,6 +92,14 @@ _STDERR_LINES_SHOWN = 10
 class AcpError(Exception):
     """Base class of every error acp_lite raises."""
 
+    #: For a failure while connecting (``connect`` raised it: the handshake timed
+    #: out, the agent exited, answered another version ...): the
+    #: :class:`acp_lite.transcript.Transcript` of every line exchanged before it, as
+    #: the client's ``transcript`` would have held them; else ``None``. (Typed
+    #: ``object``: this bottom module may not import the transcript, even for its
+    #: type; the import would close a circle through the wire layer.)
+    transcript: object = None
+
     def __init__(
         self,
         message: str,

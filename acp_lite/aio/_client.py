@@ -18,7 +18,7 @@ from acp_lite.aio._session import AsyncSession
 from acp_lite.aio._terminals import TerminalHandler
 from acp_lite.auth import AuthMethod, auth_methods_from
 from acp_lite.core import PROTOCOL_VERSION, ConnectionEvent
-from acp_lite.errors import AgentExited, ProtocolError, RequestError, Timeout
+from acp_lite.errors import AcpError, AgentExited, ProtocolError, RequestError, Timeout
 from acp_lite.files import FileHandler
 from acp_lite.jsontypes import JsonObject
 from acp_lite.limits import Limits
@@ -394,6 +394,7 @@ async def connect_streams_with(
         process=process,
     )
     client = AsyncClient(conn, hook_client)
+    opened = False
     try:
         async with trio.open_nursery() as nursery:
             conn.start(nursery)
@@ -403,13 +404,17 @@ async def connect_streams_with(
                     capabilities=options.capabilities,
                     timeout=None,
                 )
+                opened = True
                 yield client
             finally:
                 await conn.aclose()
                 nursery.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        inner = _unwrap_group(group)
-        if inner is group:
+    except BaseException as exc:
+        inner = _unwrap_group(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if not opened and isinstance(inner, AcpError) and inner.transcript is None:
+            # The caller never got the client: what was exchanged travels with the error.
+            inner.transcript = conn.transcript
+        if inner is exc:
             raise
         raise inner from inner.__cause__
 

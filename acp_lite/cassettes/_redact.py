@@ -14,7 +14,12 @@ Secrets are found by *name* first, then replaced by *value* everywhere:
   names look like credentials (``Authorization: Bearer X`` counts, and so does
   ``X`` alone), credential-like query parameters and the password of a ``url``,
   and credential-like flags in ``args`` (``--api-key=X``, ``--token X``);
-* the same flags and URLs on the recorded agent's own command line (the header).
+* the same flags and URLs on the recorded agent's own command line (the header);
+* wherever they occur, values shaped like well-known credentials, whatever names
+  them (:data:`CREDENTIAL_SHAPES`: ``sk-...`` API keys, GitHub / GitLab / Slack
+  tokens, AWS access key ids, Google API keys, JWTs, ``Bearer X``),
+  ``<redacted:credential>``: a transcript read in another shell (``acp-lite
+  cassette from-transcript``) no longer knows the variables that held them.
 
 Each value found anywhere in the connection is then replaced wherever it occurs in
 the cassette, in every line, earlier ones too (values found in a message must be
@@ -45,6 +50,7 @@ from acp_lite.cassettes._format import Record
 
 __all__ = [
     "CREDENTIAL_PATTERNS",
+    "CREDENTIAL_SHAPES",
     "MIN_LEARNED_LENGTH",
     "MIN_SECRET_LENGTH",
     "Redactor",
@@ -54,6 +60,7 @@ __all__ = [
     "secrets_in",
     "secrets_in_args",
     "secrets_of",
+    "secrets_shaped",
 ]
 
 CREDENTIAL_PATTERNS = (
@@ -63,6 +70,22 @@ CREDENTIAL_PATTERNS = (
 )
 """Names (environment variables, headers, flags, query parameters) whose values are
 secrets (``fnmatch``, upper-cased, ``-`` read as ``_``)."""
+
+CREDENTIAL_SHAPES = re.compile(
+    r"""(?<![A-Za-z0-9_-])(?:
+        sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_-]{20,}       # OpenAI, Anthropic keys
+      | gh[pousr]_[A-Za-z0-9]{30,} | github_pat_[A-Za-z0-9_]{30,}  # GitHub tokens
+      | glpat-[A-Za-z0-9_-]{20,}                              # GitLab tokens
+      | xox[abposr]-[A-Za-z0-9-]{10,}                         # Slack tokens
+      | (?:AKIA|ASIA)[0-9A-Z]{16}                             # AWS access key ids
+      | AIza[0-9A-Za-z_-]{35}                                 # Google API keys
+      | eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}  # JWTs
+    )(?![A-Za-z0-9_-])
+    | (?i:\bbearer\s+)(?P<bearer>[A-Za-z0-9._~+/=-]{16,})""",
+    re.VERBOSE,
+)
+"""Values that are credentials by their shape alone, in any text (``bearer``: the
+token after ``Bearer``), found whatever names them."""
 
 MIN_SECRET_LENGTH = 4
 """Shorter values are left alone: replacing every ``"1"`` would wreck the cassette."""
@@ -210,13 +233,29 @@ def _is_auth_response(record: Record, auth_ids: set[str]) -> bool:
     )
 
 
+def secrets_shaped(texts: Iterable[str]) -> dict[str, str]:
+    """Secret value -> placeholder, for the values in ``texts`` shaped like
+    credentials (:data:`CREDENTIAL_SHAPES`)."""
+    found: dict[str, str] = {}
+    search = CREDENTIAL_SHAPES.finditer
+    for text in texts:
+        for match in search(text):
+            found.setdefault(match.group("bearer") or match.group(), "<redacted:credential>")
+    return found
+
+
 def secrets_in(records: Iterable[Record]) -> dict[str, str]:
     """Secret value -> placeholder, for the secrets the messages of ``records``
     carry themselves (see the module docstring)."""
     listed = list(records)
     auth_ids = _auth_request_ids(listed)
     found: dict[str, str] = {}
+    shaped: dict[str, str] = {}
     for record in listed:
+        raw = record.raw
+        texts = [raw] if isinstance(raw, str) else _strings(record.message)
+        for secret, placeholder in secrets_shaped(texts).items():
+            shaped.setdefault(secret, placeholder)
         m = record.message
         if not isinstance(m, dict):
             continue
@@ -238,6 +277,9 @@ def secrets_in(records: Iterable[Record]) -> dict[str, str]:
                 command = params.get("command")
                 if isinstance(command, str):
                     _secrets_in_url(command, found)
+    # Named ones first: their placeholder says what the value was.
+    for secret, placeholder in shaped.items():
+        found.setdefault(secret, placeholder)
     return found
 
 

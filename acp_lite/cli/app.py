@@ -75,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acp-lite`` command; returns the exit code (see the module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # As typed: a hint may name the same command with an option added (prompt --login).
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     out, err = sys.stdout, sys.stderr
     commands: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
         "prompt": prompt.cmd_prompt,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from acp_lite.auth import AuthMethod
@@ -62,9 +62,14 @@ def _first_line(text: str) -> str:
 
 
 def explain(
-    exc: AcpError, argv: Sequence[str], timeout: float | None, scenario: str | None = None
+    exc: AcpError,
+    argv: Sequence[str],
+    timeout: float | None,
+    scenario: str | None = None,
+    retry: Callable[[str], str] | None = None,
 ) -> CliError:
-    """Turn a library error into one clear line (plus the agent's stderr tail)."""
+    """Turn a library error into one clear line (plus the agent's stderr tail);
+    ``retry`` as for :func:`auth_error`."""
     command = shlex.join(argv)
     tail = [line for line in exc.stderr_tail if line.strip()][-STDERR_TAIL_SHOWN:]
     details = [f"agent stderr: {line}" for line in tail]
@@ -105,7 +110,7 @@ def explain(
             details,
         )
     if isinstance(exc, AuthRequired):
-        return auth_error(exc, argv, details)
+        return auth_error(exc, argv, details, retry)
     if isinstance(exc, PromptRejected):
         return CliError(
             f"the agent rejected the prompt: {reason} (code {exc.code}){_said(exc.data)}",
@@ -149,15 +154,28 @@ def login_command(argv: Sequence[str], method_id: str | None = None) -> str:
     return shlex.join(words)
 
 
-def auth_error(exc: AuthRequired, argv: Sequence[str], details: list[str]) -> CliError:
-    """One line saying exactly what to run or to set."""
+def auth_error(
+    exc: AuthRequired,
+    argv: Sequence[str],
+    details: list[str],
+    retry: Callable[[str], str] | None = None,
+) -> CliError:
+    """One line saying exactly what to run or to set.
+
+    ``retry(METHOD)``: the command that logs in with an ``agent`` method and does the
+    work again in one agent process (``acp-lite prompt --login METHOD ...``). Such a
+    login may last only as long as the process that did it, so a separate
+    ``acp-lite login`` is advised only for ``terminal`` methods (the agent's own
+    login program, which keeps what it did) or when there is no ``retry``.
+    """
     methods = exc.auth_methods
-    loggable = [m.method_id for m in methods if m.kind in ("agent", "terminal")]
+    agent = [m.method_id for m in methods if m.kind == "agent"]
+    separate = [m.method_id for m in methods if m.kind == "terminal" or not retry]
     todo: list[str] = []
-    if len(loggable) == 1:
-        todo.append(f"run `{login_command(argv, loggable[0])}`")
-    elif loggable:
-        todo.append(f"run `{login_command(argv, 'METHOD')}` (METHOD: {', '.join(loggable)})")
+    if retry is not None and agent:
+        todo.append(_run_with(retry, agent))
+    if separate:
+        todo.append(_run_with(lambda m: login_command(argv, m), separate))
     env = [
         " and ".join(v.name for v in m.env_vars if not v.optional)
         for m in methods
@@ -172,8 +190,17 @@ def auth_error(exc: AuthRequired, argv: Sequence[str], details: list[str]) -> Cl
     return CliError(f"the agent needs authentication{during}: {what}{said}", EXIT_AUTH, details)
 
 
+def _run_with(command: Callable[[str], str], method_ids: Sequence[str]) -> str:
+    if len(method_ids) == 1:
+        return f"run `{command(method_ids[0])}`"
+    return f"run `{command('METHOD')}` (METHOD: {', '.join(method_ids)})"
+
+
 def idle_auth_error(
-    error: object, argv: Sequence[str], advertised: Sequence[AuthMethod]
+    error: object,
+    argv: Sequence[str],
+    advertised: Sequence[AuthMethod],
+    retry: Callable[[str], str] | None = None,
 ) -> CliError | None:
     """The auth error for a turn that ended ``idle`` with an auth-required error (v2:
     a failure after insertion is the idle's ``error``), else ``None``."""
@@ -190,7 +217,7 @@ def idle_auth_error(
     )
     if not exc.auth_methods:
         exc.auth_methods = list(advertised)
-    return auth_error(exc, argv, [])
+    return auth_error(exc, argv, [], retry)
 
 
 def agent_words(message: str, data: object) -> str:

@@ -15,7 +15,13 @@
   set (and where to get them) and exits with the authentication code.
 
 With no METHOD, the one method that can log in is used; with several, they are
-listed and the user is asked to choose (a usage error).
+listed and the user is asked to choose (a usage error). ``--json`` prints one JSON
+object on stdout saying what happened (``ok``, ``method``, ``kind``, and the agent's
+answer, the command run, or the error), whatever the outcome.
+
+An ``agent`` method's login may last only as long as the agent process that did it
+(the reference agent's ``auth_required`` scenario forgets it): ``acp-lite prompt
+--login METHOD`` logs in within the process that then runs the turn.
 """
 
 from __future__ import annotations
@@ -31,10 +37,10 @@ from typing import TextIO
 from acp_lite.auth import AuthMethod, login_hint, unsafe_env_names
 from acp_lite.cli.base import EXIT_AUTH, EXIT_OK, EXIT_USAGE, CliError, agent_argv, timeout_kwargs
 from acp_lite.cli.errors import explain, login_command
-from acp_lite.cli.render import safe_text
+from acp_lite.cli.render import json_line, safe_text
 from acp_lite.errors import AcpError
 
-__all__ = ["add_parser", "cmd_login"]
+__all__ = ["add_parser", "choose_method", "cmd_login"]
 
 _LOGGABLE = ("agent", "terminal")
 
@@ -62,7 +68,10 @@ def add_parser(
     login.add_argument("method", nargs="?", metavar="METHOD", help="the auth method id")
 
 
-def _choose(methods: list[AuthMethod], wanted: str | None, argv: Sequence[str]) -> AuthMethod:
+def choose_method(
+    methods: Sequence[AuthMethod], wanted: str | None, argv: Sequence[str]
+) -> AuthMethod:
+    """The method ``wanted`` (or the only one that can log in); else a :class:`CliError`."""
     listed = ", ".join(m.summary() for m in methods)
     if wanted is not None:
         for method in methods:
@@ -82,6 +91,26 @@ def _choose(methods: list[AuthMethod], wanted: str | None, argv: Sequence[str]) 
 
 def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run ``acp-lite login``; returns the exit code."""
+    outcome: dict[str, object] = {"ok": False, "method": args.method}
+    try:
+        code = _login(args, err, outcome)
+    except CliError as exc:
+        if args.json:
+            outcome["error"] = exc.message
+            outcome["exitCode"] = exc.code
+            out.write(json_line(outcome))
+            out.flush()
+        raise
+    if args.json:
+        out.write(json_line(outcome))
+    else:
+        out.write(f"logged in with {outcome['method']}\n")
+    return code
+
+
+def _login(args: argparse.Namespace, err: TextIO, outcome: dict[str, object]) -> int:
+    """Log in; ``outcome`` gets what happened (the ``--json`` object), as it happens."""
+    from acp_lite.protocol import unstructure
     from acp_lite.sync import connect
 
     argv = agent_argv(args)
@@ -90,10 +119,11 @@ def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             methods = client.auth_methods
             if not methods:
                 raise CliError("the agent advertised no auth method", EXIT_AUTH)
-            method = _choose(methods, args.method, argv)
+            method = choose_method(methods, args.method, argv)
+            outcome.update(method=method.method_id, kind=method.kind)
             if method.kind == "agent":
-                client.login(method.method_id)
-                out.write(f"logged in with {method.method_id}\n")
+                response = client.login(method.method_id)
+                outcome.update(ok=True, response=unstructure(response))
                 return EXIT_OK
     except AcpError as exc:
         raise explain(exc, argv, args.timeout, args.scenario) from None
@@ -105,17 +135,19 @@ def cmd_login(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise CliError(f"acp-lite cannot log in with a {method.kind!r} method", EXIT_AUTH)
     # The agent's own login program, in this terminal: the user interacts with it.
     command = method.terminal_command(argv)
+    outcome["command"] = command
     _confirm(method, command, yes=args.yes, err=err)
     try:
         status = subprocess.run(command, env={**os.environ, **method.env}, check=False)
     except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument or value
         raise CliError(f"cannot run {shlex.join(command)}: {exc}", EXIT_AUTH) from None
+    outcome["returncode"] = status.returncode
     if status.returncode != 0:
         raise CliError(
             f"the login command exited with status {status.returncode}: not logged in",
             EXIT_AUTH,
         )
-    out.write(f"logged in with {method.method_id}\n")
+    outcome["ok"] = True
     return EXIT_OK
 
 

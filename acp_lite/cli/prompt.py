@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from acp_lite.auth import login_hint
 from acp_lite.cli import model_run
 from acp_lite.cli.base import (
     DEFAULT_TURN_TIMEOUT,
@@ -22,8 +24,10 @@ from acp_lite.cli.base import (
     agent_argv,
     timeout_kwargs,
 )
-from acp_lite.cli.errors import explain, idle_auth_error
+from acp_lite.cli.errors import explain, idle_auth_error, login_command
 from acp_lite.cli.form import ELICITATION_CHOICES, elicitation_handler
+from acp_lite.cli.login import choose_method
+from acp_lite.cli.paths import check_writable
 from acp_lite.cli.render import safe_text
 from acp_lite.cli.ui import Ui, permission_options
 from acp_lite.errors import AcpError
@@ -31,6 +35,7 @@ from acp_lite.protocol.constants import END_TURN
 
 if TYPE_CHECKING:
     from acp_lite.permissions import PermissionPolicy
+    from acp_lite.transcript import Transcript
 
 __all__ = ["add_parser", "cmd_prompt"]
 
@@ -90,7 +95,15 @@ def add_parser(
         "--transcript",
         metavar="FILE",
         default=None,
-        help="write the full wire transcript (both directions) to FILE as NDJSON",
+        help="write the full wire transcript (both directions) to FILE as NDJSON, "
+        "whatever the outcome (a failed start, a crash, a timeout, Ctrl-C)",
+    )
+    prompt.add_argument(
+        "--login",
+        metavar="METHOD",
+        default=None,
+        help="log in with the agent's auth method METHOD (an agent method, through "
+        "the protocol) before the session, in the same agent process",
     )
     model_run.add_options(prompt)
     prompt.add_argument("text", nargs="+", metavar="TEXT", help="the prompt ('-' reads stdin)")
@@ -162,6 +175,9 @@ def _ask(ui: Ui, request: Any, title: str) -> str | None:
 
 def cmd_prompt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     argv = agent_argv(args)
+    if args.transcript is not None:
+        # Written at the end: a bad path is a usage error now, not after the turn.
+        check_writable(args.transcript, "the transcript")
     model_run.check_options(args)
     if not model_run.wants_model(args):
         return _run(args, argv, None, out, err)
@@ -205,6 +221,10 @@ def _run(
     )
     timeout = args.timeout
     session: Any = None
+    retry = _retry_command(args)
+    # What to save with --transcript, on every way out (a start that failed included:
+    # then the error holds what was exchanged).
+    transcript: Transcript | None = None
     try:
         with connect(
             argv,
@@ -213,9 +233,12 @@ def _run(
             on_elicitation=forms,
             **timeout_kwargs(timeout),
         ) as client:
+            transcript = getattr(client, "transcript", None)
             advertised = list(getattr(client, "auth_methods", []))
             info = getattr(client, "agent_info", None)
             names.append(str(getattr(info, "title", None) or getattr(info, "name", None) or ""))
+            if args.login is not None:
+                _login(ui, client, args.login, argv)
             try:
                 session = client.new_session(cwd=cwd)
                 # Nobody reads the output any more: stop the work instead of letting
@@ -250,15 +273,20 @@ def _run(
                     _show_backlog(ui, session)
                 ui.finish()
                 _warn_foreign(err, client)
-                if args.transcript:
-                    client.transcript.save(args.transcript)
     except AcpError as exc:
-        raise explain(exc, argv, timeout, args.scenario) from None
+        transcript = _transcript_of(exc, transcript)
+        raise explain(exc, argv, timeout, args.scenario, retry) from None
+    except KeyboardInterrupt as exc:  # while connecting: the start-up so far
+        transcript = _transcript_of(exc, transcript)
+        raise
+    finally:
+        if args.transcript is not None:
+            _save_transcript(args.transcript, transcript, err)
     stop = turn.stop_reason
     if stop == END_TURN:
         return EXIT_OK
     error = getattr(turn, "error", None)
-    auth = idle_auth_error(error, argv, advertised) if error is not None else None
+    auth = idle_auth_error(error, argv, advertised, retry) if error is not None else None
     if auth is not None:
         raise auth
     detail = ""
@@ -270,6 +298,69 @@ def _run(
     err.write(f"{PROG}: the turn ended with stop reason {stop or '(none)'}{detail}\n")
     err.flush()
     return EXIT_STOPPED
+
+
+def _login(ui: Ui, client: Any, wanted: str, argv: list[str]) -> None:
+    """``--login METHOD``: ``auth/login`` (v1 ``authenticate``) on this connection,
+    before the session: an agent method's login may last only as long as the agent
+    process that did it (spec: "Authentication")."""
+    method = choose_method(client.auth_methods, wanted, argv)
+    if method.kind != "agent":
+        how = (
+            f"run `{login_command(argv, method.method_id)}` first"
+            if method.kind == "terminal"
+            else login_hint([method])
+        )
+        raise CliError(
+            f"--login {wanted}: a {method.kind} method, not one the agent does itself: {how}",
+            EXIT_USAGE,
+        )
+    client.login(method.method_id)
+    ui.status(f"logged in with {method.method_id}")
+
+
+def _retry_command(args: argparse.Namespace) -> Callable[[str], str] | None:
+    """The command the user ran with ``--login METHOD`` (for the auth hint): the same
+    agent process logs in and runs the turn. ``None`` without the command line."""
+    given = getattr(args, "argv", None)
+    if given is None or "prompt" not in given:
+        return None
+    words = list(given)
+    at = words.index("prompt") + 1
+    rest: list[str] = []
+    positional = False  # after "--": the prompt's words, kept as they are
+    tail = iter(words[at:])
+    for word in tail:
+        if not positional and word == "--login":
+            next(tail, None)  # an earlier --login METHOD: replaced
+            continue
+        if not positional and word.startswith("--login="):
+            continue
+        positional = positional or word == "--"
+        rest.append(word)
+    head = [PROG, *words[:at]]
+    return lambda method: shlex.join([*head, "--login", method, *rest])
+
+
+def _transcript_of(exc: BaseException, known: Transcript | None) -> Transcript | None:
+    """The client's transcript, else the one a failure while connecting carries
+    (``AcpError.transcript``; a ``KeyboardInterrupt`` from ``connect`` too)."""
+    from acp_lite.transcript import Transcript
+
+    carried = getattr(exc, "transcript", None)
+    return known if known is not None or not isinstance(carried, Transcript) else carried
+
+
+def _save_transcript(path: str, transcript: Transcript | None, err: TextIO) -> None:
+    """Write ``--transcript`` (empty when nothing was exchanged: the agent did not
+    start); a write that fails now is a warning, not a traceback over the outcome."""
+    from acp_lite.transcript import Transcript
+
+    try:
+        (transcript if transcript is not None else Transcript()).save(path)
+    except OSError as exc:
+        err.write(f"{PROG}: warning: cannot write the transcript {path}: {exc}\n")
+        err.flush()
 
 
 def _env_kwargs(env: Mapping[str, str] | None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import IO, TextIO
 
 from acp_lite.cli.base import EXIT_INTERRUPTED, EXIT_START_FAILED, EXIT_USAGE, CliError
+from acp_lite.cli.paths import check_writable
 
 __all__ = ["EXIT_GRACE", "STOP_GRACE", "record"]
 
@@ -48,21 +49,6 @@ def _raise_stopped(signum: int, frame: object) -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     raise _Stopped(128 + signum)
-
-
-def _check_writable(target: str) -> None:
-    """Fail before the connection, not after it, when OUT cannot be written."""
-    if os.path.isdir(target):
-        raise CliError(f"cannot write the cassette {target}: it is a directory", EXIT_USAGE)
-    # Missing directories are created when it is written: the nearest one that exists.
-    directory = os.path.dirname(os.path.abspath(target))
-    while not os.path.exists(directory):
-        directory = os.path.dirname(directory)
-    if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
-        raise CliError(
-            f"cannot write the cassette {target}: {directory} is not a writable directory",
-            EXIT_USAGE,
-        )
 
 
 def _stop(proc: subprocess.Popen[bytes], grace: float) -> int:
@@ -146,7 +132,7 @@ def record(target: str, argv: Sequence[str], err: TextIO) -> int:
     from acp_lite.cassettes import Cassette, Record, recording_of
     from acp_lite.transcript import TranscriptEntry
 
-    _check_writable(target)
+    check_writable(target, "the cassette", makes_dirs=True)
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     except OSError as exc:

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
 from acp_lite.cli.base import EXIT_OK, EXIT_STOPPED, EXIT_USAGE, CliError
+from acp_lite.cli.paths import check_writable
 
 if TYPE_CHECKING:
     from acp_lite.cassettes import Recording, StreamedRecording
@@ -100,6 +101,8 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from acp_lite.cassettes import CassetteError, check_match_on, scan
     from acp_lite.cassettes.agent import STDIO_MISMATCH_GRACE, serve_stdio
 
+    if args.report:
+        check_writable(args.report, "the report")
     try:
         match_on = check_match_on(m.strip() for m in args.match_on.split(",") if m.strip())
         # Checked line by line here, then read again as the replay goes: a large

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from acp_lite.files import FileHandler
     from acp_lite.permissions import ElicitationCallback, PermissionCallback
     from acp_lite.protocol import ClientCapabilities, Implementation
+    from acp_lite.transcript import Transcript
 
 __all__ = ["StreamPair", "connect", "connect_streams"]
 
@@ -60,9 +61,12 @@ def connect(
     ``on_permission(request, session)`` returns an option id or ``None``
     (cancelled); see :mod:`acp_lite.permissions`. Raises ``AgentStartFailed``,
     ``AgentExited``, ``Timeout`` or ``UnsupportedProtocolVersion``; no process or
-    thread is left behind when it does. ``conformance=True`` locates every
-    conformance violation the session models observe in the transcript, sessions
-    not opened here included (:meth:`Client.violations`; a few bytes per update).
+    thread is left behind when it does. Such an error (``AgentStartFailed``
+    aside: nothing was exchanged), and a ``KeyboardInterrupt`` while connecting,
+    has a ``transcript`` attribute: what was exchanged before it.
+    ``conformance=True`` locates every conformance violation the session models
+    observe in the transcript, sessions not opened here included
+    (:meth:`Client.violations`; a few bytes per update).
     ``files=`` / ``terminals=`` serve an ACP v1 agent's ``fs/*`` / ``terminal/*``
     requests (e.g. :class:`acp_lite.LocalFiles`, :class:`acp_lite.LocalTerminals`);
     without them those are neither advertised nor served.
@@ -86,14 +90,15 @@ def connect(
         conformance=conformance,
     )
     client = Client._new(os.path.basename(argv[0]), options.effective_limits)
+    started: list[Transcript] = []
     connection = connect_with(
         argv,
         options,
         session_view=client._weak_session_view,
         # Hooks receive the blocking client (held strongly only when there are hooks).
-        hook_client=client._attach if options.plugins else None,
+        hook_client=_noting(started, client._attach if options.plugins else None),
     )
-    _enter(client, connection, timeout)
+    _enter(client, connection, timeout, started)
     return client
 
 
@@ -140,7 +145,8 @@ def connect_streams(
     )
     client = Client._new(name, options.effective_limits)
     session_view = client._weak_session_view
-    hook_client = client._attach if options.plugins else None
+    started: list[Transcript] = []
+    hook_client = _noting(started, client._attach if options.plugins else None)
 
     @asynccontextmanager
     async def streams_connection() -> AsyncIterator[AsyncClient]:
@@ -151,14 +157,28 @@ def connect_streams(
         ) as aclient:
             yield aclient
 
-    _enter(client, streams_connection(), timeout)
+    _enter(client, streams_connection(), timeout, started)
     return client
+
+
+def _noting(
+    started: list[Transcript], attach: Callable[[AsyncClient], object] | None
+) -> Callable[[AsyncClient], object]:
+    """``hook_client`` that also keeps the connection's transcript in ``started`` (no
+    reference to the blocking client unless ``attach`` holds one)."""
+
+    def hook_client(aclient: AsyncClient) -> object:
+        started.append(aclient.transcript)
+        return aclient if attach is None else attach(aclient)
+
+    return hook_client
 
 
 def _enter(
     client: Client,
     connection: AbstractAsyncContextManager[AsyncClient],
     timeout: float | None,
+    started: list[Transcript],
 ) -> None:
     limits = client._limits
     handshake = limits.connect_timeout if timeout is None else timeout
@@ -168,6 +188,10 @@ def _enter(
             # Process start + handshake, plus a failed start's shutdown ladder.
             timeout=handshake + limits.shutdown_timeout + BACKSTOP,
         )
-    except BaseException:
+    except BaseException as exc:
         client._portal.close(limits.shutdown_timeout + BACKSTOP)
+        if isinstance(exc, KeyboardInterrupt) and started:
+            # Ctrl-C while connecting: what was exchanged travels with it, as with
+            # an AcpError's ``transcript`` (the caller never gets the client).
+            exc.transcript = started[-1]  # type: ignore[attr-defined]
         raise

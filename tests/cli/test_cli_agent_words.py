@@ -22,7 +22,11 @@ ADVICE = "Please run `auggie login` to sign in, then try again."
             EXIT_REQUEST_ERROR,
             ["Internal error", "Claude Code process exited with code 1"],
         ),
-        ("idle-auth", EXIT_AUTH, ["needs authentication for session/prompt", " sso`", ADVICE]),
+        (
+            "idle-auth",
+            EXIT_AUTH,
+            ["needs authentication for session/prompt", "--login sso ", ADVICE],
+        ),
     ],
 )
 def test_the_error_line_says_what_the_agent_said(

@@ -33,7 +33,8 @@ def test_a_prompt_transcript_becomes_a_cassette(
     assert prompt.returncode == 0, prompt.stderr
     done = run_cli("cassette", "from-transcript", "t.ndjson", "c.acp.jsonl", "--agent", "ref")
     assert done.returncode == 0, done.stderr
-    assert done.stderr.startswith("wrote c.acp.jsonl: ") and "secrets redacted" in done.stderr
+    assert done.stderr.startswith("wrote c.acp.jsonl: "), done.stderr
+    assert "of them with secrets replaced by placeholders" in done.stderr
     text = (tmp_path / "c.acp.jsonl").read_text()
     assert "tok-0123456789" not in text
     assert "deploy with <redacted:SERVICE_TOKEN>" in text
@@ -69,7 +70,9 @@ def test_bad_input_is_a_usage_error(
     (tmp_path / "t.ndjson").write_text('{"dir": "send", "t": 0, "msg": {"id": 1}}\n')
     unwritable = run_cli("cassette", "from-transcript", "t.ndjson", "t.ndjson/c.acp.jsonl")
     assert unwritable.returncode == 2, unwritable.stderr
-    assert unwritable.stderr.startswith("acp-lite: error: cannot write t.ndjson/c.acp.jsonl:")
+    assert unwritable.stderr.startswith(
+        "acp-lite: error: cannot write the cassette t.ndjson/c.acp.jsonl:"
+    )
     record = run_cli("cassette", "record", str(tmp_path), "--", "no-such-agent")
     assert record.returncode == 2, record.stderr
     assert "cannot write the cassette" in record.stderr and "is a directory" in record.stderr

@@ -20,8 +20,11 @@ ARGV = [sys.executable, str(AGENTS / "auth_agent.py")]
 def test_prompt_on_an_auth_error_says_what_to_run_or_set(run_cli: RunCli) -> None:
     proc = run_cli("prompt", "--agent", AGENT, "hi")
     assert_clean_error(proc, EXIT_AUTH, "the agent needs authentication for session/new")
-    login = shlex.join(["acp-lite", "login", "--agent", shlex.join(ARGV), "METHOD"])
-    assert f"run `{login}` (METHOD: token, tui)" in proc.stderr
+    # The agent method in the process that runs the turn; the terminal method's
+    # program (which keeps its login) on its own.
+    again = shlex.join(["acp-lite", "prompt", "--login", "token", "--agent", AGENT, "hi"])
+    login = shlex.join(["acp-lite", "login", "--agent", shlex.join(ARGV), "tui"])
+    assert f"run `{again}` or run `{login}`" in proc.stderr
     assert "or set AUTH_AGENT_KEY" in proc.stderr
     assert "authentication" in EXIT_CODES[EXIT_AUTH]
 
