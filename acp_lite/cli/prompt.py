@@ -241,7 +241,7 @@ def _run(
                     # Session.run already sent session/cancel and waited briefly.
                     _show_backlog(ui, session)
                     ui.finish()
-                    err.write(f"{PROG}: interrupted; the turn was cancelled\n")
+                    ui.interrupted(_interrupted(session))
                     return EXIT_INTERRUPTED
             finally:
                 # Also when the turn failed (the agent crashed, a timeout): what it
@@ -270,6 +270,26 @@ def _run(
     err.write(f"{PROG}: the turn ended with stop reason {stop or '(none)'}{detail}\n")
     err.flush()
     return EXIT_STOPPED
+
+
+def _interrupted(session: Any) -> str:
+    """What Ctrl-C interrupted, and what became of the prompt (``Session.run`` has
+    withdrawn it, or sent ``session/cancel`` and waited briefly for the idle)."""
+    submissions = session.model.submissions
+    last = submissions[-1] if submissions else None
+    if last is None:
+        return f"{PROG}: interrupted before the prompt was sent"
+    if last.status != "inserted":
+        return (
+            f"{PROG}: interrupted while waiting for the agent to accept the prompt "
+            "(it had not); the prompt was withdrawn"
+        )
+    if last.done:
+        return f"{PROG}: interrupted; the turn was cancelled"
+    return (
+        f"{PROG}: interrupted; the agent was asked to cancel the turn (session/cancel) "
+        "but did not confirm it"
+    )
 
 
 def _env_kwargs(env: Mapping[str, str] | None) -> dict[str, Any]:

@@ -142,6 +142,17 @@ class Ui:
             except BrokenPipeError:
                 self._closed()
 
+    def interrupted(self, text: str) -> None:
+        """Ctrl-C's line, on a line of its own: on a terminal the ``^C`` it echoed
+        (where no output ends the line) is erased first."""
+        with self.lock:
+            self.finish()
+            tty = getattr(self.err, "isatty", None)
+            start = "\r\x1b[K" if tty is not None and tty() else ""
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                self.err.write(f"{start}{text}\n")
+                self.err.flush()
+
     def finish(self) -> None:
         with self.lock:
             self.renderer.end_question()  # Ctrl-C at a question: the line it left open
