@@ -205,6 +205,7 @@ def _run(
     )
     timeout = args.timeout
     session: Any = None
+    ui.progress("starting the agent")  # on a terminal: what we wait for, how long
     try:
         with connect(
             argv,
@@ -222,6 +223,7 @@ def _run(
                 # the agent run to the end of the turn (it then ends "cancelled").
                 ui.on_closed = lambda: session.cancel()
                 _follow(ui, session)
+                ui.progress("waiting for the agent")
                 try:
                     # The documented limits: the prompt's answer within the per-request
                     # limit, the whole turn within the turn limit.
@@ -254,6 +256,8 @@ def _run(
                     client.transcript.save(args.transcript)
     except AcpError as exc:
         raise explain(exc, argv, timeout, args.scenario) from None
+    finally:
+        ui.stop_progress()  # also when the agent never started: before the error line
     stop = turn.stop_reason
     if stop == END_TURN:
         return EXIT_OK
