@@ -113,6 +113,8 @@ TESTING_MAY_IMPORT: frozenset[str] = frozenset(
 TESTING_IMPORTED_BY: dict[str, str] = {
     "pytest_acp._fake_agent": "the acp_fake_agent fixture runs its script in the reference "
     "agent in this process (InProcessAgent); the agent still imports no client code",
+    "acp_lite.cli.scenarios": "`acp-lite scenarios` lists the reference agent's scenarios and "
+    "`--scenario` checks a name against them before an agent starts (names only)",
 }
 
 #: Known upward imports: (importing module, imported module) -> reason. Keep small.

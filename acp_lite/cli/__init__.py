@@ -5,6 +5,8 @@ reference agent, a friendly echo agent), opens a session in the current director
 sends TEXT and streams what the agent does until its foreground work ends.
 ``acp-lite info [--agent CMD]`` prints what the agent says about itself.
 ``acp-lite login [--agent CMD] [METHOD]`` logs in with one of its auth methods.
+``acp-lite scenarios`` lists the reference agent's scenarios (``--scenario NAME``).
+A bare ``python`` / ``python3`` first word of ``--agent`` is this interpreter.
 ``acp-lite replay CASSETTE`` is a stdio agent replaying a recorded cassette;
 ``acp-lite cassette from-transcript IN OUT`` makes one from a saved transcript.
 ``acp-lite model serve`` serves a scripted model provider for real agents
@@ -12,7 +14,8 @@ sends TEXT and streams what the agent does until its foreground work ends.
 ``--model-reply TEXT``) runs a real agent's turn on one, the agent in a temporary
 home (:mod:`acp_lite.cli.model_run`: 1 also for a model request no step matched).
 One module per command in this package: ``prompt``, ``info``, ``login``,
-``replay``, ``cassette``, ``model``; ``app`` parses the command line and runs them.
+``replay``, ``cassette``, ``model``, ``scenarios``; ``app`` parses the command line
+and runs them.
 
 Exit codes (``prompt``; ``info`` uses the error codes only):
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-from acp_lite.cli import cassette, info, login, model, prompt, replay
+from acp_lite.cli import cassette, info, login, model, prompt, replay, scenarios
 from acp_lite.cli.base import (
     EXIT_CODES,
     EXIT_INTERRUPTED,
@@ -48,15 +48,20 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="NAME",
             help="run the embedded reference agent with this built-in scenario "
             "(e.g. streaming, thinking, tool_call_permission, plan, failure; "
-            "`acp-lite-agent --list-scenarios` lists all of them)",
+            f"`{PROG} scenarios` lists all of them)",
         )
+        # Only `prompt` runs a turn: the other commands' --timeout has no turn limit.
+        turn = p.prog.split()[-1] == "prompt"
         p.add_argument(
             "--timeout",
             metavar="S",
             type=positive_float,
             default=None,
             help="seconds to wait for the agent at each step (start, each request, the "
-            "whole turn); default: 30 to start, 60 per request, 600 for the turn",
+            "whole turn); default: 30 to start, 60 per request, 600 for the turn"
+            if turn
+            else "seconds to wait for the agent at each step (start, each request); "
+            "default: 30 to start, 60 per request",
         )
         p.add_argument(
             "--json", action="store_true", help="print machine-readable JSON (one line each)"
@@ -68,13 +73,29 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_parser(sub)
     cassette.add_parser(sub)
     model.add_parser(sub)
+    scenarios.add_parser(sub)
+    _own_usage(parser)
     return parser
+
+
+def _own_usage(parser: argparse.ArgumentParser) -> None:
+    """Make each (sub)command the one that reports arguments it does not know, with
+    its own usage (argparse leaves them to the top-level parser; see :func:`main`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.set_defaults(usage_parser=child)
+                _own_usage(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acp-lite`` command; returns the exit code (see the module docstring)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # Reported by the command given, so the usage shown is the command's own.
+        owner: argparse.ArgumentParser = getattr(args, "usage_parser", parser)
+        owner.error(f"unrecognized arguments: {' '.join(unknown)}")
     # As typed: a hint may name the same command with an option added (prompt --login).
     args.argv = list(sys.argv[1:] if argv is None else argv)
     out, err = sys.stdout, sys.stderr
@@ -85,8 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "replay": replay.cmd_replay,
         "cassette": cassette.cmd_cassette,
         "model": model.cmd_model,
+        "scenarios": scenarios.cmd_scenarios,
     }
     try:
+        if getattr(args, "scenario", None) is not None:
+            scenarios.check_scenario(args.scenario)  # a usage error, before an agent starts
         return commands[args.command](args, out, err)
     except CliError as exc:
         report(exc, err)

@@ -26,6 +26,7 @@ __all__ = [
     "EXIT_STOPPED",
     "EXIT_TIMEOUT",
     "EXIT_USAGE",
+    "OWN_PYTHON",
     "PROG",
     "REFERENCE_AGENT",
     "STDERR_TAIL_SHOWN",
@@ -70,6 +71,10 @@ DEFAULTS = Limits()
 #: The embedded default agent: our reference agent, echoing the prompt back.
 REFERENCE_AGENT = (sys.executable, "-m", "acp_lite.testing.agent")
 
+#: The first words of ``--agent`` that run acp-lite's own interpreter
+#: (``sys.executable``), not the ``python`` that PATH finds.
+OWN_PYTHON = frozenset({"python", "python3"})
+
 PROG = "acp-lite"
 #: How many of the agent's last stderr lines an error report shows.
 STDERR_TAIL_SHOWN = 5
@@ -102,7 +107,8 @@ def positive_float(value: str) -> float:
 
 
 def agent_argv(args: argparse.Namespace) -> list[str]:
-    """The agent's argv from ``--agent`` / ``--scenario`` (default: the reference agent)."""
+    """The agent's argv from ``--agent`` / ``--scenario`` (default: the reference
+    agent); a bare ``python`` / ``python3`` first word is acp-lite's interpreter."""
     if args.scenario is not None:
         return [*REFERENCE_AGENT, "--scenario", args.scenario]
     if args.agent is None:
@@ -113,6 +119,11 @@ def agent_argv(args: argparse.Namespace) -> list[str]:
         raise CliError(f"cannot parse --agent {args.agent!r}: {exc}", EXIT_USAGE) from None
     if not argv:
         raise CliError("--agent is empty", EXIT_USAGE)
+    if argv[0] in OWN_PYTHON:
+        # `acp-lite` run as `.venv/bin/acp-lite` (no venv activated) would find
+        # another `python` on PATH, one without acp_lite or the agent's packages:
+        # a bare name means ours. A path (`./venv/bin/python`) is run as given.
+        argv[0] = sys.executable
     return argv
 
 

@@ -93,11 +93,10 @@ def explain(
         during = f" during {exc.method}" if exc.method else ""
         return CliError(f"{reason}{during}", EXIT_AGENT_EXITED, details)
     if isinstance(exc, UnsupportedProtocolVersion):
+        # The library's words name what was wrong (the version, or a number that
+        # contradicts the answer's shape); the CLI asks for no version ("auto").
         return CliError(
-            f"the agent speaks ACP protocol version {exc.version!r}; "
-            "acp-lite speaks versions 2 and 1",
-            EXIT_PROTOCOL,
-            details,
+            reason.replace("acp_lite speaks", "acp-lite speaks"), EXIT_PROTOCOL, details
         )
     if isinstance(exc, Timeout):
         what = exc.awaited or (exc.method or "") or reason

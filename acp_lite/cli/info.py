@@ -13,7 +13,7 @@ from acp_lite.cli.errors import explain
 from acp_lite.cli.render import json_line, safe_text
 from acp_lite.errors import AcpError
 
-__all__ = ["add_parser", "cmd_info"]
+__all__ = ["add_parser", "capability_table", "cmd_info"]
 
 
 def add_parser(
@@ -58,8 +58,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines.append(f"command:      {shlex.join(argv)}\n")
     lines.append(f"protocol:     {version}\n")
     caps = result.get("capabilities", result.get("agentCapabilities", {}))
-    capabilities = json.dumps(caps, indent=2, ensure_ascii=False)
-    lines.append("capabilities: " + capabilities.replace("\n", "\n              ") + "\n")
+    lines.extend(capability_table(caps))
     if not methods:
         lines.append("auth methods: none\n")
     else:
@@ -72,6 +71,36 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write(safe_text("".join(lines)))
     out.flush()
     return EXIT_OK
+
+
+def capability_table(caps: object) -> list[str]:
+    """The capabilities as lines of a two-column table, one row per leaf, named by
+    its dotted path: ``yes`` for an empty object (v2: a capability object present
+    is the capability supported; spec "Capabilities") and for ``true``, ``no`` for
+    ``false``, else the value as JSON. ``--json`` keeps the object as received."""
+    rows = _capability_rows(caps, "")
+    if not rows:
+        return ["capabilities: none\n"]
+    width = max(len(path) for path, _ in rows)
+    return ["capabilities:\n", *(f"  {path:<{width}}  {value}\n" for path, value in rows)]
+
+
+def _capability_rows(value: object, path: str) -> list[tuple[str, str]]:
+    if isinstance(value, Mapping) and (value or not path):
+        rows: list[tuple[str, str]] = []
+        for key, child in value.items():
+            name = _field(key)
+            rows.extend(_capability_rows(child, f"{path}.{name}" if path else name))
+        return rows
+    if not path:  # not an object at all: shown as it is
+        return [("(value)", _field(json.dumps(value, ensure_ascii=False)))]
+    if isinstance(value, Mapping) or value is True:
+        return [(path, "yes")]
+    if value is False:
+        return [(path, "no")]
+    if isinstance(value, str):
+        return [(path, _field(value))]
+    return [(path, _field(json.dumps(value, ensure_ascii=False)))]
 
 
 def _field(value: object) -> str:

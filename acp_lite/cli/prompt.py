@@ -225,6 +225,7 @@ def _run(
     # What to save with --transcript, on every way out (a start that failed included:
     # then the error holds what was exchanged).
     transcript: Transcript | None = None
+    ui.progress("starting the agent")  # on a terminal: what we wait for, how long
     try:
         with connect(
             argv,
@@ -245,6 +246,7 @@ def _run(
                 # the agent run to the end of the turn (it then ends "cancelled").
                 ui.on_closed = lambda: session.cancel()
                 _follow(ui, session)
+                ui.progress("waiting for the agent")
                 try:
                     # The documented limits: the prompt's answer within the per-request
                     # limit, the whole turn within the turn limit.
@@ -264,7 +266,7 @@ def _run(
                     # Session.run already sent session/cancel and waited briefly.
                     _show_backlog(ui, session)
                     ui.finish()
-                    err.write(f"{PROG}: interrupted; the turn was cancelled\n")
+                    ui.interrupted(_interrupted(session))
                     return EXIT_INTERRUPTED
             finally:
                 # Also when the turn failed (the agent crashed, a timeout): what it
@@ -280,6 +282,7 @@ def _run(
         transcript = _transcript_of(exc, transcript)
         raise
     finally:
+        ui.stop_progress()  # also when the agent never started: before the error line
         if args.transcript is not None:
             _save_transcript(args.transcript, transcript, err)
     stop = turn.stop_reason
@@ -361,6 +364,26 @@ def _save_transcript(path: str, transcript: Transcript | None, err: TextIO) -> N
     except OSError as exc:
         err.write(f"{PROG}: warning: cannot write the transcript {path}: {exc}\n")
         err.flush()
+
+
+def _interrupted(session: Any) -> str:
+    """What Ctrl-C interrupted, and what became of the prompt (``Session.run`` has
+    withdrawn it, or sent ``session/cancel`` and waited briefly for the idle)."""
+    submissions = session.model.submissions
+    last = submissions[-1] if submissions else None
+    if last is None:
+        return f"{PROG}: interrupted before the prompt was sent"
+    if last.status != "inserted":
+        return (
+            f"{PROG}: interrupted while waiting for the agent to accept the prompt "
+            "(it had not); the prompt was withdrawn"
+        )
+    if last.done:
+        return f"{PROG}: interrupted; the turn was cancelled"
+    return (
+        f"{PROG}: interrupted; the agent was asked to cancel the turn (session/cancel) "
+        "but did not confirm it"
+    )
 
 
 def _env_kwargs(env: Mapping[str, str] | None) -> dict[str, Any]:

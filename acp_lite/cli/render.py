@@ -117,12 +117,28 @@ class Renderer:
         #: is shown meanwhile (an update, Ctrl-C's cancellation) starts a new line.
         self.question_open = False
 
+    @property
+    def at_line_start(self) -> bool:
+        """Whether the cursor of the error stream is at the start of a line: no
+        thought or question open there, and no answer text left open on a shared
+        terminal (a progress line may then take the line)."""
+        if self.question_open:
+            return False
+        if self._open is None:
+            return True
+        kind, _ = self._open
+        return kind == "out" and (self._out_at_line_start or not self.shared)
+
     # -- low-level writers -------------------------------------------------------------
 
     def _style(self, text: str, code: str) -> str:
         if not self.color:
             return text
         return f"\x1b[{code}m{text}\x1b[0m"
+
+    def styled(self, text: str, code: str = _DIM) -> str:
+        """``text`` in an ANSI style when colouring (dim by default)."""
+        return self._style(text, code)
 
     def end_question(self) -> None:
         """End the line of an open question (:attr:`question_open`)."""

@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
@@ -14,7 +15,15 @@ from acp_lite.cli.render import Renderer, json_line, safe_text
 
 _PERMISSION = "session/request_permission"
 
-__all__ = ["Ui", "permission_options", "raw_update", "shown_update", "silence_stdout"]
+__all__ = [
+    "PROGRESS_INTERVAL",
+    "Ui",
+    "permission_options",
+    "raw_update",
+    "shown_update",
+    "silence_stdout",
+    "wants_progress",
+]
 
 
 def permission_options(request: Any) -> list[tuple[str, str, str]]:
@@ -42,16 +51,78 @@ def shown_update(event: Any) -> Any:
     return update if isinstance(update, dict) and "sessionUpdate" in update else event.raw
 
 
+#: Seconds without output before the progress line shows, and between its updates.
+PROGRESS_INTERVAL = 1.0
+#: Erase the current terminal line: back to its start, clear to its end.
+_ERASE = "\r\x1b[K"
+
+
+def wants_progress(err: TextIO, json_mode: bool) -> bool:
+    """Whether to show the progress line: only on a terminal, never with ``--json``."""
+    isatty = getattr(err, "isatty", None)
+    return not json_mode and bool(isatty and isatty())
+
+
+class _OutputLock:
+    """The lock every writer of the terminal takes: entering it erases the progress
+    line first (output resumes on a clean line), leaving it notes the time of the
+    output (the progress line waits for a quiet interval)."""
+
+    def __init__(self, ui: Ui) -> None:
+        self.ui = ui
+        self.lock = threading.RLock()
+
+    def __enter__(self) -> _OutputLock:
+        self.lock.acquire()
+        try:
+            self.ui.erase_progress()
+        except BaseException:
+            self.lock.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.ui.last_output = self.ui.clock()
+        finally:
+            self.lock.release()
+
+
 class Ui:
     """Everything ``prompt`` writes, serialised by one lock (callbacks may run on
-    another thread than the main one)."""
+    another thread than the main one).
 
-    def __init__(self, out: TextIO, err: TextIO, *, json_mode: bool) -> None:
+    On a terminal (never with ``--json`` or into a pipe), a quiet interval shows a
+    progress line on stderr, ``... the agent is working (12s)``: what is awaited and
+    for how long. It is erased as soon as anything else is written, and only drawn
+    where the cursor is at the start of a line (not in the middle of the answer, a
+    thought or a question)."""
+
+    def __init__(
+        self,
+        out: TextIO,
+        err: TextIO,
+        *,
+        json_mode: bool,
+        progress: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        interval: float | None = None,
+    ) -> None:
         self.out = out
         self.err = err
         self.json_mode = json_mode
         self.renderer = Renderer(out, err)
-        self.lock = threading.RLock()
+        #: Whether the progress line may show (default: :func:`wants_progress`).
+        self.progress_enabled = wants_progress(err, json_mode) if progress is None else progress
+        self.clock = clock
+        self.interval = PROGRESS_INTERVAL if interval is None else interval
+        self.last_output = clock()
+        self._activity: str | None = None
+        self._activity_since = 0.0
+        self._drawn = False
+        self._ticker: threading.Thread | None = None
+        self._stop_ticker = threading.Event()
+        self.lock = _OutputLock(self)
         self.shown = -1  # index of the last event shown (events arrive in order)
         self.open = True
         #: Called once when stdout is closed by its reader (``acp-lite ... | head``).
@@ -142,7 +213,88 @@ class Ui:
             except BrokenPipeError:
                 self._closed()
 
+    # -- the progress line --------------------------------------------------------------
+
+    def progress(self, activity: str) -> None:
+        """What is awaited from now on (``"starting the agent"``): the progress line
+        says it with the time since this call. Starts the ticker thread on first use."""
+        if not self.progress_enabled:
+            return
+        with self.lock.lock:
+            self._activity = activity
+            self._activity_since = self.clock()
+            if self._ticker is None:
+                self._ticker = threading.Thread(
+                    target=self._tick_until_stopped, name="cli progress line", daemon=True
+                )
+                self._ticker.start()
+
+    def tick(self) -> None:
+        """Draw (or update) the progress line if output has paused for an interval."""
+        # Never waits for the lock: a writer holds it (and erases the line anyway),
+        # and stop_progress may join this thread while holding it.
+        if not self.lock.lock.acquire(blocking=False):
+            return
+        try:
+            self._draw()
+        finally:
+            self.lock.lock.release()
+
+    def _draw(self) -> None:
+        if not (self.progress_enabled and self.open and self._activity is not None):
+            return
+        now = self.clock()
+        if not self._drawn and now - self.last_output < self.interval:
+            return
+        if not self.renderer.at_line_start:
+            return
+        elapsed = _elapsed(now - self._activity_since)
+        text = self.renderer.styled(f"... {self._activity} ({elapsed})")
+        try:
+            self.err.write(f"{_ERASE}{text}")
+            self.err.flush()
+        except (BrokenPipeError, ValueError):
+            return
+        self._drawn = True
+
+    def erase_progress(self) -> None:
+        """Erase the progress line, if drawn (the cursor back at the line's start)."""
+        with self.lock.lock:
+            if not self._drawn:
+                return
+            self._drawn = False
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                self.err.write(_ERASE)
+                self.err.flush()
+
+    def stop_progress(self) -> None:
+        """No more progress line: stop the ticker and erase the line."""
+        self._stop_ticker.set()
+        ticker, self._ticker = self._ticker, None
+        if ticker is not None and ticker is not threading.current_thread():
+            ticker.join()
+        with self.lock.lock:
+            self._activity = None
+        self.erase_progress()
+
+    def _tick_until_stopped(self) -> None:
+        while not self._stop_ticker.wait(self.interval):
+            self.tick()
+
+    def interrupted(self, text: str) -> None:
+        """Ctrl-C's line, on a line of its own: on a terminal the ``^C`` it echoed
+        (where no output ends the line) is erased first."""
+        self.stop_progress()
+        with self.lock:
+            self.finish()
+            tty = getattr(self.err, "isatty", None)
+            start = "\r\x1b[K" if tty is not None and tty() else ""
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                self.err.write(f"{start}{text}\n")
+                self.err.flush()
+
     def finish(self) -> None:
+        self.stop_progress()
         with self.lock:
             self.renderer.end_question()  # Ctrl-C at a question: the line it left open
             if self.open and not self.json_mode:
@@ -159,6 +311,12 @@ class Ui:
         if self.on_closed is not None:
             callback, self.on_closed = self.on_closed, None
             callback()
+
+
+def _elapsed(seconds: float) -> str:
+    """``12s``, ``1m05s``: whole seconds, as a status line reads them."""
+    whole = int(seconds)
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m{whole % 60:02d}s"
 
 
 def silence_stdout() -> None:

@@ -180,11 +180,29 @@ def negotiate(
         return (
             None,
             UnsupportedProtocolVersion(
-                f"the agent answered protocol version {version!r}; acp_lite speaks "
-                f"{PROTOCOL_VERSION}",
+                _version_refusal(requested, version, result),
                 version=version,
                 stderr_tail=stderr_tail(),
             ),
             False,
         )
     return result, None, False
+
+
+def _version_refusal(requested: int | Literal["auto"], version: object, result: Any) -> str:
+    """Why an ``initialize`` answer is refused, naming what was wrong: the version
+    asked for, or a number that contradicts the answer's shape."""
+    speaks = (
+        f"the connection was asked to speak {requested}"
+        if requested != "auto"
+        else f"acp_lite speaks versions {PROTOCOL_VERSION} and 1"
+    )
+    if version == 1 and requested != PROTOCOL_VERSION:
+        # A 1 in the v2 shape (``info`` and no v1 field; core/v1_shapes.py): neither
+        # a v1 answer (``agentInfo`` / ``agentCapabilities``) nor a v2 one (version 2).
+        return (
+            "the agent announced protocol version 1 but answered initialize in the v2 "
+            "shape (`info`, not v1's `agentInfo` / `agentCapabilities`): neither a v1 "
+            f"nor a v2 answer ({speaks})"
+        )
+    return f"the agent answered protocol version {version!r}; {speaks}"

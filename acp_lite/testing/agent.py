@@ -101,7 +101,14 @@ def main(argv: list[str] | None = None) -> int:
             script = Script.from_dict(json.loads(args.script_json))
         else:
             script = scenarios.get(args.scenario or "echo", count=args.count)
-    except (ScriptError, KeyError, ValueError) as exc:
+    except KeyError:
+        # One short line (not the ~40 names): the list is one option away.
+        print(
+            f"acp-lite-agent: unknown scenario {args.scenario!r} (--list-scenarios lists them)",
+            file=sys.stderr,
+        )
+        return 2
+    except (ScriptError, ValueError) as exc:
         print(f"acp-lite-agent: {exc}", file=sys.stderr)
         return 2
     overrides: dict[str, Any] = {}

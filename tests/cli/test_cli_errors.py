@@ -141,7 +141,7 @@ def test_unknown_scenario_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
     code, _, err = _main(capsys, "prompt", "--scenario", "no_such_scenario", "hi")
     assert code == EXIT_USAGE
     assert err.startswith("acp-lite: error: unknown --scenario 'no_such_scenario'")
-    assert "--list-scenarios" in err
+    assert "`acp-lite scenarios` lists them" in err
 
 
 def test_bad_timeout_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,7 +14,7 @@ def test_info_of_the_reference_agent(run_cli: RunCli) -> None:
     assert proc.returncode == EXIT_OK, proc.stderr
     assert proc.stdout.startswith("agent:        ")
     assert "protocol:     2\n" in proc.stdout
-    assert "capabilities: {" in proc.stdout
+    assert "capabilities:\n  session.prompt.embeddedContext" in proc.stdout
     assert "auth methods:" in proc.stdout
 
 
