@@ -82,26 +82,54 @@ def hide_library_frames(excinfo: ExceptionInfo[BaseException]) -> None:
     acp_lite called back. The exception itself is untouched (``--full-trace``
     shows every frame: the caller does not call this then)."""
     errors = sys.modules.get("acp_lite.errors")  # not loaded: no acp_lite error either
-    if errors is None or not isinstance(excinfo.value, errors.AcpError):
+    if errors is None:
         return
+    value = excinfo.value
+    if isinstance(value, BaseExceptionGroup):
+        # A trio test's failure (pytest-trio: a nursery's group). pytest prints a
+        # group natively, from the exceptions' own tracebacks: the acp_lite errors
+        # in it get the user's frames only (only for this report: the test is over).
+        for leaf in _leaves(value):
+            if isinstance(leaf, errors.AcpError):
+                chain = _user_chain(leaf.__traceback__)
+                if chain is not None:
+                    leaf.__traceback__ = chain
+        return
+    if not isinstance(value, errors.AcpError):
+        return
+    chain = _user_chain(excinfo.tb)
+    if chain is not None:
+        # A new chain of the kept frames: pytest cuts the shown traceback at the
+        # test's frame by following the raw entries' tb_next, so filtered entries
+        # alone would come back. (Its Traceback type is taken from excinfo: it is
+        # not public.)
+        excinfo.traceback = type(excinfo.traceback)(chain)
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
+
+
+def _user_chain(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """A new traceback of the frames of ``tb`` outside acp_lite, pytest_acp, trio and
+    outcome; ``None`` when only pytest's own would be left (raised in a fixture of
+    ours, say: pytest then shows its own frames)."""
     hidden = library_dirs()
     kept: list[types.TracebackType] = []
-    tb: types.TracebackType | None = excinfo.tb
     while tb is not None:
         if not tb.tb_frame.f_code.co_filename.startswith(hidden):
             kept.append(tb)
         tb = tb.tb_next
     runner = _runner_dirs()
     if not any(not t.tb_frame.f_code.co_filename.startswith(runner) for t in kept):
-        return  # raised in a fixture of ours, say: pytest would then show its own frames
-    # A new chain of the kept frames: pytest cuts the shown traceback at the test's
-    # frame by following the raw entries' tb_next, so filtered entries alone would
-    # come back. (Its Traceback type is taken from excinfo: it is not public.)
+        return None
     chain: types.TracebackType | None = None
-    for tb in reversed(kept):
-        chain = types.TracebackType(chain, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
-    if chain is not None:
-        excinfo.traceback = type(excinfo.traceback)(chain)
+    for t in reversed(kept):
+        chain = types.TracebackType(chain, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return chain
 
 
 def render_transcript(entries: Sequence[Any], *, start: int = 0) -> str:
