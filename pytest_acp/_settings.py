@@ -56,10 +56,17 @@ IN_PROCESS_PREFIX = "python:"
 """``--acp-agent python:MODULE:NAME``: run the agent ``MODULE.NAME()`` in this process."""
 
 
+def _argv(value: str | Sequence[str]) -> tuple[str, ...]:
+    """``argv`` as a tuple: a list or tuple as given, a string split as a shell would
+    (``shlex``; no shell runs it)."""
+    return tuple(shlex.split(value) if isinstance(value, str) else value)
+
+
 @attrs.frozen
 class AgentCommand:
-    """How to launch the agent under test: ``argv`` (no shell), extra ``env`` merged
-    onto this process's environment, and the process ``cwd`` (None: inherit).
+    """How to launch the agent under test: ``argv`` (no shell; a list, a tuple, or a
+    string split as a shell would), extra ``env`` merged onto this process's
+    environment, and the process ``cwd`` (None: inherit).
 
     With ``in_process`` the agent runs in this process instead, over acp_lite's
     in-memory transport, and ``argv``, ``env`` and ``cwd`` are empty. It is a factory
@@ -68,7 +75,7 @@ class AgentCommand:
     ``async def agent(stream)``; or such an ``async def agent(stream)`` itself.
     """
 
-    argv: tuple[str, ...]
+    argv: tuple[str, ...] = attrs.field(converter=_argv)
     env: Mapping[str, str] = attrs.field(factory=dict)
     cwd: str | None = None
     #: ``False``: ``env`` is the agent's whole environment, not merged onto this
