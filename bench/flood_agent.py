@@ -14,8 +14,9 @@ same bytes. Shapes (``--shape``):
   write (a flush per message): the client reads what has arrived when it looks.
 
 The texts are a pure function of the chunk's index, so every run sends the same
-bytes. It answers ``initialize``, ``session/new``, ``session/prompt`` (insertion,
-``running``, the chunks, ``idle`` with ``end_turn``) and echoes ``_`` requests.
+bytes. It answers ``initialize``, ``session/new``, ``session/prompt`` (``running``,
+insertion, the user message's echo, the chunks, ``idle`` with ``end_turn``: a
+conforming turn) and echoes ``_`` requests.
 
     python bench/flood_agent.py --count 100000 --shape per_write
 """
@@ -120,8 +121,11 @@ def main() -> None:
         elif method == "session/prompt":
             sid = msg["params"]["sessionId"]
             running = {"sessionUpdate": "state_update", "state": "running", "background": []}
+            echo = {"sessionUpdate": "user_message", "messageId": "user-1",
+                    "content": msg["params"]["prompt"]}  # fmt: skip
             write(_update(sid, running) + _line({"jsonrpc": "2.0", "id": rid,
-                                                 "result": {"messageId": "user-1"}}))  # fmt: skip
+                                                 "result": {"messageId": "user-1"}})
+                  + _update(sid, echo))  # fmt: skip
             for data in chunk_lines(sid, args.count, args.shape):
                 write(data)
             write(_update(sid, {"sessionUpdate": "state_update", "state": "idle",

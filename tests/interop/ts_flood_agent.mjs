@@ -36,6 +36,7 @@ const app = acp
       client.notify(acp.methods.client.session.update, { sessionId, update });
     const done = (async () => {
       await send({ sessionUpdate: "state_update", state: "running", background: [] });
+      await send({ sessionUpdate: "user_message", messageId: "user-1", content: params.prompt });
       for (let i = 0; i < COUNT; i++) {
         await send({
           sessionUpdate: "agent_message_chunk",
