@@ -289,6 +289,17 @@ class Transcript:
             for i in range(len(dirs))
         ]
 
+    def stored(self, start: int = 0) -> list[tuple[Direction, float, bytes | str, Any]]:
+        """The retained entries from position ``start`` as kept, oldest first:
+        ``(direction, time, line, None)`` for a line kept as its bytes, and
+        ``(direction, time, text, shape)`` for a streamed chunk's line kept as its
+        text (``shape.line(text)`` is the line; ``shape`` is a
+        :data:`~acp_lite.protocol.chunk_lines.LineShape`). What reads many lines
+        (a conformance check) can skip decoding those: they are chunk lines of a
+        stream whose every field but the text is known."""
+        lines, shapes, times, dirs = self._snapshot()
+        return [(_DIRS[dirs[i]], times[i], lines[i], shapes[i]) for i in range(start, len(dirs))]
+
     def __len__(self) -> int:
         n = len(self._cols[4])
         return n if self._max is None or n <= self._max else self._max

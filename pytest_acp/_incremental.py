@@ -45,14 +45,22 @@ class IncrementalCheck:
         its retention bound has dropped."""
         while True:
             dropped = int(transcript.dropped)
-            total = dropped + len(transcript)
             first = max(self.fed, dropped)
-            new = [transcript[i - dropped] for i in range(first, total)]
+            # As kept: a streamed chunk's line kept as its text is fed without being
+            # rebuilt and decoded (ConnectionChecker.feed_chunk), the rest as lines.
+            new = transcript.stored(first - dropped)
             # A bounded transcript that dropped entries meanwhile shifted its
             # positions: read again.
             if transcript.dropped == dropped:
                 break
-        self.feed(new, first)
+        checker = self._checker
+        for offset, (direction, time, item, shape) in enumerate(new):
+            if shape is None:
+                checker.feed(direction, item, first + offset, time)
+            else:
+                stream = getattr(shape, "compact", shape)  # an EscapedLine's stream
+                checker.feed_chunk(direction, stream.session_id, stream.tag, first + offset, time)
+        self.fed = max(self.fed, first + len(new))
         return dropped
 
     def violations(

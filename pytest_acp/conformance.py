@@ -230,6 +230,27 @@ class ConnectionChecker:
         self.feed_json(direction, value, index)
         return value
 
+    def feed_chunk(
+        self, direction: str, session_id: str, tag: str, index: int, time: float | None = None
+    ) -> None:
+        """A streamed chunk's line at transcript ``index``: a ``session/update``
+        notification of ``session_id`` whose update is tagged ``tag`` (an agent message
+        or thought chunk), checked as when fed whole (the client kept it compactly:
+        ``Transcript.stored``); what it carries besides, its text, no rule reads."""
+        if time is not None:
+            self.time = time
+        if direction != "recv":  # not a chunk the agent streamed: the whole way
+            update: JsonValue = {"sessionUpdate": tag}
+            params: JsonValue = {"sessionId": session_id, "update": update}
+            msg: JsonValue = {"jsonrpc": "2.0", "method": "session/update", "params": params}
+            self.feed_json(direction, msg, index)
+            return
+        # As _received -> _update take a chunk's notification.
+        if session_id not in self._known:
+            self._unknown_updates.setdefault(session_id, index)
+        if self._v1 is None:
+            self._output(session_id, self._session(session_id), tag, index)
+
     def feed_json(
         self, direction: str, value: JsonValue, index: int, time: float | None = None
     ) -> None:
@@ -360,9 +381,12 @@ class ConnectionChecker:
                     session.needs_running = True
         elif tag == "state_update":
             self._state(sid, session, update, index)
-        elif (
-            isinstance(tag, str)
-            and tag in _OUTPUT
+        elif isinstance(tag, str):
+            self._output(sid, session, tag, index)
+
+    def _output(self, sid: str, session: _Session, tag: str, index: int) -> None:
+        if (
+            tag in _OUTPUT
             and session.state == IDLE
             and not session.replaying
             and sid in self._known  # an unknown session is reported as such, once
