@@ -289,7 +289,9 @@ class Transcript:
             for i in range(len(dirs))
         ]
 
-    def stored(self, start: int = 0) -> list[tuple[Direction, float, bytes | str, Any]]:
+    def stored(
+        self, start: int = 0
+    ) -> list[tuple[Direction, float, bytes | str, LineShape | None]]:
         """The retained entries from position ``start`` as kept, oldest first:
         ``(direction, time, line, None)`` for a line kept as its bytes, and
         ``(direction, time, text, shape)`` for a streamed chunk's line kept as its

@@ -81,10 +81,10 @@ class Receiver:
         self._chunk = lines.decode if lines is not None else None
         self._route = dialect.route_update
         router = self._router
-        # Runs of chunk lines skip what they would not feed: per-update findings and
-        # per-update events. (A streamed chunk is kept as its compact line and text
-        # whether or not raw payloads are kept: _router.py.)
-        self._runs = lines is not None and router.findings is None and not router.update_events
+        # Runs of chunk lines skip what they would not feed: per-update events. (The
+        # findings locate a run's events line by line; a streamed chunk is kept as
+        # its compact line and text whether or not raw payloads are kept: _router.py.)
+        self._runs = lines is not None and not router.update_events
 
     @property
     def next_index(self) -> int:
@@ -142,8 +142,17 @@ class Receiver:
         state = self._router.sessions.get(t.session_id)
         if state is None:
             return False
+        findings = self._findings
+        if findings is not None:
+            # Located as line by line: each event at its own line (FindingsLog).
+            at, n = self.next_index, len(texts)
+            before = findings.touched(t.session_id)
+            findings.at = at
+            findings.events(t.session_id, at, n)
         try:
             if not state.model.feed_chunks(t, texts, state.replaying):
+                if findings is not None:
+                    findings.withdraw(t.session_id, n, before)
                 return False
         except Exception as exc:  # never let a run kill the connection
             first = dict(escaped).get(0) or t.line(texts[0])

@@ -66,6 +66,29 @@ class FindingsLog:
         if at is not None:
             self._touched[sid] = at
 
+    def events(self, sid: str, first: int, n: int) -> None:
+        """The session's model is about to log ``n`` events for the consecutive
+        transcript lines from ``first`` (a run of a chunk stream's lines)."""
+        entries = self._entries.get(sid)
+        if entries is not None:
+            entries.extend(range(first, first + n))
+        self._touched[sid] = first + n - 1
+
+    def withdraw(self, sid: str, n: int, touched: int | None) -> None:
+        """Undo :meth:`events` (the model took none of them): ``touched`` is what the
+        session's last use was before."""
+        entries = self._entries.get(sid)
+        if entries is not None and n:
+            del entries[-n:]
+        if touched is None:
+            self._touched.pop(sid, None)
+        else:
+            self._touched[sid] = touched
+
+    def touched(self, sid: str) -> int | None:
+        """The last transcript index that used the session (``None``: none yet)."""
+        return self._touched.get(sid)
+
     def touch(self, sid: str, at: int) -> None:
         """Traffic at transcript index ``at`` concerned the session (a request sent)."""
         self._touched[sid] = at

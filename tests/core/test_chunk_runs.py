@@ -96,8 +96,10 @@ def traffic(draw: Any) -> list[bytes]:
     return lines
 
 
-def _feed(limits: Limits, data: bytes, reads: list[int], runs: bool) -> ClientConnection:
-    conn = ClientConnection(limits)
+def _feed(
+    limits: Limits, data: bytes, reads: list[int], runs: bool, findings: bool = False
+) -> ClientConnection:
+    conn = ClientConnection(limits, locate_findings=findings)
     opened(conn, "s1")
     opened(conn, "s2")
     # s2's updates are a history replay (a resume not answered yet): marked replayed.
@@ -155,6 +157,9 @@ def _state(conn: ClientConnection) -> Any:
             ]
         )
         out.append(model.violations)
+    out.append(conn.violations())  # located, with locate_findings
+    if conn.findings is not None:  # where each event's line is (what locates findings)
+        out.append({sid: list(a) for sid, a in conn.findings._entries.items()})
     out.append([(e.kind, e.session_id, e.method) for e in conn.log])
     out.append(conn.log_counts)
     return out
@@ -174,13 +179,14 @@ def _state(conn: ClientConnection) -> Any:
             Limits(keep_raw_updates=False),
         ]
     ),
+    findings=st.booleans(),
 )
 def test_runs_give_what_line_by_line_gives(
-    lines: list[bytes], reads: list[int], limits: Limits
+    lines: list[bytes], reads: list[int], limits: Limits, findings: bool
 ) -> None:
     data = b"".join(x + b"\n" for x in lines)
-    assert _state(_feed(limits, data, reads, runs=True)) == _state(
-        _feed(limits, data, reads, runs=False)
+    assert _state(_feed(limits, data, reads, True, findings)) == _state(
+        _feed(limits, data, reads, False, findings)
     )
 
 
