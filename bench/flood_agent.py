@@ -27,7 +27,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 SHAPES = ("same", "distinct", "escaped", "per_write")
 BATCH = 2000
@@ -63,7 +63,7 @@ def _line(msg: dict[str, object]) -> bytes:
     return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
-def _update(sid: str, update: dict[str, object]) -> bytes:
+def _update(sid: str, update: Mapping[str, object]) -> bytes:
     return _line(
         {
             "jsonrpc": "2.0",
@@ -92,6 +92,10 @@ def chunk_lines(sid: str, count: int, shape: str) -> Iterator[bytes]:
     if per_write:
         yield from map(line, range(count))
         return
+    if shape == "same":  # one line, encoded once (as the reference agent's flood)
+        for start in range(0, count, BATCH):
+            yield line(0) * (min(start + BATCH, count) - start)
+        return
     for start in range(0, count, BATCH):
         yield b"".join(map(line, range(start, min(start + BATCH, count))))
 
@@ -102,6 +106,11 @@ def main() -> None:
     parser.add_argument("--shape", choices=SHAPES, default="distinct")
     args = parser.parse_args()
     out = sys.stdout.fileno()
+    # Written in batches: encoded before the turn, so the agent writes as fast as the
+    # pipe takes it (a line per write is encoded as it goes, as an SDK agent does).
+    ready: Iterator[bytes] = chunk_lines("s1", args.count, args.shape)
+    if args.shape != "per_write":
+        ready = iter(list(ready))
 
     def write(data: bytes) -> None:
         view = memoryview(data)
@@ -126,7 +135,7 @@ def main() -> None:
             write(_update(sid, running) + _line({"jsonrpc": "2.0", "id": rid,
                                                  "result": {"messageId": "user-1"}})
                   + _update(sid, echo))  # fmt: skip
-            for data in chunk_lines(sid, args.count, args.shape):
+            for data in ready if sid == "s1" else chunk_lines(sid, args.count, args.shape):
                 write(data)
             write(_update(sid, {"sessionUpdate": "state_update", "state": "idle",
                                 "background": [], "stopReason": "end_turn"}))  # fmt: skip
