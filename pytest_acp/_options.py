@@ -27,7 +27,8 @@ MARKERS = (
     "and its working directory; or in_process=factory (or 'python:module:name'): an agent in "
     "this process, such as acp_lite.testing.InProcessAgent; or scenario='name': the reference "
     "agent playing that built-in scenario (acp-lite-agent --list-scenarios).",
-    "acp_timeout(seconds): default timeout of every ACP call in this test.",
+    "acp_timeout(seconds): default timeout of every ACP call in this test "
+    "(starting the agent gets at least 10 s).",
     "acp_scope(scope): share one agent process per 'module' or 'session' (default "
     "'function': a fresh agent per test).",
     "acp_conformance(mode): conformance checking for this test: 'off', 'warn' or 'strict'.",
