@@ -321,9 +321,47 @@ MAX_DEPTH = 64
 TOO_DEEP = f"<nested deeper than {MAX_DEPTH} levels>"
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _shallow_copy(value: Any, levels: int) -> Any:
+    """A copy of ``value`` if it nests at most ``levels`` containers deep (dicts and
+    lists of scalars), else ``_DEEPER``: the common update, copied without the
+    general walk below."""
+    if value.__class__ in _SCALARS:
+        return value
+    if levels == 0:
+        return _DEEPER
+    if value.__class__ is dict:
+        out = {}
+        for k, v in value.items():
+            c = _shallow_copy(v, levels - 1)
+            if c is _DEEPER:
+                return _DEEPER
+            out[k] = c
+        return out
+    if value.__class__ is list:
+        items = []
+        for v in value:
+            c = _shallow_copy(v, levels - 1)
+            if c is _DEEPER:
+                return _DEEPER
+            items.append(c)
+        return items
+    return _DEEPER  # a tuple, a subclass ...: the general walk
+
+
+_DEEPER = object()
+_SHALLOW = 4  # levels copied by _shallow_copy (a text chunk's payload is 2 deep)
+
+
 def clip_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
     """A copy of a JSON value whose containers nested deeper than ``limit`` are
     replaced by :data:`TOO_DEEP` (without recursion: any depth the agent sends)."""
+    if limit >= _SHALLOW:
+        copied = _shallow_copy(value, _SHALLOW)
+        if copied is not _DEEPER:
+            return copied
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 1)]
     while stack:
