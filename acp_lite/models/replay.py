@@ -23,8 +23,6 @@ recorded for assertions, as :class:`~acp_lite.models.ScriptedModel` does.
 
 from __future__ import annotations
 
-import threading
-
 from acp_lite.models.cassette import (
     REDACTED,
     CassetteRequest,
@@ -33,7 +31,7 @@ from acp_lite.models.cassette import (
     Redaction,
 )
 from acp_lite.models.http import EventStream, HttpRequest, HttpResponse
-from acp_lite.models.scripted import RecordedRequest, provider_error, provider_of
+from acp_lite.models.scripted import RecordedRequest, RequestBook, provider_error, provider_of
 
 __all__ = ["ReplayModel", "recorded_request"]
 
@@ -67,7 +65,7 @@ def _same_route(recorded: CassetteRequest, asked: CassetteRequest) -> bool:
     return all(v == asked.query[k] or v == REDACTED for k, v in recorded.query.items())
 
 
-class ReplayModel:
+class ReplayModel(RequestBook):
     """Answers requests from ``cassette`` (see the module docstring for the matching).
 
     Thread-safe, as :class:`~acp_lite.models.ScriptedModel` is: the server calls it
@@ -82,28 +80,14 @@ class ReplayModel:
         redaction: Redaction | None = None,
         hint: str = "Record it again.",
     ) -> None:
+        super().__init__()
         self.cassette = cassette
         #: What messages call it (the file's path, under pytest).
         self.name = name
         #: What the answer to an unmatched request ends with (how to record again).
         self.hint = hint
         self.redaction = redaction if redaction is not None else Redaction()
-        self._lock = threading.Lock()
         self._used = [False] * len(cassette.interactions)
-        self._requests: list[RecordedRequest] = []
-        self._failures: list[tuple[str, RecordedRequest]] = []
-
-    @property
-    def requests(self) -> tuple[RecordedRequest, ...]:
-        """Every request so far, in order (``step``: the interaction that answered)."""
-        with self._lock:
-            return tuple(self._requests)
-
-    @property
-    def failures(self) -> tuple[str, ...]:
-        """The requests no interaction matched, each shown."""
-        with self._lock:
-            return tuple(f"{why}\n{request.show()}" for why, request in self._failures)
 
     @property
     def unmatched(self) -> tuple[RecordedRequest, ...]:

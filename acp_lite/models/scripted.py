@@ -59,6 +59,7 @@ __all__ = [
     "SECRET_HEADERS",
     "CheckedModel",
     "RecordedRequest",
+    "RequestBook",
     "ScriptedModel",
     "provider_error",
     "provider_of",
@@ -188,7 +189,34 @@ def provider_error(request: HttpRequest, status: int, message: str) -> HttpRespo
     return provider.error(status, message)
 
 
-class ScriptedModel:
+class RequestBook:
+    """The requests a model handler was sent, in order, and what went wrong with
+    them: what :class:`ScriptedModel`, ``ReplayModel`` and ``RecordingModel`` keep.
+
+    Thread-safe: the server calls the handler from its own thread while a test
+    reads :attr:`requests`; the handler records under ``_lock`` (which also covers
+    its own state) and the properties return copies taken under it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: list[RecordedRequest] = []
+        self._failures: list[tuple[str, RecordedRequest]] = []
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]:
+        """Every request so far, in order (``step``: what answered it, if anything)."""
+        with self._lock:
+            return tuple(self._requests)
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        """What went wrong so far, each with its request shown."""
+        with self._lock:
+            return tuple(f"{why}\n{request.show()}" for why, request in self._failures)
+
+
+class ScriptedModel(RequestBook):
     """A model that answers from ``script``: call it with an :class:`HttpRequest`.
 
     Thread-safe: the server calls it from its own thread while a test reads
@@ -197,30 +225,15 @@ class ScriptedModel:
     """
 
     def __init__(self, script: ModelScript | Mapping[str, object]) -> None:
+        super().__init__()
         self.script = script if isinstance(script, ModelScript) else ModelScript.from_dict(script)
-        self._lock = threading.Lock()
         self._used = [False] * len(self.script.steps)
         self._ids = Ids()
-        self._requests: list[RecordedRequest] = []
-        self._failures: list[tuple[str, RecordedRequest]] = []
 
     @property
     def name(self) -> str:
         """The script's name."""
         return self.script.name
-
-    @property
-    def requests(self) -> tuple[RecordedRequest, ...]:
-        """Every request so far, in order."""
-        with self._lock:
-            return tuple(self._requests)
-
-    @property
-    def failures(self) -> tuple[str, ...]:
-        """What went wrong so far (unmatched requests, bodies not JSON), each
-        with its request shown."""
-        with self._lock:
-            return tuple(f"{why}\n{request.show()}" for why, request in self._failures)
 
     @property
     def unmatched(self) -> tuple[RecordedRequest, ...]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import ssl
-import threading
 import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator
 
@@ -44,7 +43,7 @@ from acp_lite.models.cassette import (
 )
 from acp_lite.models.http import Answer, AsyncEventStream, HttpRequest, HttpResponse, SseEvent
 from acp_lite.models.replay import ReplayModel, recorded_request
-from acp_lite.models.scripted import RecordedRequest, provider_error
+from acp_lite.models.scripted import RecordedRequest, RequestBook, provider_error
 
 try:
     import h11
@@ -251,7 +250,7 @@ class _Exchange:
             await trio.aclose_forcefully(self.stream)
 
 
-class RecordingModel:
+class RecordingModel(RequestBook):
     """An async handler that forwards each request to ``upstream`` and records the
     exchange (see the module docstring). With ``replay`` (``new_episodes``), a
     request the replay can answer is answered from it and not forwarded; the
@@ -269,27 +268,12 @@ class RecordingModel:
         name: str = "model recorder",
         replay: ReplayModel | None = None,
     ) -> None:
+        super().__init__()
         self.upstream = upstream if isinstance(upstream, Upstream) else Upstream(upstream)
         self.redaction = redaction if redaction is not None else Redaction()
         self.name = name
         self.replay = replay
-        self._lock = threading.Lock()
         self._slots: list[Interaction | None] = []  # in the order the requests came
-        self._requests: list[RecordedRequest] = []
-        self._failures: list[tuple[str, RecordedRequest]] = []
-
-    @property
-    def requests(self) -> tuple[RecordedRequest, ...]:
-        """Every request so far, in order (``step``: the replayed interaction that
-        answered it, with ``replay``; ``None`` for a forwarded one)."""
-        with self._lock:
-            return tuple(self._requests)
-
-    @property
-    def failures(self) -> tuple[str, ...]:
-        """What went wrong (an upstream down, a stream broken off), each request shown."""
-        with self._lock:
-            return tuple(f"{why}\n{request.show()}" for why, request in self._failures)
 
     @property
     def unmatched(self) -> tuple[RecordedRequest, ...]:
