@@ -71,6 +71,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.files": 0,  # fs request handling: path confinement, LocalFiles (plain Python)
     "acp_lite.cassettes": 0,  # cassette format, redaction, matching, the sans-IO replay engine
     "acp_lite.models": 0,  # the scripted model provider: script, provider APIs (plain Python)
+    "acp_lite.conformance": 0,  # the requirement catalogue and the report (plain data)
     # 1: the session model
     "acp_lite.model": 1,
     # 2: the sans-IO connection state machine (core replaces the legacy rpc engine)
