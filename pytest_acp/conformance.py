@@ -587,14 +587,18 @@ def check_transcript(
 
 
 def format_violations(violations: Iterable[Violation], limit: int = 20) -> str:
-    """A readable multi-line summary: ``rule-id (n): message [spec]`` per violation."""
+    """One line per violation: ``ACP-XXX-NNN rule-id (...): message [spec: ...]``."""
+    from acp_lite.conformance.passive import for_rule  # plain data; findings are rare
+
     lines: list[str] = []
     items = list(violations)
     for v in items[:limit]:
         where = f" (transcript line {v.entry_index})" if v.entry_index is not None else ""
         sid = f" session {v.session_id}" if v.session_id else ""
         should = " (SHOULD)" if v.level == "SHOULD" else ""
-        lines.append(f"  {v.rule}{should}{where}{sid}: {v.message} [spec: {v.spec}]")
+        found = for_rule(v.rule)
+        rid = f"{found.id} " if found is not None else ""
+        lines.append(f"  {rid}{v.rule}{should}{where}{sid}: {v.message} [spec: {v.spec}]")
     if len(items) > limit:
         lines.append(f"  ... and {len(items) - limit} more")
     return "\n".join(lines)
