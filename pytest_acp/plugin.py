@@ -57,6 +57,7 @@ from pytest_acp._fake_agent import call_problems, failure_message
 from pytest_acp._model import acp_model as acp_model  # a fixture
 from pytest_acp._model import model_command, refuse_shared_model_agent
 from pytest_acp._options import MARKERS, add_options, check_markers, fail_bad_markers
+from pytest_acp._report import configure_report, note_checked
 from pytest_acp._tracking import (
     TRACKED,
     VIOLATIONS,
@@ -110,6 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
     config.stash[_POOLS] = {}
+    configure_report(config)  # --acp-report-json
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -440,6 +442,7 @@ def _violations(item: pytest.Item, error: BaseException | None) -> list[Violatio
         )
         checked = tracked_violations(tracked, ended=ended, agent_exited=exited)
         found.extend(v for v in checked if v.rule not in waived)
+        note_checked(item, tracked, checked, waived)  # --acp-report-json
     return found
 
 
