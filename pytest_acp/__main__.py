@@ -2,7 +2,8 @@
 transcript (``--acp-transcripts``, ``acp-lite prompt --transcript``, ``Transcript.save``)
 or on each connection of a cassette (``.acp.jsonl``).
 
-``python -m pytest_acp rules`` lists the rules; ``explain RULE`` describes one.
+``python -m pytest_acp rules`` lists the rules (with their requirement ids);
+``explain RULE`` describes one.
 A transcript that ends with an ``{"dir": "exit"}`` record (the agent exited on its
 own) is checked as ``--agent-exited``. Needs no pytest.
 
@@ -18,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from acp_lite.conformance.passive import for_rule
 from pytest_acp.conformance import RULES, Rule, check_transcript, format_violations, rule_info
 
 _DIRS = ("send", "recv", "exit")
@@ -96,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "rules":
         try:
             for each in all_rules():
-                print(f"{each.id:42} {each.level:6} {each.summary}")
+                print(f"{_requirement_id(each.id):18} {each.id:42} {each.level:6} {each.summary}")
         except BrokenPipeError:  # piped into `head`
             sys.stderr.close()
         return 0
@@ -105,7 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if rule is None:
             print(f"unknown rule {args.rule!r}", file=sys.stderr)
             return 2
-        print(f"{rule.id} ({rule.level}): {rule.summary} [spec: {rule.spec}]")
+        req = for_rule(rule.id)
+        tier = f"{req.id} [{req.tier}] " if req is not None else ""
+        print(f"{tier}{rule.id} ({rule.level}): {rule.summary} [spec: {rule.spec}]")
         return 0
 
     try:
@@ -127,6 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(format_violations(found, limit=1000))
         status = 1
     return status
+
+
+def _requirement_id(rule_id: str) -> str:
+    found = for_rule(rule_id)
+    return found.id if found is not None else "-"
 
 
 if __name__ == "__main__":
