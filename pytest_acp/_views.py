@@ -37,9 +37,20 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+_KEY_ORDERS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
 def _items_key(d: dict[str, Any], skip: str, skip2: str = "") -> tuple[Any, ...]:
-    """The merge key of a dict: every key but ``skip``/``skip2``, with its value."""
-    return tuple(sorted((k, _frozen(v)) for k, v in d.items() if k != skip and k != skip2))
+    """The merge key of a dict: every key but ``skip``/``skip2``, with its value,
+    sorted by key (keys are unique, so the sort never looks at values: the sorted
+    key order is cached per shape, as chunks of a stream share one)."""
+    shape = (skip, skip2, *d)
+    order = _KEY_ORDERS.get(shape)
+    if order is None:
+        order = tuple(sorted(k for k in d if k != skip and k != skip2))
+        if len(_KEY_ORDERS) < 1000:  # bounded: keys come from the agent
+            _KEY_ORDERS[shape] = order
+    return tuple([(k, _frozen(d[k])) for k in order])
 
 
 def _text_block_key(block: Any) -> tuple[Any, ...] | None:

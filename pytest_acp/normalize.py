@@ -427,8 +427,42 @@ def _redact_walk(value: Any, cats: frozenset[str], tmp: Sequence[str]) -> Any:
     return value
 
 
+#: The keys of the commonest update, a text chunk of a message: none names a
+#: timestamp or a duration (``_key_kind``), so only ``tmp`` paths change in it.
+_CHUNK_KEYS = {"sessionUpdate": None, "messageId": None, "content": None}.keys()
+_TEXT_KEYS = {"type": None, "text": None}.keys()
+
+
+def _untmp(value: str, tmp: Sequence[str]) -> str:
+    for prefix in tmp:
+        if prefix in value:
+            value = value.replace(prefix, "<tmp>")
+    return value
+
+
+def _redact_text_chunk(p: dict[str, Any], tmp: Sequence[str]) -> bool:
+    """What ``_redact_walk`` does to a plain text chunk, without the walk; False if
+    ``p`` is not one (then the walk runs)."""
+    if p.keys() != _CHUNK_KEYS:
+        return False
+    content = p["content"]
+    if content.__class__ is not dict or content.keys() != _TEXT_KEYS:
+        return False
+    strings = (p["sessionUpdate"], p["messageId"], content["type"], content["text"])
+    if any(v.__class__ is not str for v in strings):
+        return False
+    if tmp:
+        p["sessionUpdate"] = _untmp(strings[0], tmp)
+        p["messageId"] = _untmp(strings[1], tmp)
+        content["type"] = _untmp(strings[2], tmp)
+        content["text"] = _untmp(strings[3], tmp)
+    return True
+
+
 def _redact_payload(p: dict[str, Any], cats: frozenset[str], tmp: Sequence[str]) -> None:
     tag = p.get("sessionUpdate")
+    if tag.__class__ is str and tag in CHUNK_ID_KEYS and _redact_text_chunk(p, tmp):
+        return
     if "usage" in cats:
         if tag == "usage_update":
             for key in ("used", "size"):
