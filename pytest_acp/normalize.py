@@ -31,7 +31,6 @@ Pure Python over dicts: no pytest, syrupy or acp_lite import is needed to use it
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -45,6 +44,7 @@ from pytest_acp._lines import (
     is_record,
     record_line,
 )
+from pytest_acp._redact_values import redact_payload
 from pytest_acp._safejson import NOT_JSON, loads
 from pytest_acp._safejson import key as json_key
 from pytest_acp._views import CHUNK_ID_KEYS, final_view, merged_view
@@ -96,10 +96,6 @@ ID_KINDS: dict[str, str] = {
 
 #: Categories of volatile values redacted by default (``redact=True``).
 REDACTIONS: frozenset[str] = frozenset({"timestamps", "durations", "usage", "cost"})
-
-_TIMESTAMP_KEY = re.compile(r"(?:^timestamp$|^time$|[a-z]At$|_at$|Timestamp$|Time$)")
-_DURATION_WORD = re.compile(r"duration|elapsed|latency", re.I)
-_DURATION_SUFFIX = re.compile(r"(?:[a-z]Ms|_ms|Millis|Seconds|Secs)$")
 
 
 class IdMap:
@@ -381,105 +377,6 @@ def clip_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
     return root[0]
 
 
-# --- value redaction ---------------------------------------------------------------
-
-
-_KEY_KINDS: dict[str, str | None] = {}
-
-
-def _key_kind(key: str) -> str | None:
-    """``"timestamps"``, ``"durations"`` or None for a wire key (cached: keys repeat)."""
-    try:
-        return _KEY_KINDS[key]
-    except KeyError:
-        pass
-    kind: str | None = None
-    if _TIMESTAMP_KEY.search(key):
-        kind = "timestamps"
-    elif _DURATION_WORD.search(key) or _DURATION_SUFFIX.search(key):
-        kind = "durations"
-    if len(_KEY_KINDS) < 10_000:  # bounded: keys come from the agent
-        _KEY_KINDS[key] = kind
-    return kind
-
-
-def _is_scalar(value: Any) -> bool:
-    return value is not None and isinstance(value, str | int | float)
-
-
-def _redact_walk(value: Any, cats: frozenset[str], tmp: Sequence[str]) -> Any:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            kind = _key_kind(key)
-            if kind is not None and kind in cats and _is_scalar(item):
-                value[key] = "<timestamp>" if kind == "timestamps" else "<duration>"
-            elif isinstance(item, dict | list) or (tmp and isinstance(item, str)):
-                value[key] = _redact_walk(item, cats, tmp)
-        return value
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            value[i] = _redact_walk(item, cats, tmp)
-        return value
-    if isinstance(value, str) and tmp:
-        for prefix in tmp:
-            if prefix in value:
-                value = value.replace(prefix, "<tmp>")
-    return value
-
-
-#: The keys of the commonest update, a text chunk of a message: none names a
-#: timestamp or a duration (``_key_kind``), so only ``tmp`` paths change in it.
-_CHUNK_KEYS = {"sessionUpdate": None, "messageId": None, "content": None}.keys()
-_TEXT_KEYS = {"type": None, "text": None}.keys()
-
-
-def _untmp(value: str, tmp: Sequence[str]) -> str:
-    for prefix in tmp:
-        if prefix in value:
-            value = value.replace(prefix, "<tmp>")
-    return value
-
-
-def _redact_text_chunk(p: dict[str, Any], tmp: Sequence[str]) -> bool:
-    """What ``_redact_walk`` does to a plain text chunk, without the walk; False if
-    ``p`` is not one (then the walk runs)."""
-    if p.keys() != _CHUNK_KEYS:
-        return False
-    content = p["content"]
-    if content.__class__ is not dict or content.keys() != _TEXT_KEYS:
-        return False
-    strings = (p["sessionUpdate"], p["messageId"], content["type"], content["text"])
-    if any(v.__class__ is not str for v in strings):
-        return False
-    if tmp:
-        p["sessionUpdate"] = _untmp(strings[0], tmp)
-        p["messageId"] = _untmp(strings[1], tmp)
-        content["type"] = _untmp(strings[2], tmp)
-        content["text"] = _untmp(strings[3], tmp)
-    return True
-
-
-def _redact_payload(p: dict[str, Any], cats: frozenset[str], tmp: Sequence[str]) -> None:
-    tag = p.get("sessionUpdate")
-    if tag.__class__ is str and tag in CHUNK_ID_KEYS and _redact_text_chunk(p, tmp):
-        return
-    if "usage" in cats:
-        if tag == "usage_update":
-            for key in ("used", "size"):
-                if _is_scalar(p.get(key)):
-                    p[key] = "<tokens>"
-        usage = p.get("usage")
-        if tag == "state_update" and isinstance(usage, dict):
-            for key, item in usage.items():
-                if isinstance(item, int | float) and not isinstance(item, bool):
-                    usage[key] = "<tokens>"
-    if "cost" in cats:
-        cost = p.get("cost")
-        if isinstance(cost, dict) and _is_scalar(cost.get("amount")):
-            cost["amount"] = "<cost>"
-    _redact_walk(p, cats, tmp)
-
-
 def _tmp_prefixes(tmp_path: str | os.PathLike[str] | None) -> list[str]:
     if tmp_path is None:
         return []
@@ -599,7 +496,7 @@ def normalize(
     hooks = list(normalizers)
     found, found_turns = _extract_turns(updates, requests=requests)
     for p, turn in zip(found, found_turns, strict=True):
-        _redact_payload(p, cats, paths)
+        redact_payload(p, cats, paths)
         keep = True
         for hook in hooks:
             result = hook(p)

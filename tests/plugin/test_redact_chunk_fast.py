@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_budget import examples
 
-from pytest_acp.normalize import REDACTIONS, _redact_payload, _redact_walk
+from pytest_acp._redact_values import redact_payload, redact_walk
+from pytest_acp.normalize import REDACTIONS
 
 TMP = ["/tmp/pytest-1/t0", "/tmp/x"]
 strings = st.sampled_from(["", "x", "/tmp/x/a", "see /tmp/pytest-1/t0/f and /tmp/x", "text"])
@@ -31,7 +32,7 @@ chunk = st.fixed_dictionaries(
 @given(payload=chunk, tmp=st.sampled_from([[], TMP]))
 def test_the_chunk_fast_path_gives_what_the_walk_gives(payload: Any, tmp: list[str]) -> None:
     fast = copy.deepcopy(payload)
-    _redact_payload(fast, REDACTIONS, tmp)
-    walked = _redact_walk(copy.deepcopy(payload), REDACTIONS, tmp)
+    redact_payload(fast, REDACTIONS, tmp)
+    walked = redact_walk(copy.deepcopy(payload), REDACTIONS, tmp)
     assert fast == walked
     assert list(fast) == list(walked)
