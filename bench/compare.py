@@ -94,6 +94,9 @@ def startup(repeat: int, *, cache: bool = True) -> dict[str, dict[str, float]]:
     """
     cmds = {
         "connect": "import acp_lite; acp_lite.connect",
+        # Up to a connected client of the reference agent (its start included).
+        "connected": "import sys, acp_lite; c = acp_lite.connect("
+        "[sys.executable, '-m', 'acp_lite.testing']); c.close()",
         "trio": "import trio",
         "pass": "pass",
     }
@@ -123,8 +126,13 @@ def startup(repeat: int, *, cache: bool = True) -> dict[str, dict[str, float]]:
             out = subprocess.run([sys.executable, "-c", c + show], check=True, env=env,
                                  capture_output=True, text=True).stdout  # fmt: skip
             peak[k] = float(hwm(out))
-    return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k]),
-                "peak": peak[k]} for k in cmds}  # fmt: skip
+    out: dict[str, dict[str, float]] = {
+        k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k]),
+            "peak": peak[k]} for k in cmds}  # fmt: skip
+    # acp_lite's own share: the median of the per-repeat CPU differences to ``import trio``.
+    for k in ("connect", "connected"):
+        out[k]["own"] = statistics.median(a - b for a, b in zip(cpu[k], cpu["trio"], strict=True))
+    return out
 
 
 def shapes_table(args: argparse.Namespace, have_orjson: bool) -> None:
@@ -300,10 +308,14 @@ def main() -> None:
             print(f"start-up {label}, median of {args.startup_repeat} (wall / CPU ms):  "
                   + "  ".join(f"{k} {v['wall'] * 1e3:.0f} / {v['cpu'] * 1e3:.0f}"
                               for k, v in s.items()))  # fmt: skip
-            own = s["connect"]["cpu"] - s["trio"]["cpu"]
+            own = s["connect"]["own"]
             target = " (target <= 200)" if cache else ""
             print(f"  import acp_lite; acp_lite.connect = {s['connect']['wall'] * 1e3:.0f} ms "
                   f"wall{target}; {own * 1e3:.0f} ms CPU beyond importing trio")  # fmt: skip
+            print(
+                f"  connected to acp_lite.testing: {s['connected']['own'] * 1e3:.0f} ms CPU "
+                "beyond importing trio (client and agent; median of per-repeat differences)"
+            )
             if cache:
                 # What the runtime dependency alone costs, against the throughput
                 # floor's peak RSS (a whole 200k-update turn in plain Python).
