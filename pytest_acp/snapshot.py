@@ -153,7 +153,7 @@ class AcpSnapshotAssertion(SnapshotAssertion):
 
     acp_options: SnapshotOptions = field(default_factory=SnapshotOptions)
     #: Builds the project's normaliser (the ``pytest_acp_normalize`` hooks) for a view.
-    acp_hook: Callable[[str], Normalizer] | None = None
+    acp_hook: Callable[[str], Normalizer | None] | None = None
 
     def __call__(
         self,
@@ -215,7 +215,8 @@ class AcpSnapshotAssertion(SnapshotAssertion):
         options = self.acp_options
         if self.acp_hook is not None:
             hook = self.acp_hook(options.view)
-            options = attrs.evolve(options, normalizers=(*options.normalizers, hook))
+            if hook is not None:
+                options = attrs.evolve(options, normalizers=(*options.normalizers, hook))
         # Only a user's matcher is applied: syrupy's wrapper matcher would force the
         # slower filter path on every assertion for nothing.
         return extension.serialize(
