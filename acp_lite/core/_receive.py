@@ -27,7 +27,13 @@ from acp_lite.core.framing import LineFramer, OversizeLine
 from acp_lite.errors import ProtocolError
 from acp_lite.limits import Limits
 from acp_lite.protocol import Notification
-from acp_lite.protocol.chunk_lines import ChunkLines, CompactLine, LineShape, run_texts
+from acp_lite.protocol.chunk_lines import (
+    ChunkLines,
+    CompactLine,
+    LineShape,
+    escapes_as_encoded,
+    run_texts,
+)
 from acp_lite.transcript import Transcript
 
 __all__ = ["Receiver"]
@@ -163,7 +169,9 @@ class Receiver:
         # back its bytes.
         kept: list[bytes | str] = texts  # type: ignore[assignment]
         shapes: list[LineShape | None] = [t.shape] * len(texts)
-        if escaped:
+        # The TypeScript SDK's texts all end in a newline: every line has escapes, and
+        # one check for the run spares a Python step per line when all are t.shape.
+        if escaped and not escapes_as_encoded(t, texts, escaped):
             copied = False
             for i, line in escaped:
                 shape = shapes[i] = t.escaped(line, texts[i])

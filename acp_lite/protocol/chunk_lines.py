@@ -55,6 +55,7 @@ __all__ = [
     "CompactLine",
     "EscapedLine",
     "LineShape",
+    "escapes_as_encoded",
     "run_texts",
 ]
 
@@ -364,6 +365,23 @@ def _verify(t: CompactLine) -> bool:
         and _plain_chunk(msg.raw_params)
         and msg.raw_params == t.params(PROBE)
     )
+
+
+def escapes_as_encoded(t: CompactLine, texts: list[str], escaped: list[tuple[int, bytes]]) -> bool:
+    """Whether every line of ``escaped`` (index in ``texts``, line) is written with the
+    escapes of a raw UTF-8 JSON encoder (``t.shape``, what :meth:`CompactLine.escaped`
+    would find first for each), checked in C for the whole run.
+
+    Each side is a ``"``-quoted token per line with no raw newline in it (the
+    encoder escapes newlines; the lines were cut at them), joined by newlines: the
+    joins are equal exactly when every token is.
+    """
+    bodies = b'"\n"'.join(map(itemgetter(slice(t.start, t.end)), map(itemgetter(1), escaped)))
+    encoded = "\n".join(map(encode_basestring, map(texts.__getitem__, map(itemgetter(0), escaped))))
+    try:
+        return encoded.encode() == b'"' + bodies + b'"'
+    except UnicodeEncodeError:  # a lone surrogate: only its \u escape is on the wire
+        return False
 
 
 def run_texts(data: bytes, t: CompactLine) -> tuple[list[str], list[tuple[int, bytes]], int] | None:
