@@ -45,7 +45,13 @@ from acp_lite.protocol._generated import (
     TextContent,
     UpdateSessionNotification,
 )
-from acp_lite.protocol.jsonrpc import Message, Notification, decode_line, text_chunk_update
+from acp_lite.protocol.jsonrpc import (
+    Message,
+    Notification,
+    decode_line,
+    loads_json,
+    text_chunk_update,
+)
 
 __all__ = [
     "CHUNK_CLASSES",
@@ -428,7 +434,25 @@ def run_texts(data: bytes, t: CompactLine) -> tuple[list[str], list[tuple[int, b
     # Some bodies have escapes (or are not JSON strings): each is scanned as
     # ChunkLines.decode scans one, all in C (maps, no Python step per line).
     odd = list(compress(range(len(texts)), map(_PLAIN_TEXT, texts)))
-    tokens = list(map(str.__add__, map(texts.__getitem__, odd), repeat('"')))
+    raw = list(map(texts.__getitem__, odd))
+    # First, all bodies in one decode (orjson when present), proven by re-encoding:
+    # a body that is what a raw UTF-8 encoder writes for the text it decoded to is
+    # exactly that text's JSON string, however the array split (the common shape:
+    # the TypeScript SDK's texts, each ending in a newline).
+    batch = [lines[i][t.start : t.end] for i in odd]
+    try:
+        decoded = loads_json(b'["' + b'","'.join(batch) + b'"]')
+        if (
+            decoded.__class__ is list
+            and len(decoded) == len(odd)
+            and "\n".join(map(encode_basestring, decoded)) == '"' + '"\n"'.join(raw) + '"'
+        ):
+            for i, text in zip(odd, decoded, strict=True):
+                texts[i] = text
+            return texts, list(zip(odd, map(lines.__getitem__, odd), strict=True)), rest
+    except (ValueError, TypeError):  # not one array of strings: each body on its own
+        pass
+    tokens = list(map(str.__add__, raw, repeat('"')))
     try:
         scanned = list(map(scanstring, tokens, repeat(0), repeat(True)))
     except ValueError:  # a bad escape or a control character: the full path says
