@@ -88,6 +88,7 @@ LAYERS: dict[str, int] = {
     # 5: tools built on the library, and the package re-exports
     "acp_lite": 5,  # acp_lite/__init__.py only (submodules all have their own entry)
     "acp_lite.__main__": 5,
+    "acp_lite.probes": 5,  # active conformance probes: a raw line peer, the suites, the runner
     "acp_lite.cli": 5,  # the acp-lite command: one module per command, shared helpers in base
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,

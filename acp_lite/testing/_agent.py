@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
-from typing import Any, BinaryIO, TextIO
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
 
 from acp_lite.testing._expect import EventSink
 from acp_lite.testing._link import Link
@@ -109,7 +109,7 @@ class Agent:
 
     # -- reading ------------------------------------------------------------
 
-    def serve(self, stdin: BinaryIO) -> None:
+    def serve(self, stdin: Iterable[bytes]) -> None:
         """Read messages until stdin closes."""
         for line in stdin:
             if line.strip():

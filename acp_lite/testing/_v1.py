@@ -25,7 +25,8 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from typing import Any, BinaryIO
+from collections.abc import Iterable
+from typing import Any
 
 from acp_lite.testing._wire import Wire
 
@@ -257,7 +258,7 @@ def incoming_line(wire: V1Wire, line: bytes) -> bytes:
     return json.dumps(translated).encode() + b"\n"
 
 
-def serve_v1(agent: Any, stdin: BinaryIO) -> None:
+def serve_v1(agent: Any, stdin: Iterable[bytes]) -> None:
     """Read v1 lines until stdin closes, handing them to the v2 ``agent`` translated
     (its ``link.wire`` must be a :class:`V1Wire`)."""
     for line in stdin:

@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -83,7 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="append the events of an expect script to FILE (NDJSON; see _expect.py)",
     )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="break one rule on purpose (repeatable; --list-faults lists them)",
+    )
     parser.add_argument("--list-scenarios", action="store_true", help="list scenarios and exit")
+    parser.add_argument("--list-faults", action="store_true", help="list faults and exit")
     return parser
 
 
@@ -93,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.list_scenarios:
         for name in sorted(scenarios.SCENARIOS):
             print(f"{name:34} {scenarios.kind(name):11} {scenarios.describe(name)}")
+        return 0
+    if args.list_faults:
+        from acp_lite.testing.faults import FAULTS
+
+        for name in sorted(FAULTS):
+            print(f"{name:44} {FAULTS[name].summary}")
         return 0
     try:
         if args.script:
@@ -127,6 +142,19 @@ def main(argv: list[str] | None = None) -> int:
 
         events = ReportFile(args.report)
     agent = Agent(script, Wire(sys.stdout.buffer), events=events)
+    stdin: Iterable[bytes] = sys.stdin.buffer
+    if args.fault:
+        from acp_lite.testing import faults
+
+        try:
+            wire = faults.FaultWire(agent.link.wire, faults.get(args.fault))
+        except KeyError as exc:
+            print(
+                f"acp-lite-agent: unknown fault {exc} (--list-faults lists them)", file=sys.stderr
+            )
+            return 2
+        agent.link.wire = wire
+        stdin = wire.filter_lines(stdin)
     if args.protocol == 1:
         from acp_lite.testing._v1 import V1Wire
 
@@ -137,9 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.protocol == 1:
             from acp_lite.testing._v1 import serve_v1
 
-            serve_v1(agent, sys.stdin.buffer)
+            serve_v1(agent, stdin)
         else:
-            agent.serve(sys.stdin.buffer)
+            agent.serve(stdin)
         if script.linger:
             agent.link.log("stdin closed; lingering (scripted)")
             deadline = None if script.linger < 0 else time.monotonic() + script.linger

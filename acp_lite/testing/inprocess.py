@@ -25,7 +25,7 @@ import select
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +122,7 @@ class InProcessAgent:
         stderr_lines: int = 200,
         protocol: int = 2,
         events: Callable[[dict[str, object]], None] | None = None,
+        faults: Iterable[str] = (),
         **script_overrides: object,
     ) -> None:
         if scenario is not None and script is not None:
@@ -143,6 +144,12 @@ class InProcessAgent:
             raise ValueError(f"protocol must be 1 or 2, not {protocol!r}")
         #: The ACP version the agent speaks (1: translated at its wire, ``_v1.py``).
         self.protocol = protocol
+        #: The faults applied at its wire (``acp_lite.testing.faults``; names).
+        self.faults = tuple(faults)
+        if self.faults:
+            from acp_lite.testing import faults as fault_registry
+
+            fault_registry.get(self.faults)  # an unknown name fails here, not in start()
         self._tail = _Tail(stderr_lines)
         self.agent = Agent(
             loaded,
@@ -163,6 +170,7 @@ class InProcessAgent:
         self._stdin: int | None = None
         self._wire: _PipeWire | None = None
         self._wake_r, self._wake_w = -1, -1
+        self._fault_wire: Any = None
 
     def __repr__(self) -> str:
         state = "running" if self.returncode is None else f"exited {self.returncode}"
@@ -187,10 +195,16 @@ class InProcessAgent:
         self._stdin = stdin_r
         self._wire = _PipeWire(self, stdout_w)
         self.agent.link.wire = self._wire
+        self._fault_wire = None
+        if self.faults:
+            from acp_lite.testing.faults import FaultWire, get
+
+            self._fault_wire = FaultWire(self._wire, get(self.faults))
+            self.agent.link.wire = self._fault_wire
         if self.protocol == 1:
             from acp_lite.testing._v1 import V1Wire
 
-            self.agent.link.wire = V1Wire(self._wire, self.agent.link.log)
+            self.agent.link.wire = V1Wire(self.agent.link.wire, self.agent.link.log)
         self.agent.link.log(f"ready: scenario {self.script.name!r}, in process {os.getpid()}")
         self._reader = threading.Thread(target=self._serve, name="inproc-agent-stdin", daemon=True)
         self._reader.start()
@@ -256,6 +270,13 @@ class InProcessAgent:
         poller.poll()
 
     def _receive(self, line: bytes) -> None:
+        if self._fault_wire is not None:
+            for faulty in self._fault_wire.incoming_lines(line):
+                self._receive_one(faulty)
+            return
+        self._receive_one(line)
+
+    def _receive_one(self, line: bytes) -> None:
         wire = self.agent.link.wire
         if self.protocol == 1:
             from acp_lite.testing._v1 import V1Wire, incoming_line
