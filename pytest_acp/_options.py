@@ -11,6 +11,7 @@ from pytest_acp._cassettes import RECORD_MODES
 from pytest_acp._model import MARKER as _MODEL_MARKER
 from pytest_acp._model import add_options as _add_model_options
 from pytest_acp._model_cassette import add_options as _add_model_cassette_options
+from pytest_acp._probes import add_option as _add_probes_option
 from pytest_acp._report import add_option as _add_report_option
 
 __all__ = [
@@ -250,5 +251,6 @@ def add_options(parser: pytest.Parser) -> None:
         help="save every test's wire transcript as NDJSON in DIR",
     )
     _add_report_option(group)  # --acp-report-json
+    _add_probes_option(group)  # --acp-probes, --acp-probe-timeout
     _add_model_options(parser, group)
     _add_model_cassette_options(parser, group)

@@ -57,6 +57,9 @@ from pytest_acp._fake_agent import call_problems, failure_message
 from pytest_acp._model import acp_model as acp_model  # a fixture
 from pytest_acp._model import model_command, refuse_shared_model_agent
 from pytest_acp._options import MARKERS, add_options, check_markers, fail_bad_markers
+from pytest_acp._probes import close_runs as close_probe_runs
+from pytest_acp._probes import collect_probe_items
+from pytest_acp._probes import generate as generate_probe_tests
 from pytest_acp._report import configure_report, note_checked
 from pytest_acp._tracking import (
     TRACKED,
@@ -114,10 +117,19 @@ def pytest_configure(config: pytest.Config) -> None:
     configure_report(config)  # --acp-report-json
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    # First, so -k / -m / deselection see them: the --acp-probes tests.
+    items.extend(collect_probe_items(session, config))
     # Before any test runs: a marker keyword nothing reads would let a test pass
     # with settings it did not ask for.
     check_markers(config, items)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    generate_probe_tests(metafunc)  # pytest_acp.probes.acp_probe_suite
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -126,6 +138,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    close_probe_runs(config)
     # A safety net: module/session pools close through their fixtures' teardown.
     for pool in config.stash.get(_POOLS, {}).values():
         pool.close()

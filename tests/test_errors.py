@@ -45,6 +45,14 @@ def test_timeout_is_a_timeout_error() -> None:
 NOT_IN_ERRORS: dict[str, str] = {
     "CliError": "the acp-lite command's exit with a message and an "
     "exit code: its main() catches it, no library call raises it",
+    # A probe's outcomes and its raw peer's waits: raised inside a probe function and
+    # caught by the probe runner, which turns each into a Result (like pytest.skip);
+    # acp_lite.probes exports them for people who write probes.
+    "ProbeFailed": "a probe's failure outcome, caught by ProbeRun.run",
+    "ProbeSkipped": "a probe's skip outcome, caught by ProbeRun.run",
+    "ProbeTimeout": "a probe peer's wait that ran out, caught by ProbeRun.run",
+    "PeerClosed": "the probed agent closed its output, caught by ProbeRun.run",
+    "NegotiationFailed": "no protocol version from initialize, reported as ACP-INIT-000",
 }
 
 #: The homes the exceptions had before they moved to acp_lite.errors: still valid.

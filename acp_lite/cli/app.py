@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-from acp_lite.cli import cassette, info, login, model, prompt, replay, scenarios
+from acp_lite.cli import cassette, info, login, model, probe, prompt, replay, scenarios
 from acp_lite.cli.base import (
     EXIT_CODES,
     EXIT_INTERRUPTED,
@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     cassette.add_parser(sub)
     model.add_parser(sub)
     scenarios.add_parser(sub)
+    probe.add_parser(sub)
     _own_usage(parser)
     return parser
 
@@ -107,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cassette": cassette.cmd_cassette,
         "model": model.cmd_model,
         "scenarios": scenarios.cmd_scenarios,
+        "probe": probe.cmd_probe,
     }
     try:
         if getattr(args, "scenario", None) is not None:

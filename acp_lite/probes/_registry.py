@@ -76,13 +76,20 @@ def probe(
         raise ValueError(f"{requirement.id}: unknown isolation {isolation!r}")
 
     def decorate(function: ProbeFunction) -> ProbeFunction:
-        if requirement.id in PROBES:
-            raise ValueError(f"{requirement.id} has a probe already")
+        known = PROBES.get(requirement.id)
+        if known is not None and _name(known.function) != _name(function):
+            raise ValueError(f"{requirement.id} has a probe already: {_name(known.function)}")
         register(requirement)
         PROBES[requirement.id] = Probe(requirement, function, isolation, check_capability)
         return function
 
     return decorate
+
+
+def _name(function: ProbeFunction) -> str:
+    # A module imported again (a test run that reset sys.modules) registers the
+    # same functions again: that is not a second probe.
+    return f"{function.__module__}.{function.__qualname__}"
 
 
 def suite_for(protocol_version: int) -> list[Probe]:
