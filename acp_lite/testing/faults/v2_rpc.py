@@ -48,6 +48,10 @@ class NotificationsAnswered(Fault):
 
 @fault("empty-batch-answered-with-array", "answers an empty batch with an array")
 class EmptyBatchAnsweredWithArray(Fault):
+    """Wraps every id-null -32600 in an array. NB: the fault wire itself drops an
+    empty batch line (``FaultWire.incoming_lines`` keeps a batch only when members
+    remain), so under any fault the agent never sees ``[]`` and does not answer."""
+
     def outgoing(self, state: FaultState, message: Any) -> list[Any]:
         if _error_code(message) == -32600 and message.get("id") is None:
             return [[message]]
