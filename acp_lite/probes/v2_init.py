@@ -7,8 +7,9 @@ a requested version below every version the agent supports fails with -32022
 (``InitializeResponse.protocolVersion``), where the older docs say "respond with
 the latest version it supports".
 
-Most of these probes send ``initialize`` themselves (``fresh``), so the answer they
-judge is part of their evidence.
+The probes judging what any initialize answers read the shared connection's
+(its lines are their evidence); those that must ask differently send their own
+(``fresh``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from acp_lite.conformance.requirements import Requirement, Tier
 from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.probes._context import PROBE_CLIENT_INFO, ProbeContext
-from acp_lite.probes._peer import Line
+from acp_lite.probes._peer import Line, ProbeTimeout
 from acp_lite.probes._registry import probe
 
 __all__: list[str] = []
@@ -47,6 +48,26 @@ def _params(version: int, capabilities: JsonObject | None = None) -> JsonObject:
         "capabilities": capabilities or {},
         "info": PROBE_CLIENT_INFO,
     }
+
+
+def _connection_initialize(ctx: ProbeContext) -> Line:
+    """The response to this connection's initialize: the runner's on a shared connection
+    (found in the log, so it is the evidence), else one the probe sends now."""
+    if ctx.init:
+        for line in ctx.peer.log:
+            if line.direction == "sent" and line.method == "initialize":
+                return ctx.peer.response(line.obj.get("id"), timeout=ctx.timeout)
+    return _initialize(ctx, _params(ctx.protocol_version))
+
+
+def _sent_capabilities(ctx: ProbeContext, response: Line) -> JsonObject:
+    """The client capabilities of the initialize that ``response`` answers."""
+    for line in ctx.peer.log[: response.index]:
+        if line.direction == "sent" and line.obj.get("id") == response.obj.get("id"):
+            params = line.obj.get("params")
+            caps = params.get("capabilities") if isinstance(params, dict) else None
+            return caps if isinstance(caps, dict) else {}
+    return {}
 
 
 def _result(ctx: ProbeContext, line: Line, what: str = "initialize") -> JsonObject:
@@ -99,10 +120,9 @@ def _agent_method(ctx: ProbeContext) -> str:
         "info with the required name and version strings (title a string or null).",
         f"{_INIT} (Implementation Information); schema/v2 InitializeResponse, Implementation",
     ),
-    isolation="fresh",
 )
 def initialize_required_fields(ctx: ProbeContext) -> None:
-    line = _initialize(ctx, _params(ctx.protocol_version))
+    line = _connection_initialize(ctx)
     result = _result(ctx, line)
     ctx.check(
         _is_version(result.get("protocolVersion")),
@@ -248,10 +268,9 @@ _CAPABILITY_TREE: dict[str, tuple[str, ...]] = {
         "boolean.",
         f"{_INIT} (Agent Capabilities); schema/v2 AgentCapabilities, SessionCapabilities",
     ),
-    isolation="fresh",
 )
 def capabilities_shape(ctx: ProbeContext) -> None:
-    line = _initialize(ctx, _params(ctx.protocol_version))
+    line = _connection_initialize(ctx)
     result = _result(ctx, line)
     if "capabilities" not in result:
         return  # the default is {}
@@ -277,10 +296,9 @@ def capabilities_shape(ctx: ProbeContext) -> None:
         "discriminator, a methodId and a name (strings), the methodIds unique.",
         f"{_AUTH} (Advertising Authentication, Authentication method types); schema/v2 AuthMethod",
     ),
-    isolation="fresh",
 )
 def auth_methods_shape(ctx: ProbeContext) -> None:
-    line = _initialize(ctx, _params(ctx.protocol_version))
+    line = _connection_initialize(ctx)
     result = _result(ctx, line)
     if "authMethods" not in result:
         return
@@ -311,10 +329,12 @@ def auth_methods_shape(ctx: ProbeContext) -> None:
         "enabled capabilities.auth.terminal.",
         f"{_AUTH} (Authentication method types); schema/v2 AuthMethodTerminal",
     ),
-    isolation="fresh",
 )
 def no_terminal_method_unasked(ctx: ProbeContext) -> None:
-    line = _initialize(ctx, _params(ctx.protocol_version))
+    line = _connection_initialize(ctx)
+    auth = _sent_capabilities(ctx, line).get("auth")
+    if isinstance(auth, dict) and auth.get("terminal") is not None:
+        ctx.skip("this connection's client advertised capabilities.auth.terminal")
     methods = _result(ctx, line).get("authMethods")
     for method in methods if isinstance(methods, list) else []:
         if isinstance(method, dict) and method.get("type") == "terminal":
@@ -440,7 +460,10 @@ def logout_implemented(ctx: ProbeContext) -> None:
 )
 def login_implemented(ctx: ProbeContext) -> None:
     method_id = _agent_method(ctx)
-    line = ctx.call("auth/login", {"methodId": method_id})
+    try:
+        line = ctx.call("auth/login", {"methodId": method_id})
+    except ProbeTimeout:
+        ctx.skip(f"auth/login with {method_id!r} did not answer (an interactive login?)")
     ctx.check(_code(line) != -32601, "auth/login is not implemented (-32601)", line)
     if "result" in line.obj:
         ctx.check(isinstance(line.obj["result"], dict), "auth/login's result is no object", line)
@@ -471,7 +494,10 @@ def _gated(ctx: ProbeContext) -> Line:
 
 
 def _login(ctx: ProbeContext, method_id: str) -> None:
-    line = ctx.call("auth/login", {"methodId": method_id})
+    try:
+        line = ctx.call("auth/login", {"methodId": method_id})
+    except ProbeTimeout:
+        ctx.skip(f"auth/login with {method_id!r} did not answer (an interactive login?)")
     if "result" not in line.obj:
         ctx.skip(f"auth/login with {method_id!r} did not succeed (no credentials here?)")
 
