@@ -360,3 +360,42 @@ def notifications_never_answered(ctx: ProbeContext) -> None:
     sent = ctx.peer.notify("acp_lite_probe/no_such_notification", {"x": 1})
     ctx.peer.notify("session/cancel", {"sessionId": "acp-lite-probe-no-such-session"})
     _no_answer_until_next_call(ctx, sent, "a notification")
+
+
+def _ids_echoed(ctx: ProbeContext, ids: tuple[int, ...]) -> None:
+    for rid in ids:
+        sent = ctx.peer.send({"jsonrpc": "2.0", "id": rid, "method": _UNKNOWN, "params": {}})
+        line = _first_response(ctx, sent, f"the response to request id {rid}")
+        got = line.obj.get("id")
+        ctx.check(
+            isinstance(got, int) and not isinstance(got, bool) and got == rid,
+            f"request id {rid} was answered with id {got!r}",
+            sent,
+            line,
+        )
+
+
+@probe(
+    _req(
+        "ACP-RPC-015",
+        "mandatory",
+        "Integer request ids are echoed exactly, including 0 and negative ids.",
+        "schema/v2 RequestId (an int64; The receiver MUST reply with the same value); "
+        f"{_RPC} section 5",
+    )
+)
+def small_integer_ids_echoed(ctx: ProbeContext) -> None:
+    _ids_echoed(ctx, (0, -(1000 + ctx.peer.new_id())))
+
+
+@probe(
+    _req(
+        "ACP-RPC-016",
+        "mandatory",
+        "Integer request ids beyond 2^53 (RequestId is an int64) are echoed exactly, not "
+        "rounded through a floating-point number.",
+        "schema/v2 RequestId (format int64; The receiver MUST reply with the same value)",
+    )
+)
+def large_integer_ids_echoed(ctx: ProbeContext) -> None:
+    _ids_echoed(ctx, (2**53 + 1, 2**63 - 1 - ctx.peer.new_id()))

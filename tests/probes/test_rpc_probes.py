@@ -24,6 +24,8 @@ from tests.probes.conftest import run_one
         ("ACP-RPC-012", "session-new-default-cwd"),
         ("ACP-RPC-013", "cancel-unknown-answered"),
         ("ACP-RPC-014", "invalid-notification-answered"),
+        ("ACP-RPC-015", "falsy-id-as-null"),
+        ("ACP-RPC-016", "large-id-as-double"),
     ],
 )
 def test_probe_passes_and_fails_on_its_fault(requirement_id: str, fault: str) -> None:

@@ -148,3 +148,20 @@ class InvalidNotificationAnswered(Fault):
             error = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
             state.send({"jsonrpc": "2.0", "id": None, "error": error})
         return [message]
+
+
+@fault("falsy-id-as-null", "answers request id 0 with id null (an `id or None` bug)")
+class FalsyIdAsNull(Fault):
+    def outgoing(self, state: FaultState, message: Any) -> list[Any]:
+        if _is_response(message) and message.get("id") == 0:
+            return [{**message, "id": None}]
+        return [message]
+
+
+@fault("large-id-as-double", "rounds integer ids through a double (JavaScript numbers)")
+class LargeIdAsDouble(Fault):
+    def outgoing(self, state: FaultState, message: Any) -> list[Any]:
+        rid = message.get("id") if _is_response(message) else None
+        if isinstance(rid, int) and not isinstance(rid, bool) and abs(rid) > 2**53:
+            return [{**message, "id": int(float(rid))}]
+        return [message]
