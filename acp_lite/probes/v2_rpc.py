@@ -104,12 +104,10 @@ def _expect_error(ctx: ProbeContext, line: Line, code: int, what: str) -> None:
 
 
 def _no_answer_until_next_call(ctx: ProbeContext, sent: Line, what: str) -> None:
-    """Fails if anything answered what was sent (notifications) before the answer to a
-    later request (the agent reads its input in order)."""
+    """Fails if anything answered what was sent (notifications): up to the answer to a
+    later request, and for a moment after it (an agent may answer concurrently)."""
     after = ctx.call(_UNKNOWN, {})
-    for line in ctx.peer.received(sent.index):
-        if line.index >= after.index:
-            break
+    for line in ctx.peer.settle(0.1, sent.index):
         if isinstance(line.message, list) or (
             line.is_response and line.obj.get("id") != after.obj.get("id")
         ):
