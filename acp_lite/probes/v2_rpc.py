@@ -389,10 +389,12 @@ def small_integer_ids_echoed(ctx: ProbeContext) -> None:
 @probe(
     _req(
         "ACP-RPC-016",
-        "mandatory",
+        "advisory",
         "Integer request ids beyond 2^53 (RequestId is an int64) are echoed exactly, not "
-        "rounded through a floating-point number.",
-        "schema/v2 RequestId (format int64; The receiver MUST reply with the same value)",
+        "rounded through a floating-point number (advisory: RFC 8259 section 6 lets a JSON "
+        "implementation keep numbers as IEEE doubles, as JavaScript agents do).",
+        "schema/v2 RequestId (format int64; The receiver MUST reply with the same value); "
+        "RFC 8259 section 6",
     )
 )
 def large_integer_ids_echoed(ctx: ProbeContext) -> None:

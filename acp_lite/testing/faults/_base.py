@@ -175,6 +175,8 @@ class FaultWire(Wire):
                 with self.state.lock:
                     self.state.methods[m["id"]] = m["method"]
                     self.state.params[m["id"]] = m.get("params")
+        if message == []:
+            return [line]  # an empty batch is the agent's to refuse (-32600), as sent
         if isinstance(message, list):
             # A batch stays one batch (its members rewritten one by one).
             members = [o for m in message for o in self._rewrite_in(m)]
