@@ -259,6 +259,8 @@ def close_cancels(ctx: ProbeContext) -> None:
     )
 
 
+# ``modes`` is a capability of the session/new answer, not of initialize: the probe
+# checks it itself.
 @probe(_r("ACP-V1-SESSION-007"), check_capability=False)
 def set_mode(ctx: ProbeContext) -> None:
     result = ctx.result("session/new", {"cwd": ctx.cwd, "mcpServers": []})
@@ -400,9 +402,7 @@ def permission_request_fields(ctx: ProbeContext) -> None:
             line,
         )
         options = params.get("options")
-        ctx.check(
-            isinstance(options, list) and options, "the permission request has no options", line
-        )
+        ctx.check(isinstance(options, list), "the permission request has no options", line)
         assert isinstance(options, list)
         for option in options:
             ok = isinstance(option, dict) and all(
