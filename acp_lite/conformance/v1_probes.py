@@ -1,10 +1,12 @@
-"""The v1 probe requirements (draft): what an active probe checks of an ACP v1 agent.
+"""The v1 probe requirements: what an active probe checks of an ACP v1 agent.
 
 Written from the v1 schema (``schema/v1/schema.json``: its ``description`` texts are
-normative) and JSON-RPC 2.0. The probes themselves come with the probe framework
-(``pytest_acp`` probes); until each requirement has its probe, :data:`V1_PROBES` is
-not registered at import: the v1 suite calls :func:`register_v1_probes` when it is
-registered with the framework's version registry.
+normative) and JSON-RPC 2.0. Every requirement has its probe in
+:mod:`acp_lite.probes.v1`, and is registered in the catalogue with it (the probe
+registry registers what has a probe: importing that module, or
+``acp_lite.probes.suite_for(1)``). :data:`V1_PROBES` is not registered by importing
+this module; :func:`register_v1_probes` still registers all of it without the
+probes (the very same records, so either order is a no-op the second time).
 
 Ids: ``ACP-V1-<AREA>-NNN`` from 001 (the passive v1 rules take 101 onwards,
 ``acp_lite.conformance.passive``). Capability requirements name the capability of
@@ -59,7 +61,7 @@ V1_PROBES: tuple[Requirement, ...] = (
         "ACP-V1-INIT-005",
         "mandatory",
         "All Agents MUST support session/new, session/prompt, session/cancel and "
-        "session/update: none of them answers -32601.",
+        "session/update: the requests are not answered -32601, the notification not at all.",
         f"{_S} SessionCapabilities",
     ),
     # -- session setup -----------------------------------------------------------------
@@ -156,16 +158,16 @@ V1_PROBES: tuple[Requirement, ...] = (
     _p(
         "ACP-V1-PROMPT-006",
         "mandatory",
-        "A plan update sends the complete list of entries, each with content, priority "
-        "and status (the client replaces the whole plan).",
+        "A plan update sends its list of entries (the complete plan: the client replaces "
+        "it), each with content, priority and status (all required).",
         f"{_S} Plan.entries; {_S} PlanEntry",
     ),
     _p(
         "ACP-V1-PROMPT-007",
         "mandatory",
-        "A session/request_permission names the session, the tool call and at least the "
-        "options to choose from (all required).",
-        f"{_S} RequestPermissionRequest",
+        "A session/request_permission names the session, the tool call (toolCallId) and "
+        "the options, each with optionId, name and kind (all required).",
+        f"{_S} RequestPermissionRequest; {_S} PermissionOption; {_S} ToolCallUpdate",
     ),
     # -- cancellation ------------------------------------------------------------------
     _p(
@@ -277,5 +279,6 @@ V1_PROBES: tuple[Requirement, ...] = (
 
 
 def register_v1_probes() -> None:
-    """Register :data:`V1_PROBES` in the catalogue (idempotent)."""
+    """Register :data:`V1_PROBES` in the catalogue (idempotent; not needed where the
+    v1 probes are imported, which register their requirements)."""
     register(*V1_PROBES)

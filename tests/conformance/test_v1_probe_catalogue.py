@@ -1,10 +1,12 @@
-"""The v1 probe requirements (draft): well formed, unique, at least 30, registrable."""
+"""The v1 probe requirements: well formed, unique, at least 30, registered with their
+probes (and by register_v1_probes, which stays a no-op-safe way to register them)."""
 
 from __future__ import annotations
 
-from acp_lite.conformance import CATALOGUE, unregister
+from acp_lite.conformance import CATALOGUE
 from acp_lite.conformance.passive import PASSIVE
 from acp_lite.conformance.v1_probes import V1_PROBES, register_v1_probes
+from acp_lite.probes import PROBES, suite_for
 
 
 def test_thirty_v1_probe_requirements_with_spec_sections() -> None:
@@ -17,13 +19,11 @@ def test_thirty_v1_probe_requirements_with_spec_sections() -> None:
     assert {q.tier for q in V1_PROBES} >= {"mandatory", "capability", "advisory"}
 
 
-def test_registered_on_request_only() -> None:
-    before = set(CATALOGUE)
-    assert not before & {q.id for q in V1_PROBES}  # a draft: not registered at import
-    register_v1_probes()
-    register_v1_probes()  # idempotent
-    try:
-        assert all(CATALOGUE[q.id] is q for q in V1_PROBES)
-    finally:
-        unregister(*(q.id for q in V1_PROBES))
-    assert set(CATALOGUE) == before
+def test_registered_with_their_probes() -> None:
+    register_v1_probes()  # before the probes: the same records, so no conflict
+    suite = {p.id for p in suite_for(1)}
+    register_v1_probes()  # and after: idempotent
+    for q in V1_PROBES:
+        assert q.id in suite
+        assert CATALOGUE[q.id] is q
+        assert PROBES[q.id].requirement is q
