@@ -58,7 +58,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
         "acp_lite.probes.v2_prompt",
         "acp_lite.probes.v2_rpc",
     ),
-    "v1": ("acp_lite.probes.v1",),
+    "v1": ("acp_lite.probes.v1", "acp_lite.probes.v1_turns"),
 }
 
 

@@ -142,7 +142,10 @@ class ProbeRun:
 
     def run(self, probe: Probe) -> Result:
         """Run one probe; its result (never raises for what the agent does)."""
-        version = self.negotiate()
+        try:
+            version = self.negotiate()
+        except NegotiationFailed as exc:
+            return Result(NEGOTIATION, "fail", exc.reason, _evidence(exc.lines))
         requirement = probe.requirement
         own = probe.isolation != "shared"
         try:
