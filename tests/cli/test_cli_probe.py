@@ -11,7 +11,8 @@ AGENT = [sys.executable, "-m", "acp_lite.testing.agent"]
 
 
 def test_probe_passes_on_the_reference_agent(run_cli: RunCli) -> None:
-    proc = run_cli("probe", "--", *AGENT)
+    # Two probes: the whole suite against a process is the probe framework's to test.
+    proc = run_cli("probe", "--id", "ACP-RPC-001", "--id", "ACP-INIT-001", "--", *AGENT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "  ok   ACP-RPC-001" in proc.stdout
     assert proc.stdout.rstrip().splitlines()[-1].startswith("PASSED: ")

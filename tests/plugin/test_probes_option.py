@@ -19,7 +19,10 @@ def test_acp_probes_adds_one_test_per_probe(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(
         "--acp-probes", "--acp-agent", "python:acp_lite.testing:InProcessAgent", "-v"
     )
-    result.assert_outcomes(passed=len(_ids(result)))
+    outcomes = result.parseoutcomes()
+    # Every probe ran; skipped ones are those whose capability the agent does not offer.
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == len(_ids(result)) > 30
+    assert "failed" not in outcomes and "error" not in outcomes, outcomes
     assert "acp-probes::ACP-RPC-001 PASSED" in result.stdout.str()
 
 
