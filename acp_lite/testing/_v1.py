@@ -45,6 +45,14 @@ _KEPT = {
 }
 
 
+#: Updates a v1 client gets only with a session capability (the v1 schema's MUSTs).
+_GATED = {
+    "notice": "notices",
+    "compaction_update": "compaction",
+    "compaction_summary_chunk": "compaction",
+}
+
+
 class V1Wire(Wire):
     """The agent's wire, translating what it writes to v1 (see the module docstring)."""
 
@@ -55,6 +63,7 @@ class V1Wire(Wire):
         self._log = log
         self._lock2 = threading.Lock()
         self.methods: dict[Any, str] = {}  # our client's request id -> v1 method
+        self.client_session: dict[str, Any] = {}  # the client's v1 session capabilities
         self._held: dict[str, deque[Any]] = {}  # sid -> prompt ids answered, not ended
         self._sent: dict[str, deque[Any]] = {}  # sid -> prompt ids not answered yet
         self._early: dict[str, deque[str]] = {}  # sid -> stop reasons before the answer
@@ -94,6 +103,10 @@ class V1Wire(Wire):
             caps = params.get("clientCapabilities")
             caps = caps if isinstance(caps, dict) else {}
             v2caps = {k: v for k, v in caps.items() if k in ("elicitation", "_meta")}
+            session_caps = caps.get("session")
+            # v1 schema Notice / CompactionUpdate: sent only to a client advertising
+            # session.notices / session.compaction (kept here: the wire gates them).
+            self.client_session = session_caps if isinstance(session_caps, dict) else {}
             params = {"protocolVersion": 2, "capabilities": v2caps}
             if isinstance(message["params"].get("clientInfo"), dict):
                 params["info"] = message["params"]["clientInfo"]
@@ -209,6 +222,11 @@ class V1Wire(Wire):
             out = {"sessionUpdate": "plan", "entries": entries or []}
         elif tag == "plan_removed":
             out = {"sessionUpdate": "plan", "entries": []}
+        elif tag in _GATED and self.client_session.get(_GATED[tag]) is None:
+            if self._log is not None:
+                self._log(f"v1: not sending {tag}: the client did not advertise "
+                          f"session.{_GATED[tag]}")  # fmt: skip
+            return None
         elif tag in _KEPT or (isinstance(tag, str) and tag.startswith("_")):
             out = update
         if out is None:

@@ -104,15 +104,10 @@ def test_every_v1_requirement_has_a_probe() -> None:
     assert all(PROBES[q.id].requirement is q for q in V1_PROBES)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the reference agent sends notices and compaction updates to any client (v1 "
-    "schema: only when it advertised session.notices / session.compaction)",
-)
 @pytest.mark.parametrize(
     ("requirement_id", "scenario"),
     [("ACP-V1-UPDATE-001", "notice"), ("ACP-V1-UPDATE-002", "compaction")],
 )
-def test_gated_updates_not_sent_by_the_scenarios(requirement_id: str, scenario: str) -> None:
+def test_gated_updates_sent_only_to_a_client_that_advertised_them(requirement_id: str, scenario: str) -> None:
     turns = scenarios.get(scenario).turns
     assert run_one(requirement_id, protocol=1, turns=turns).status == "pass"
