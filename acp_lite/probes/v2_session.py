@@ -122,6 +122,21 @@ def _ids(sessions: list[JsonObject]) -> list[JsonValue | None]:
     return [s.get("sessionId") for s in sessions]
 
 
+def _listed_session(
+    ctx: ProbeContext, cwd: str, params: JsonObject
+) -> tuple[str, list[JsonObject], list[Line]]:
+    """A new session in ``cwd`` and the sessions ``session/list`` (``params``) returns
+    then. An agent may list only sessions with a conversation: when the new one is
+    not listed, it gets a finished turn and the list is asked again."""
+    session_id = ctx.new_session(cwd)
+    sessions, lines = _list_pages(ctx, params)
+    if session_id not in _ids(sessions):
+        _finish_turn(ctx, session_id)
+        sessions, more = _list_pages(ctx, params)
+        lines += more
+    return session_id, sessions, lines
+
+
 def _finish_turn(ctx: ProbeContext, session_id: str, text: str = "hello") -> None:
     """Prompt ``session_id`` and wait until its work is idle again."""
     mark = ctx.peer.mark
@@ -155,16 +170,21 @@ def _updates_between(
     return out
 
 
+def _send(ctx: ProbeContext, method: str, params: JsonObject) -> tuple[int, Line]:
+    """Send a request without waiting: its id and its log line (found by id, since
+    the reader may log a received line right after it)."""
+    request_id = ctx.peer.request(method, params)
+    for line in reversed(ctx.peer.log):
+        if line.direction == "sent" and line.obj.get("id") == request_id:
+            return request_id, line
+    raise AssertionError(f"request {request_id} is not in the log")
+
+
 def _resume(ctx: ProbeContext, session_id: str, **extra: JsonValue) -> tuple[Line, Line]:
     """Send ``session/resume`` (the probe's cwd); its request and response lines."""
     params: JsonObject = {"sessionId": session_id, "cwd": ctx.cwd}
     params.update(extra)
-    request_id = ctx.peer.request("session/resume", params)
-    sent = ctx.peer.log[-1]
-    for line in reversed(ctx.peer.log):
-        if line.direction == "sent" and line.obj.get("id") == request_id:
-            sent = line
-            break
+    request_id, sent = _send(ctx, "session/resume", params)
     response = ctx.peer.response(
         request_id, timeout=ctx.timeout, what="the session/resume response"
     )
@@ -290,8 +310,8 @@ def early_updates_for_the_new_session(ctx: ProbeContext) -> None:
             known_id = part.get("sessionId") if isinstance(part, dict) else None
             if isinstance(known_id, str):
                 known.add(known_id)
-    request_id = ctx.peer.request("session/new", _new_params(ctx))
-    start = ctx.peer.mark - 1
+    request_id, sent = _send(ctx, "session/new", _new_params(ctx))
+    start = sent.index
     response = ctx.peer.response(request_id, timeout=ctx.timeout, what="the session/new response")
     new_id = (_result(response) or {}).get("sessionId")
     if not isinstance(new_id, str):
@@ -433,8 +453,8 @@ def close_running_session(ctx: ProbeContext) -> None:
         since=mark,
         what="a state_update running for the prompt",
     )
-    close_id = ctx.peer.request("session/close", {"sessionId": session_id})
-    close_index = ctx.peer.mark - 1
+    close_id, close_line = _send(ctx, "session/close", {"sessionId": session_id})
+    close_index = close_line.index
     for _, update in _updates_between(ctx, session_id, mark, close_index):
         if update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
             ctx.skip("the work ended before session/close was sent (nothing to cancel)")
@@ -449,11 +469,43 @@ def close_running_session(ctx: ProbeContext) -> None:
     ctx.check(
         idle,
         "session/close was answered before the idle state_update of the work it cancelled",
-        ctx.peer.log[close_index],
+        close_line,
         response,
     )
     # The prompt is answered too (its messageId, or -32800 if never inserted).
     ctx.peer.response(prompt_id, timeout=ctx.timeout, what="the response to the cancelled prompt")
+
+
+@probe(
+    _req(
+        "ACP-SESSION-027",
+        "capability",
+        "session/close answers the session's pending prompts: one not yet inserted with "
+        "-32800 (Request Cancelled), an inserted one successfully with its messageId.",
+        "schema CloseSessionRequest",
+        capability="session",
+    )
+)
+def close_answers_pending_prompts(ctx: ProbeContext) -> None:
+    session_id = ctx.new_session()
+    mark = ctx.peer.mark
+    first = ctx.peer.request("session/prompt", ctx.prompt_params(session_id, "work a while"))
+    ctx.wait_update(
+        session_id,
+        lambda u: u.get("sessionUpdate") == "state_update" and u.get("state") != "idle",
+        since=mark,
+        what="a state_update running for the prompt",
+    )
+    second = ctx.peer.request("session/prompt", ctx.prompt_params(session_id, "and then this"))
+    close = ctx.peer.request("session/close", {"sessionId": session_id})
+    ctx.peer.response(close, timeout=ctx.timeout, what="the session/close response")
+    for request_id in (first, second):
+        line = ctx.peer.response(request_id, timeout=ctx.timeout, what="the prompt's response")
+        error, result = _error(line), _result(line)
+        if error is not None and error.get("code") != -32800:
+            ctx.fail(f"a prompt pending at session/close got error {error.get('code')!r}", line)
+        if result is not None and not isinstance(result.get("messageId"), str):
+            ctx.fail("an inserted prompt's response has no messageId", line)
 
 
 @probe(
@@ -483,14 +535,14 @@ def close_unknown_session(ctx: ProbeContext) -> None:
         "ACP-SESSION-014",
         "capability",
         "session/list returns a `sessions` array of SessionInfo, each with a sessionId and "
-        "an absolute cwd, that includes a session just created.",
+        "an absolute cwd, that includes a session of this connection (created, and "
+        "prompted if need be).",
         f"{_LIST} (Listing Sessions); schema SessionInfo",
         capability="session",
     )
 )
 def list_sessions_info(ctx: ProbeContext) -> None:
-    session_id = ctx.new_session()
-    sessions, lines = _list_pages(ctx, {})
+    session_id, sessions, lines = _listed_session(ctx, ctx.cwd, {})
     for info in sessions:
         cwd = info.get("cwd")
         if not isinstance(info.get("sessionId"), str):
@@ -512,8 +564,7 @@ def list_sessions_info(ctx: ProbeContext) -> None:
 def list_cwd_filter(ctx: ProbeContext) -> None:
     ctx.new_session()  # one in the probe's directory, which the filter excludes
     cwd = _subdir(ctx)
-    inside = ctx.new_session(cwd)
-    sessions, lines = _list_pages(ctx, {"cwd": cwd})
+    inside, sessions, lines = _listed_session(ctx, cwd, {"cwd": cwd})
     for info in sessions:
         if not _same_path(info.get("cwd"), cwd):
             ctx.fail(
@@ -538,6 +589,8 @@ def list_pagination(ctx: ProbeContext) -> None:
     created = [ctx.new_session(cwd) for _ in range(7)]
     sessions, lines = _list_pages(ctx, {"cwd": cwd})
     ids = _ids(sessions)
+    if not set(created) & set(ids):
+        ctx.skip("the agent lists no session without a conversation (see ACP-SESSION-014)")
     repeated = sorted({str(i) for i in ids if ids.count(i) > 1})
     ctx.check(not repeated, f"session/list pages repeat sessions {repeated}", *lines[-3:])
     missing = [i for i in created if i not in ids]
@@ -592,7 +645,9 @@ def list_no_match(ctx: ProbeContext) -> None:
 )
 def delete_removes_from_list(ctx: ProbeContext) -> None:
     cwd = _subdir(ctx)
-    session_id = ctx.new_session(cwd)
+    session_id, before, _ = _listed_session(ctx, cwd, {"cwd": cwd})
+    if session_id not in _ids(before):
+        ctx.skip(f"{session_id!r} is not listed even before session/delete (ACP-SESSION-014)")
     line = ctx.call("session/delete", {"sessionId": session_id})
     ctx.check(_result(line) is not None, "session/delete was not answered with a result", line)
     sessions, lines = _list_pages(ctx, {"cwd": cwd})
@@ -727,6 +782,35 @@ def resume_unsupported_cursor(ctx: ProbeContext) -> None:
 def resume_unknown_session(ctx: ProbeContext) -> None:
     _, response = _resume(ctx, _UNKNOWN_SESSION)
     _expect_error(ctx, response, "session/resume of an unknown session")
+
+
+@probe(
+    _req(
+        "ACP-SESSION-026",
+        "capability",
+        "With replayFrom start, the state_update snapshot of session/resume comes after "
+        "the replayed history (after any requested replay, before the response).",
+        "schema ResumeSessionResponse; schema StateUpdate",
+        capability="session",
+    )
+)
+def resume_state_after_replay(ctx: ProbeContext) -> None:
+    session_id = _closed_session_with_history(ctx)
+    sent, response = _resume(ctx, session_id, replayFrom={"type": "start"})
+    if _result(response) is None:
+        ctx.fail("session/resume with replayFrom start was not answered with a result", response)
+    updates = _updates_between(ctx, session_id, sent.index, response.index)
+    replayed = [line for line, u in updates if u.get("sessionUpdate") in _HISTORY]
+    states = [line for line, u in updates if u.get("sessionUpdate") == "state_update"]
+    if not replayed:
+        ctx.skip("nothing was replayed (ACP-SESSION-023)")
+    ctx.check(states, "no state_update before the session/resume response", sent, response)
+    ctx.check(
+        states[-1].index > replayed[-1].index,
+        "the last state_update of session/resume came before the end of the replay",
+        states[-1],
+        replayed[-1],
+    )
 
 
 # -- config options ---------------------------------------------------------------------

@@ -36,6 +36,8 @@ CASES: list[tuple[str, str, dict[str, object]]] = [
     ("ACP-SESSION-023", "resume-no-replay", {}),
     ("ACP-SESSION-024", "resume-bad-cursor-ignored", {}),
     ("ACP-SESSION-025", "resume-unknown-succeeds", {}),
+    ("ACP-SESSION-026", "resume-state-before-replay", {}),
+    ("ACP-SESSION-027", "close-held-prompt-internal-error", {"script": LONG_TURN}),
     ("ACP-CONFIG-001", "config-select-bad-current-value", {}),
     ("ACP-CONFIG-002", "config-unknown-id-internal-error", {}),
     ("ACP-CONFIG-003", "config-invalid-value-accepted", {}),

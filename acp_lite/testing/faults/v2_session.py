@@ -402,6 +402,56 @@ class ResumeNoStateSnapshot(Fault):
         return [message]
 
 
+@fault(
+    "resume-state-before-replay",
+    "sends the state_update snapshot of session/resume before the replayed history",
+)
+class ResumeStateBeforeReplay(Fault):
+    _HISTORY = ("user_message", "agent_message", "agent_thought")
+
+    def incoming(self, state: FaultState, message: Any) -> list[Any]:
+        params = _resume_params(message)
+        if params is not None and isinstance(params.get("replayFrom"), dict):
+            with state.lock:
+                state.store(self.name)[str(params.get("sessionId"))] = []
+        return [message]
+
+    def outgoing(self, state: FaultState, message: Any) -> list[Any]:
+        params = message.get("params") if isinstance(message, dict) else None
+        with state.lock:
+            store = state.store(self.name)
+            if isinstance(params, dict) and message.get("method") == "session/update":
+                held = store.get(str(params.get("sessionId")))
+                update = params.get("update")
+                kind = str(update.get("sessionUpdate")) if isinstance(update, dict) else ""
+                if held is not None and kind.startswith(self._HISTORY):
+                    held.append(message)
+                    return []
+                if held is not None and kind == "state_update":
+                    store[str(params.get("sessionId"))] = []
+                    return [message, *held]
+            if _response(message) and state.method_of(message) == "session/resume":
+                session_id = str(_request_params(state, message).get("sessionId"))
+                return [*store.pop(session_id, []), message]
+        return [message]
+
+
+@fault(
+    "close-held-prompt-internal-error",
+    "answers a prompt that session/close kept from insertion with -32603, not -32800",
+)
+class CloseHeldPromptInternalError(Fault):
+    def outgoing(self, state: FaultState, message: Any) -> list[Any]:
+        error = message.get("error") if isinstance(message, dict) else None
+        if (
+            isinstance(error, dict)
+            and error.get("code") == -32800
+            and state.method_of(message) == "session/prompt"
+        ):
+            return [{**message, "error": {**error, "code": INTERNAL_ERROR}}]
+        return [message]
+
+
 @fault("resume-unknown-succeeds", "answers session/resume of an unknown session with {}")
 class ResumeUnknownSucceeds(Fault):
     def outgoing(self, state: FaultState, message: Any) -> list[Any]:
