@@ -68,3 +68,14 @@ def test_every_probe_of_the_area_has_a_case() -> None:
 
     ours = {i for i in PROBES if i.startswith(("ACP-SESSION-", "ACP-CONFIG-"))}
     assert ours == {c[0] for c in CASES}
+
+
+@pytest.mark.parametrize(
+    "requirement_id",
+    ["ACP-SESSION-004", "ACP-SESSION-005", "ACP-SESSION-019", "ACP-SESSION-020"],
+)
+def test_capability_probes_skip_when_not_advertised(requirement_id: str) -> None:
+    # Only the baseline session surface: no delete, no additional directories.
+    bare = {"capabilities": {"session": {}}}
+    result = run_one(requirement_id, initialize_result=bare)
+    assert result.status == "skipped", result
