@@ -108,6 +108,8 @@ def test_every_v1_requirement_has_a_probe() -> None:
     ("requirement_id", "scenario"),
     [("ACP-V1-UPDATE-001", "notice"), ("ACP-V1-UPDATE-002", "compaction")],
 )
-def test_gated_updates_sent_only_to_a_client_that_advertised_them(requirement_id: str, scenario: str) -> None:
+def test_gated_updates_sent_only_to_a_client_that_advertised_them(
+    requirement_id: str, scenario: str
+) -> None:
     turns = scenarios.get(scenario).turns
     assert run_one(requirement_id, protocol=1, turns=turns).status == "pass"
