@@ -55,6 +55,8 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "v2": (
         "acp_lite.probes.v2_init",
         "acp_lite.probes.v2_session",
+        "acp_lite.probes.v2_session_history",
+        "acp_lite.probes.v2_config",
         "acp_lite.probes.v2_prompt",
         "acp_lite.probes.v2_rpc",
     ),
