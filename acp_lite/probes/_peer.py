@@ -43,6 +43,18 @@ class Line:
         return self.message if isinstance(self.message, dict) else {}
 
     @property
+    def result(self) -> JsonObject | None:
+        """A response's ``result`` object (``None``: none, or not an object)."""
+        result = self.obj.get("result")
+        return result if isinstance(result, dict) else None
+
+    @property
+    def error(self) -> JsonObject | None:
+        """A response's ``error`` object (``None``: none, or not an object)."""
+        error = self.obj.get("error")
+        return error if isinstance(error, dict) else None
+
+    @property
     def is_response(self) -> bool:
         """A response (``result`` or ``error``, no ``method``)."""
         m = self.obj

@@ -7,12 +7,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from acp_lite import _lazy_attrs as lazy_attrs
-from acp_lite.conformance.requirements import Requirement, register
+from acp_lite.conformance.requirements import Requirement, Tier, Version, register
 
 if TYPE_CHECKING:
     from acp_lite.probes._context import ProbeContext
 
-__all__ = ["ISOLATIONS", "PROBES", "Isolation", "Probe", "probe", "suite_for"]
+__all__ = ["ISOLATIONS", "PROBES", "Isolation", "Probe", "probe", "probe_requirement", "suite_for"]
 
 Isolation = Literal["shared", "connection", "fresh"]
 """How much of an agent a probe needs to itself:
@@ -62,6 +62,21 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "v1": ("acp_lite.probes.v1", "acp_lite.probes.v1_turns"),
 }
+
+
+def probe_requirement(
+    rid: str,
+    tier: Tier,
+    summary: str,
+    spec: str,
+    capability: str | None = None,
+    *,
+    version: Version = "v2",
+) -> Requirement:
+    """A probe's requirement (kind ``probe``; v2 unless ``version`` says otherwise)."""
+    return Requirement(
+        rid, tier, summary, spec, kind="probe", version=version, capability=capability
+    )
 
 
 def probe(

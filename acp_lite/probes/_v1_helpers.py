@@ -17,13 +17,11 @@ def _r(rid: str) -> Requirement:
 
 
 def _error(line: Line) -> JsonObject | None:
-    error = line.obj.get("error")
-    return error if isinstance(error, dict) else None
+    return line.error
 
 
 def _result(line: Line) -> JsonObject | None:
-    result = line.obj.get("result")
-    return result if isinstance(result, dict) else None
+    return line.result
 
 
 def _stop_reason(line: Line) -> JsonValue | None:

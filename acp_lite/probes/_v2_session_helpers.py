@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import tempfile
 
-from acp_lite.conformance.requirements import Requirement, Tier
 from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.probes._context import ProbeContext
 from acp_lite.probes._peer import Line
+from acp_lite.probes._registry import probe_requirement
 
 _SETUP = "docs-v2-draft/session-setup.mdx"
 _LIST = "docs-v2-draft/session-list.mdx"
@@ -36,23 +36,18 @@ _MAX_PAGES = 20
 _UNKNOWN_SESSION = "acp-lite-probe-no-such-session"
 
 
-def _req(
-    rid: str, tier: Tier, summary: str, spec: str, capability: str | None = None
-) -> Requirement:
-    return Requirement(rid, tier, summary, spec, kind="probe", version="v2", capability=capability)
+_req = probe_requirement
 
 
 # -- helpers ----------------------------------------------------------------------------
 
 
 def _error(line: Line) -> JsonObject | None:
-    error = line.obj.get("error")
-    return error if isinstance(error, dict) else None
+    return line.error
 
 
 def _result(line: Line) -> JsonObject | None:
-    result = line.obj.get("result")
-    return result if isinstance(result, dict) else None
+    return line.result
 
 
 def _new_params(ctx: ProbeContext, cwd: str | None = None, **extra: JsonValue) -> JsonObject:

@@ -14,11 +14,10 @@ The probes judging what any initialize answers read the shared connection's
 
 from __future__ import annotations
 
-from acp_lite.conformance.requirements import Requirement, Tier
 from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.probes._context import PROBE_CLIENT_INFO, ProbeContext
 from acp_lite.probes._peer import Line, ProbeTimeout
-from acp_lite.probes._registry import probe
+from acp_lite.probes._registry import probe, probe_requirement
 
 __all__: list[str] = []
 
@@ -29,10 +28,7 @@ _UNSUPPORTED_VERSION = -32022
 _AUTH_REQUIRED = -32000
 
 
-def _req(
-    rid: str, tier: Tier, summary: str, spec: str, capability: str | None = None
-) -> Requirement:
-    return Requirement(rid, tier, summary, spec, kind="probe", version="v2", capability=capability)
+_req = probe_requirement
 
 
 # -- helpers ---------------------------------------------------------------------------

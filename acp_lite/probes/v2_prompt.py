@@ -11,11 +11,10 @@ permission request, it is skipped when the agent asks for none.
 
 from __future__ import annotations
 
-from acp_lite.conformance.requirements import Requirement, Tier
 from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.probes._context import ProbeContext
 from acp_lite.probes._peer import Line, ProbeTimeout
-from acp_lite.probes._registry import probe
+from acp_lite.probes._registry import probe, probe_requirement
 
 __all__: list[str] = []
 
@@ -37,10 +36,7 @@ MESSAGE_UPDATES = frozenset(
 ACTIVE = frozenset({"running", "requires_action"})
 
 
-def _req(
-    rid: str, tier: Tier, summary: str, spec: str, capability: str | None = None
-) -> Requirement:
-    return Requirement(rid, tier, summary, spec, kind="probe", version="v2", capability=capability)
+_req = probe_requirement
 
 
 # -- helpers ---------------------------------------------------------------------------

@@ -5,11 +5,10 @@ Written from JSON-RPC 2.0 (sections 4-6) and ``docs-v2-draft/extensibility.mdx``
 
 from __future__ import annotations
 
-from acp_lite.conformance.requirements import Requirement, Tier
 from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.probes._context import ProbeContext
 from acp_lite.probes._peer import Line, ProbeTimeout
-from acp_lite.probes._registry import probe
+from acp_lite.probes._registry import probe, probe_requirement
 
 __all__: list[str] = []
 
@@ -17,10 +16,7 @@ _EXT = "docs-v2-draft/extensibility.mdx"
 _RPC = "JSON-RPC 2.0"
 
 
-def _req(
-    rid: str, tier: Tier, summary: str, spec: str, capability: str | None = None
-) -> Requirement:
-    return Requirement(rid, tier, summary, spec, kind="probe", version="v2", capability=capability)
+_req = probe_requirement
 
 
 @probe(

@@ -17,7 +17,7 @@ from typing import Any
 
 from acp_lite.testing._wire import Wire, encode
 
-__all__ = ["FAULTS", "Fault", "FaultState", "FaultWire", "fault", "get"]
+__all__ = ["FAULTS", "Fault", "FaultState", "FaultWire", "error_response", "fault", "get"]
 
 
 class FaultState:
@@ -71,6 +71,14 @@ class Fault:
     def incoming(self, state: FaultState, message: Any) -> list[Any]:
         """What the agent reads instead of ``message`` (client -> agent)."""
         return [message]
+
+
+def error_response(message: Any, code: int, text: str, data: Any = None) -> dict[str, Any]:
+    """The JSON-RPC error response to ``message`` (a request, or the response replaced)."""
+    error: dict[str, Any] = {"code": code, "message": text}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
 
 
 FAULTS: dict[str, Fault] = {}

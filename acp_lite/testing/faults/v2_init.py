@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_lite.testing.faults._base import Fault, FaultState, fault
+from acp_lite.testing.faults._base import Fault, FaultState, error_response, fault
 
 __all__: list[str] = []
 
@@ -30,11 +30,7 @@ def _result_of(state: FaultState, message: Any, method: str) -> dict[str, Any] |
     return None
 
 
-def _error(message: Any, code: int, text: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": text}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+_error = error_response
 
 
 @fault("initialize-info-without-version", "answers initialize with info lacking version")

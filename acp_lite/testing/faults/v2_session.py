@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_lite.testing.faults._base import Fault, FaultState, fault
+from acp_lite.testing.faults._base import Fault, FaultState, error_response, fault
 
 __all__: list[str] = []
 
@@ -47,11 +47,7 @@ def _known(state: FaultState, session_id: Any) -> bool:
         return session_id in state.store(_KNOWN).get("ids", set())
 
 
-def _error(message: dict[str, Any], code: int, text: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": text}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+_error = error_response
 
 
 # -- session/new ------------------------------------------------------------------------
