@@ -53,6 +53,9 @@ class AgentRequests:
         self._emit = emit
         # The dialect's say on permission requests no handler can answer rightly.
         self._refuse = refuse
+        # Sessions whose foreground work we cancelled -> the latest idle then: until
+        # the next idle, their new permission requests belong to the cancelled work.
+        self._cancelled_work: dict[str, int] = {}
 
     def cancel(self, session_id: str) -> list[AgentRequest]:
         """Send ``session/cancel``, set the model's cancel hint, and answer the
@@ -67,6 +70,8 @@ class AgentRequests:
         state.model.cancel_sent()
         self._reports.check(method="session/cancel")
         self._rpc.notify("session/cancel", {"sessionId": session_id})
+        if not state.model.is_idle:
+            self._cancelled_work[session_id] = state.model.last_idle_index
         listed = {background_key(item) for item in state.model.background or ()}
         answered: list[AgentRequest] = []
         for rid, req in list(self.open.items()):
@@ -78,6 +83,26 @@ class AgentRequests:
             answered.append(req)
         self._router.touch(state)
         return answered
+
+    def prompt_sent(self, session_id: str) -> None:
+        """A new prompt: work from now on is not the cancelled work."""
+        self._cancelled_work.pop(session_id, None)
+
+    def _for_cancelled_work(self, state: Any, sid: str | None, tool_call_id: Any) -> bool:
+        """Whether a permission request arriving now belongs to work we cancelled.
+
+        Spec (tool calls, "Requesting permission"): "If the current active work
+        gets cancelled, the Client MUST respond with the cancelled outcome"; that
+        holds for a request the agent sent before it saw our ``session/cancel``.
+        Requests for work in the latest background list are not affected.
+        """
+        if sid is None or sid not in self._cancelled_work or state is None:
+            return False
+        if state.model.last_idle_index != self._cancelled_work[sid]:
+            del self._cancelled_work[sid]  # idle since: the cancelled work has ended
+            return False
+        listed = {background_key(item) for item in state.model.background or ()}
+        return not (isinstance(tool_call_id, str) and ("tool_call", tool_call_id) in listed)
 
     def respond(self, request_id: RequestId, result: Any) -> bool:
         """Answer an agent request; ``False`` if it is no longer open."""
@@ -158,6 +183,15 @@ class AgentRequests:
             record=record,
         )
         self.open[ev.id] = req
+        if ev.method == _PERMISSION and self._for_cancelled_work(state, sid, tool_call_id):
+            self._reports.log_event(
+                "agent_request_refused",
+                data={"id": ev.id, "message": "the work was cancelled", "code": None},
+                method=ev.method,
+                session_id=sid,
+            )
+            self.respond(ev.id, CANCELLED_RESULTS[_PERMISSION])
+            return
         refusal = (
             self._refuse(sid, params)
             if ev.method == _PERMISSION and self._refuse is not None

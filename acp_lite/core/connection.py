@@ -239,6 +239,7 @@ class ClientConnection:
         if params is None:
             params = {"sessionId": session_id, "prompt": blocks}
         entry = self._send(_PROMPT, params, session_id)
+        self.agent.prompt_sent(session_id)
         submission = state.model.submit(entry.id, blocks)
         self.dialect.prompt_sent(entry, blocks)
         return entry, submission

@@ -194,6 +194,11 @@ class SessionReads:
         return self._fg.last_known_state
 
     @property
+    def last_idle_index(self) -> int:
+        """The event index of the latest ``idle`` state report (-1: none yet)."""
+        return self._fg.last_idle_index
+
+    @property
     def is_idle(self) -> bool:
         """True when the foreground state is ``idle``; unrecognised states are busy."""
         return self._fg.state == IDLE

@@ -248,6 +248,59 @@ def test_cancel_answers_foreground_permission_requests() -> None:
     assert out[1]["id"] == "p1" and out[1]["result"]["outcome"] == {"outcome": "cancelled"}
 
 
+def _permission(rid: str, tool_call_id: str = "t1") -> bytes:
+    return line(
+        {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "s1",
+                "title": "May I?",
+                "subject": {"type": "tool_call", "toolCall": {"toolCallId": tool_call_id}},
+                "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+            },
+        }
+    )
+
+
+def test_permission_request_after_cancel_belongs_to_the_cancelled_work() -> None:
+    """Sent by the agent before it saw our session/cancel: answered ``cancelled`` by the
+    core, no handler asked (tool calls, "Requesting permission"); once the work is idle,
+    or a new prompt starts work, requests are the handler's again."""
+    conn = ClientConnection()
+    opened(conn)
+    conn.receive_data(update("s1", state("running")))
+    conn.cancel("s1")
+    conn.data_to_send()
+    conn.receive_data(_permission("late"))
+    assert not [e for e in conn.next_events() if isinstance(e, AgentRequestReceived)]
+    assert sent(conn) == [
+        {"jsonrpc": "2.0", "id": "late", "result": {"outcome": {"outcome": "cancelled"}}}
+    ]
+    conn.receive_data(update("s1", state("idle", stopReason="cancelled")))
+    conn.receive_data(update("s1", state("running")))  # background-less new work
+    conn.receive_data(_permission("after-idle"))
+    assert [e.request.id for e in conn.next_events() if isinstance(e, AgentRequestReceived)] == [
+        "after-idle"
+    ]
+    assert sent(conn) == []
+
+
+def test_permission_request_after_cancel_for_listed_background_work_is_asked() -> None:
+    conn = ClientConnection()
+    opened(conn)
+    listed = [{"type": "tool_call", "toolCallId": "bg-1"}]
+    conn.receive_data(update("s1", state("running", background=listed)))
+    conn.cancel("s1")
+    conn.data_to_send()
+    conn.receive_data(_permission("bg", tool_call_id="bg-1"))
+    assert [e.request.id for e in conn.next_events() if isinstance(e, AgentRequestReceived)] == [
+        "bg"
+    ]
+    assert sent(conn) == []
+
+
 def test_method_not_found_for_any_method() -> None:
     conn = ClientConnection()
     entry = conn.send_request("session/list", {})
