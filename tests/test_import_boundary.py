@@ -89,6 +89,7 @@ LAYERS: dict[str, int] = {
     "acp_lite": 5,  # acp_lite/__init__.py only (submodules all have their own entry)
     "acp_lite.__main__": 5,
     "acp_lite.probes": 5,  # active conformance probes: a raw line peer, the suites, the runner
+    "acp_lite.grading": 5,  # grading clients: the ACP-CLIENT-* requirements, runs, the judge
     "acp_lite.cli": 5,  # the acp-lite command: one module per command, shared helpers in base
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,
@@ -115,6 +116,11 @@ TESTING_MAY_IMPORT: frozenset[str] = frozenset(
 TESTING_IMPORTED_BY: dict[str, str] = {
     "pytest_acp._fake_agent": "the acp_fake_agent fixture runs its script in the reference "
     "agent in this process (InProcessAgent); the agent still imports no client code",
+    "acp_lite.grading.runs": "runs the grading agent (acp_lite.testing.grade_agent) and "
+    "puts the files its scenarios name in the client's directory (constants only)",
+    "acp_lite.grading.judge": "compares the client's reply with what each grading scenario "
+    "must leave (constants of acp_lite.testing.grade_scenarios)",
+    "acp_lite.grading": "lists the grading scenarios' names (acp_lite.testing.grade_scenarios)",
     "acp_lite.cli.scenarios": "`acp-lite scenarios` lists the reference agent's scenarios and "
     "`--scenario` checks a name against them before an agent starts (names only)",
 }

@@ -7,7 +7,17 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-from acp_lite.cli import cassette, info, login, model, probe, prompt, replay, scenarios
+from acp_lite.cli import (
+    cassette,
+    grade,
+    info,
+    login,
+    model,
+    probe,
+    prompt,
+    replay,
+    scenarios,
+)
 from acp_lite.cli.base import (
     EXIT_CODES,
     EXIT_INTERRUPTED,
@@ -75,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_parser(sub)
     scenarios.add_parser(sub)
     probe.add_parser(sub)
+    grade.add_parser(sub)
     _own_usage(parser)
     return parser
 
@@ -109,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": model.cmd_model,
         "scenarios": scenarios.cmd_scenarios,
         "probe": probe.cmd_probe,
+        "grade-client": grade.cmd_grade_client,
     }
     try:
         if getattr(args, "scenario", None) is not None:

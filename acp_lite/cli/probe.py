@@ -89,13 +89,14 @@ def cmd_probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def format_report(report: Report) -> str:
     """The report as terminal text: a row per requirement, failures, verdicts."""
-    lines = [f"probes: {report.subject} (protocol {report.protocol_version})"]
+    what = "probes" if report.role == "agent" else "grading"
+    lines = [f"{what}: {report.subject} (protocol {report.protocol_version})"]
     for r in report.results:
         q = r.requirement
         summary = q.summary if len(q.summary) <= 70 else q.summary[:69] + "…"
         lines.append(f"  {_MARK[r.status]} {q.id:20} {q.tier:13} {summary}")
-        if r.status == "skipped" and r.reason:
-            lines.append(f"{'':8}skipped: {r.reason}")
+        if r.status in ("skipped", "not-tested") and r.reason:
+            lines.append(f"{'':8}{r.status}: {r.reason}")
     failures = report.failures()
     if failures:
         lines.append("")
@@ -107,7 +108,7 @@ def format_report(report: Report) -> str:
             lines.append(f"    why:  {r.reason}")
             lines.extend(f"      {e.text}" for e in r.evidence)
     if report.stderr_tail and failures:
-        lines.append("  agent stderr (last lines):")
+        lines.append(f"  {report.role} stderr (last lines):")
         lines.extend(f"    {s}" for s in report.stderr_tail[-10:])
     counts: dict[str, int] = {}
     for r in report.results:

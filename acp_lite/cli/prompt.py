@@ -92,6 +92,12 @@ def add_parser(
         "agent's background work is done (quiet)",
     )
     prompt.add_argument(
+        "--reply",
+        action="store_true",
+        help="stream the work on stderr and print on stdout only the agent's reply as it "
+        "stands when the turn ends (its messages after every patch, joined by newlines)",
+    )
+    prompt.add_argument(
         "--transcript",
         metavar="FILE",
         default=None,
@@ -209,6 +215,9 @@ def _run(
     for flag, value in (("--permission", args.permission), ("--elicitation", args.elicitation)):
         if value == "ask" and not tty:
             raise CliError(f"{flag} ask needs a terminal on stdin", EXIT_USAGE)
+    reply_out = out
+    if args.reply:
+        out = err  # the stream goes to stderr; stdout gets the final reply only
     ui = Ui(out, err, json_mode=args.json)
     handler = _permission_handler(ui, args.permission, tty)
     names: list[str] = []  # the agent's name, once known (the form names who asks)
@@ -285,6 +294,9 @@ def _run(
         ui.stop_progress()  # also when the agent never started: before the error line
         if args.transcript is not None:
             _save_transcript(args.transcript, transcript, err)
+    if args.reply:
+        reply_out.write(turn.text + "\n")
+        reply_out.flush()
     stop = turn.stop_reason
     if stop == END_TURN:
         return EXIT_OK

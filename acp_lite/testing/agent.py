@@ -91,6 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="break one rule on purpose (repeatable; --list-faults lists them)",
     )
+    parser.add_argument(
+        "--grade",
+        metavar="SCENARIO",
+        help="be the strict agent of `acp-lite grade-client` and play SCENARIO to the client",
+    )
+    parser.add_argument(
+        "--grade-log", metavar="FILE", help="with --grade: append the wire log to FILE (NDJSON)"
+    )
     parser.add_argument("--list-scenarios", action="store_true", help="list scenarios and exit")
     parser.add_argument("--list-faults", action="store_true", help="list faults and exit")
     return parser
@@ -103,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in sorted(scenarios.SCENARIOS):
             print(f"{name:34} {scenarios.kind(name):11} {scenarios.describe(name)}")
         return 0
+    if args.grade is not None:
+        from acp_lite.testing import grade_scenarios
+
+        return grade_scenarios.main(args.grade, args.grade_log or os.devnull)
     if args.list_faults:
         from acp_lite.testing.faults import FAULTS
 

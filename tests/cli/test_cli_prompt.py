@@ -28,6 +28,13 @@ def test_echo_by_default(run_cli: RunCli) -> None:
     assert proc.stdout.endswith("\n")
 
 
+def test_reply_prints_only_the_final_reply(run_cli: RunCli) -> None:
+    proc = run_cli("prompt", "--reply", "--scenario", "streaming", "hi")
+    assert proc.returncode == EXIT_OK, proc.stderr
+    assert proc.stdout == "Streaming a reply in several small chunks.\n"
+    assert "chunks." in proc.stderr and "state: idle (end_turn)" in proc.stderr
+
+
 def test_prompt_from_stdin(run_cli: RunCli) -> None:
     proc = run_cli("prompt", "-", input="from stdin")
     assert proc.returncode == EXIT_OK, proc.stderr

@@ -1,0 +1,95 @@
+"""`acp-lite grade-client` against clients written by others: the official TypeScript
+SDK (experimental/v2, and its default v1 API) and the official Python SDK (v1).
+
+Each grading is one full run (every scenario, its own processes). The failures
+asserted are the documented differences (docs/grading.md, "Scores"): when one
+changes, the test says which, and the scores in the docs need the same change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from concurrent.futures import Future
+
+import pytest
+from early import in_thread
+from rawpipe import HERE, node_executable
+
+from acp_lite.conformance.report import Report
+from acp_lite.grading import grade_client
+
+GRADE_TS = HERE / "grade_ts_client.mjs"
+GRADE_PY = HERE / "grade_py_client.py"
+
+
+CLIENTS = ("ts-v2", "ts-v1", "py")
+_early: list[Future[dict[str, Report]]] = []
+
+
+def _command(name: str) -> list[str]:
+    return {
+        "ts-v2": [node_executable(), str(GRADE_TS)],
+        "ts-v1": [node_executable(), str(GRADE_TS), "--v1"],
+        "py": [sys.executable, str(GRADE_PY)],
+    }[name]
+
+
+def _grade(name: str) -> Report:
+    return grade_client(_command(name), timeout=60, jobs=2)
+
+
+def start_early(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Function]) -> bool:
+    """Grades the clients in a thread now (tests/interop/conftest.py calls this at the
+    first interop test): the runs mostly wait for Node and the SDKs to load, which
+    overlaps the interop tests before this module's."""
+    if _early:
+        return False
+    wanted = {item.callspec.params["name"] for item in items if hasattr(item, "callspec")}
+
+    def grade_all() -> dict[str, Report]:
+        return {name: _grade(name) for name in CLIENTS if name in wanted}
+
+    _early.append(in_thread(grade_all, "grade clients"))
+    return True
+
+
+def end_early() -> None:
+    """Waits for the gradings started early."""
+    with contextlib.suppress(Exception):  # the tests report a failed grading
+        _early[0].result(timeout=300)
+
+
+def _statuses(report: Report, status: str) -> set[str]:
+    return {r.requirement.id for r in report.results if r.status == status}
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "failed"),
+    [
+        pytest.param(
+            "ts-v2",
+            2,
+            # readTextUntilIdle ends at the initial idle sent before the session/new
+            # response; a batch gets no answer at all.
+            {"ACP-CLIENT-016", "ACP-CLIENT-030", "ACP-CLIENT-031"},
+            id="typescript-sdk-v2",
+        ),
+        pytest.param("ts-v1", 1, {"ACP-CLIENT-030", "ACP-CLIENT-031"}, id="typescript-sdk-v1"),
+        pytest.param(
+            "py",
+            1,
+            # A batch array closes the SDK's connection (so nothing of it is answered).
+            {"ACP-CLIENT-030", "ACP-CLIENT-031", "ACP-CLIENT-032"},
+            id="python-sdk",
+        ),
+    ],
+)
+def test_sdk_client_scores(name: str, version: int, failed: set[str]) -> None:
+    report = _early[0].result(timeout=300)[name] if _early else _grade(name)
+    assert report.protocol_version == version
+    reasons = {r.requirement.id: r.reason for r in report.results if r.status == "fail"}
+    assert set(reasons) == failed, reasons
+    assert not _statuses(report, "not-tested")
+    if version == 1:  # the fs requests, answered by the application's callbacks
+        assert {"ACP-CLIENT-022", "ACP-CLIENT-023"} <= _statuses(report, "pass")
