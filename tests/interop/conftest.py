@@ -74,7 +74,7 @@ def _get_server() -> Server:
 
 #: Modules whose tests run after the package's others: they wait for a real agent
 #: started early (seconds of Node start-up), which then overlaps the tests before.
-RUN_LAST = ("test_real_agent_scripted.py",)
+RUN_LAST = ("test_grade_clients.py", "test_real_agent_scripted.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
