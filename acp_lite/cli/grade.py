@@ -56,6 +56,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=4,
         help="scenarios run at once, each its own client and agent (default 4)",
     )
+    p.add_argument(
+        "--protocol",
+        type=int,
+        choices=(1, 2),
+        help="the version the agent answers whatever the client asks (default: 1 when "
+        "asked for 1, else 2); --protocol 1 grades a client's v1 path",
+    )
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("client_command", nargs=argparse.REMAINDER, metavar="-- CLIENT_CMD ...")
@@ -79,7 +86,13 @@ def cmd_grade_client(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         names = ", ".join(SCENARIOS)
         raise CliError(f"unknown scenario {unknown[0]!r} (scenarios: {names})", EXIT_USAGE)
     try:
-        report = grade_client(argv, scenarios=args.scenarios, timeout=args.timeout, jobs=args.jobs)
+        report = grade_client(
+            argv,
+            scenarios=args.scenarios,
+            timeout=args.timeout,
+            jobs=args.jobs,
+            protocol=args.protocol,
+        )
     except OSError as exc:
         raise CliError(f"the client {argv[0]!r} {exc}", EXIT_START_FAILED) from None
     if args.json:

@@ -34,21 +34,26 @@ def grade_client(
     timeout: float = 30.0,
     subject: str | None = None,
     jobs: int = 4,
+    protocol: int | None = None,
 ) -> Report:
     """Run ``command`` (with ``{agent}`` in it, or reading ``$ACP_AGENT``) once per
     scenario and judge it; ``timeout`` bounds each run (then its processes are killed).
 
-    Up to ``jobs`` scenarios run at once (each is its own client and agent).
-    Raises ``OSError`` when the client cannot be started at all."""
+    ``protocol`` makes the agent answer that version whatever the client asks (a
+    client that asks for 2 is then graded on its v1 path); by default it answers 1
+    to a client that asks for 1, else 2. Up to ``jobs`` scenarios run at once (each
+    is its own client and agent). Raises ``OSError`` when the client cannot be started at all."""
     names = list(SCENARIOS) if scenarios is None else list(scenarios)
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
         raise ValueError(f"unknown grading scenario(s): {', '.join(unknown)}")
-    first = run_scenario(command, names[0], timeout=timeout)
+    first = run_scenario(command, names[0], timeout=timeout, protocol=protocol)
     if not first.started:  # the command does not exist: no scenario would do better
         raise OSError(first.error)
     runs = {names[0]: first}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        later = pool.map(lambda n: run_scenario(command, n, timeout=timeout), names[1:])
+        later = pool.map(
+            lambda n: run_scenario(command, n, timeout=timeout, protocol=protocol), names[1:]
+        )
         runs.update(zip(names[1:], later, strict=True))
     return judge(subject or " ".join(command), runs)

@@ -409,13 +409,25 @@ CHECKS: dict[str, Callable[[Mapping[str, View]], None]] = {
 
 
 def _negotiated(views: Mapping[str, View]) -> tuple[int | None, dict[str, Any]]:
+    """The version the agent answered, and the client's capabilities in its form."""
     for view in views.values():
-        if view.ins and isinstance(view.ins[0].message, dict):
-            params = view.ins[0].message.get("params") or {}
-            version = params.get("protocolVersion")
-            v = 1 if version == 1 else 2
-            caps = params.get("capabilities" if v == 2 else "clientCapabilities")
-            return v, caps if isinstance(caps, dict) else {}
+        if not view.ins or not isinstance(view.ins[0].message, dict):
+            continue
+        params = view.ins[0].message.get("params") or {}
+        answered = next(
+            (
+                line.message["result"].get("protocolVersion")
+                for line in view.run.log
+                if line.direction == "out"
+                and isinstance(line.message, dict)
+                and line.message.get("id") == view.ins[0].message.get("id")
+                and isinstance(line.message.get("result"), dict)
+            ),
+            params.get("protocolVersion"),
+        )
+        v = 1 if answered == 1 else 2
+        caps = params.get("capabilities" if v == 2 else "clientCapabilities")
+        return v, caps if isinstance(caps, dict) else {}
     return None, {}
 
 

@@ -59,8 +59,10 @@ class ScenarioRun:
     error: str = ""
 
 
-def agent_argv(scenario: str, log: str) -> list[str]:
-    """The grading agent's command line for one scenario."""
+def agent_argv(scenario: str, log: str, protocol: int | None = None) -> list[str]:
+    """The grading agent's command line for one scenario (``protocol``: the version
+    it answers whatever the client asks; None: 1 when asked for 1, else 2)."""
+    forced = [] if protocol is None else ["--grade-protocol", str(protocol)]
     return [
         sys.executable,
         "-m",
@@ -69,6 +71,7 @@ def agent_argv(scenario: str, log: str) -> list[str]:
         scenario,
         "--grade-log",
         log,
+        *forced,
     ]
 
 
@@ -122,6 +125,7 @@ def run_scenario(
     *,
     timeout: float = 30.0,
     env: dict[str, str] | None = None,
+    protocol: int | None = None,
 ) -> ScenarioRun:
     """Run the client once against the grading agent playing ``scenario``."""
     with tempfile.TemporaryDirectory(prefix=f"acp-grade-{scenario}-") as tmp:
@@ -129,7 +133,7 @@ def run_scenario(
         work.mkdir()
         (work / READ_FILE).write_text(READ_TEXT, encoding="utf-8")
         log = Path(tmp, "agent.log")
-        argv = agent_argv(scenario, str(log))
+        argv = agent_argv(scenario, str(log), protocol)
         agent = shlex.join(argv)
         child_env = dict(os.environ if env is None else env)
         child_env.update(ACP_AGENT=agent, ACP_AGENT_ARGV=json.dumps(argv))

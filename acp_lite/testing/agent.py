@@ -99,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--grade-log", metavar="FILE", help="with --grade: append the wire log to FILE (NDJSON)"
     )
+    parser.add_argument(
+        "--grade-protocol",
+        type=int,
+        choices=(1, 2),
+        help="with --grade: answer initialize with this version whatever the client asks",
+    )
     parser.add_argument("--list-scenarios", action="store_true", help="list scenarios and exit")
     parser.add_argument("--list-faults", action="store_true", help="list faults and exit")
     return parser
@@ -114,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.grade is not None:
         from acp_lite.testing import grade_scenarios
 
-        return grade_scenarios.main(args.grade, args.grade_log or os.devnull)
+        return grade_scenarios.main(args.grade, args.grade_log or os.devnull, args.grade_protocol)
     if args.list_faults:
         from acp_lite.testing.faults import FAULTS
 

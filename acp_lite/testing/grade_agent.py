@@ -52,6 +52,8 @@ class GradeAgent:
         self.start = time.monotonic()
         self.inbox: queue.Queue[str | None] = queue.Queue()
         self.version = 2
+        #: The version to answer whatever the client asks (None: 1 if asked, else 2).
+        self.forced_version: int | None = None
         self.client_capabilities: dict[str, Any] = {}
         self.session_id = "grade-1"
         self.next_id = 0

@@ -79,8 +79,9 @@ FORM_SCHEMA = {
 def initialize(agent: GradeAgent, params: dict[str, Any]) -> dict[str, Any]:
     """Negotiate: version 1 when the client asks for it, else 2."""
     asked = params.get("protocolVersion")
-    agent.version = 1 if asked == 1 else 2
+    agent.version = agent.forced_version or (1 if asked == 1 else 2)
     if agent.version == 1:
+        # A client that asked for 2 and supports 1 speaks v1 from the answer on.
         caps = params.get("clientCapabilities")
         agent.client_capabilities = caps if isinstance(caps, dict) else {}
         return {
@@ -314,7 +315,7 @@ BODIES: dict[str, Callable[[GradeAgent], str]] = {
 }
 
 
-def main(scenario: str, log_path: str) -> int:
+def main(scenario: str, log_path: str, protocol: int | None = None) -> int:
     """Run the grading agent over stdio; returns the exit code."""
     if scenario not in SCENARIOS:
         names = ", ".join(sorted(SCENARIOS))
@@ -326,6 +327,7 @@ def main(scenario: str, log_path: str) -> int:
     with open(log_path, "a", encoding="utf-8") as log:
         play = sys.modules[__name__]  # this module is the Play
         agent = GradeAgent(scenario, play, log, sys.stdin, sys.stdout)
+        agent.forced_version = protocol
         agent.event("start", scenario=scenario)
         agent.serve()
     return 0

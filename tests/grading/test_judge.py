@@ -31,6 +31,22 @@ def test_acp_lite_client_is_graded_clean(acp_lite_runs: Runs) -> None:
     assert report.to_json()["role"] == "client"
 
 
+def test_acp_lite_v1_path_is_graded_clean() -> None:
+    """The agent answers 1 to acp_lite's initialize: acp_lite goes on in v1 (the
+    scenarios its v1 translation handles differently from v2)."""
+    from acp_lite.grading import grade_client
+
+    from .conftest import ACP_LITE_CLIENT
+
+    scenarios = ["basics", "unknown", "early", "cancel"]
+    report = grade_client([*ACP_LITE_CLIENT, "grade"], scenarios=scenarios, protocol=1)
+    assert report.protocol_version == 1
+    failed = {r.requirement.id: r.reason for r in report.results if r.status == "fail"}
+    assert failed == {}
+    assert _status(report, "ACP-CLIENT-050") == "pass"
+    assert _status(report, "ACP-CLIENT-011") == "skipped"  # a v2 rule
+
+
 def _message(line: LogLine) -> Any:
     return line.message
 
