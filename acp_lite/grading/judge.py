@@ -15,7 +15,13 @@ from typing import Any
 from acp_lite.conformance.report import Evidence, Report, Result, Status
 from acp_lite.grading.requirements import CLIENT_REQUIREMENTS, ClientRequirement
 from acp_lite.grading.runs import LogLine, ScenarioRun
-from acp_lite.testing.grade_scenarios import LONG_TEXT_SIZE, READ_TEXT, REPLIES, WRITE_TEXT
+from acp_lite.testing.grade_scenarios import (
+    LONG_TEXT_SIZE,
+    READ_TEXT,
+    REPLIES,
+    TERMINAL_TEXT,
+    WRITE_TEXT,
+)
 
 __all__ = ["CHECKS", "judge"]
 
@@ -294,6 +300,30 @@ def check_write_file(views: Mapping[str, View]) -> None:
         raise _fail(f"the file holds {view.run.written!r} afterwards", line)
 
 
+def check_terminal(views: Mapping[str, View]) -> None:
+    view = views["requests"]
+    steps = {}
+    for method in ("terminal/create", "terminal/wait_for_exit", "terminal/output"):
+        answers = view.answers(method)
+        if not answers:
+            raise _fail(f"no answer to {method}")
+        msg, line = answers[0]
+        result = msg.get("result")
+        if not isinstance(result, dict):
+            raise _fail(f"{method} answered {_short(msg)}", line)
+        steps[method] = (result, line)
+    result, line = steps["terminal/wait_for_exit"]
+    if result.get("exitCode") != 0:
+        raise _fail(f"`echo` exited {result.get('exitCode')!r}, not 0", line)
+    result, line = steps["terminal/output"]
+    output = result.get("output")
+    if not isinstance(output, str) or TERMINAL_TEXT not in output:
+        raise _fail(f"the output {_short(output)} lacks what the command printed", line)
+    released = view.answers("terminal/release")
+    if not released or "error" in released[0][0]:
+        raise _fail("terminal/release was not answered with a result", *[x for _, x in released])
+
+
 def _batch(views: Mapping[str, View]) -> tuple[View, list[Any]]:
     view = views["batch"]
     sent = view.events("batch")
@@ -397,6 +427,7 @@ CHECKS: dict[str, Callable[[Mapping[str, View]], None]] = {
     "ACP-CLIENT-021": check_elicitation,
     "ACP-CLIENT-022": check_read_file,
     "ACP-CLIENT-023": check_write_file,
+    "ACP-CLIENT-024": check_terminal,
     "ACP-CLIENT-030": check_batch_answered,
     "ACP-CLIENT-031": check_batch_array,
     "ACP-CLIENT-032": check_empty_batch,

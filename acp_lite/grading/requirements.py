@@ -183,6 +183,17 @@ CLIENT_REQUIREMENTS: tuple[ClientRequirement, ...] = (
         version="v1",
     ),
     _req(
+        "ACP-CLIENT-024",
+        "capability",
+        "Terminals work: `terminal/create` gives a `terminalId`; `terminal/wait_for_exit` "
+        "gives the exit code; `terminal/output` holds what the command printed; "
+        "`terminal/release` answers.",
+        f"{_V1} CreateTerminalRequest, WaitForTerminalExitResponse, TerminalOutputResponse",
+        "requests",
+        capability="terminal",
+        version="v1",
+    ),
+    _req(
         "ACP-CLIENT-030",
         "advisory",
         "Every request in a batch array gets its response.",

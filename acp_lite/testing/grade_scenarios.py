@@ -23,6 +23,7 @@ __all__ = [
     "READ_TEXT",
     "REPLIES",
     "SCENARIOS",
+    "TERMINAL_TEXT",
     "WRITE_FILE",
     "WRITE_TEXT",
     "before_session",
@@ -38,7 +39,7 @@ SCENARIOS: dict[str, str] = {
     "patches": "agent_message upserts: replace, omit, null, then chunks (v2)",
     "unknown": "unknown requests, notifications, update variants and fields",
     "early": "session updates before the session/new response",
-    "requests": "a permission request, a form (elicitation), fs reads and writes (v1)",
+    "requests": "a permission request, a form (v2), fs reads and writes and a terminal (v1)",
     "batch": "a batch of two requests and a notification, then an empty batch",
     "long_line": "one 2 MiB line of agent text",
     "cancel": "the grader interrupts the client mid-turn; a permission request follows",
@@ -62,6 +63,8 @@ WRITE_FILE = "grade-written.txt"
 """The file the agent asks a v1 client to write."""
 READ_TEXT = "graded by acp-lite\n"
 """What the grader puts in :data:`READ_FILE`."""
+TERMINAL_TEXT = "graded"
+"""What the v1 terminal's command (``echo``) prints."""
 WRITE_TEXT = "written by the grader\n"
 """What the agent asks a v1 client to write to :data:`WRITE_FILE`."""
 
@@ -245,8 +248,26 @@ def _requests(agent: GradeAgent) -> str:
             path = os.path.join(cwd, WRITE_FILE)
             params = {"sessionId": agent.session_id, "path": path, "content": WRITE_TEXT}
             agent.call("fs/write_text_file", params)
+        if caps.get("terminal") is True:
+            _terminal(agent)
     say(agent, REPLIES["requests"])
     return "end_turn"
+
+
+def _terminal(agent: GradeAgent) -> None:
+    """v1 terminals: create, wait for the exit, read the output, release."""
+    agent.event("terminal")
+    sid = agent.session_id
+    params = {"sessionId": sid, "command": "echo", "args": [TERMINAL_TEXT]}
+    created = agent.call("terminal/create", params)
+    result = (created or {}).get("result")
+    terminal_id = result.get("terminalId") if isinstance(result, dict) else None
+    if not isinstance(terminal_id, str):
+        return
+    ref = {"sessionId": sid, "terminalId": terminal_id}
+    agent.call("terminal/wait_for_exit", ref)
+    agent.call("terminal/output", ref)
+    agent.call("terminal/release", ref)
 
 
 def _batch(agent: GradeAgent) -> str:

@@ -25,7 +25,7 @@ def test_acp_lite_client_is_graded_clean(acp_lite_runs: Runs) -> None:
     report = judge("acp-lite prompt --reply", acp_lite_runs)
     assert report.protocol_version == 2
     statuses = {r.requirement.id: (r.status, r.reason) for r in report.results}
-    v1_only = {"ACP-CLIENT-022", "ACP-CLIENT-023"}
+    v1_only = {"ACP-CLIENT-022", "ACP-CLIENT-023", "ACP-CLIENT-024"}
     assert {rid for rid, (status, _) in statuses.items() if status != "pass"} == v1_only, statuses
     assert report.passed
     assert report.to_json()["role"] == "client"

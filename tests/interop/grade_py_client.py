@@ -29,6 +29,7 @@ class GradeClient:
     def __init__(self) -> None:
         self.text: list[str] = []
         self.cancelled = False
+        self.terminals: dict[str, tuple[asyncio.subprocess.Process, bytearray]] = {}
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
@@ -64,6 +65,43 @@ class GradeClient:
         Path(path).write_text(content, encoding="utf-8")
         return schema.WriteTextFileResponse()
 
+    async def create_terminal(
+        self, session_id: str, command: str, args: list[str] | None = None, **kwargs: Any
+    ) -> schema.CreateTerminalResponse:
+        proc = await asyncio.create_subprocess_exec(
+            command, *(args or []), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = (proc, bytearray())
+        return schema.CreateTerminalResponse(terminalId=terminal_id)
+
+    async def _drain(self, terminal_id: str) -> asyncio.subprocess.Process:
+        proc, output = self.terminals[terminal_id]
+        if proc.stdout is not None:
+            output.extend(await proc.stdout.read())
+        await proc.wait()
+        return proc
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> schema.WaitForTerminalExitResponse:
+        proc = await self._drain(terminal_id)
+        return schema.WaitForTerminalExitResponse(exitCode=proc.returncode)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> schema.TerminalOutputResponse:
+        _, output = self.terminals[terminal_id]
+        return schema.TerminalOutputResponse(output=output.decode(), truncated=False)
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> schema.ReleaseTerminalResponse:
+        proc, _ = self.terminals.pop(terminal_id)
+        if proc.returncode is None:
+            proc.kill()
+        return schema.ReleaseTerminalResponse()
+
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise acp.RequestError.method_not_found(method)
 
@@ -81,7 +119,8 @@ async def main() -> int:
         await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
             client_capabilities=schema.ClientCapabilities(
-                fs=schema.FileSystemCapabilities(readTextFile=True, writeTextFile=True)
+                fs=schema.FileSystemCapabilities(readTextFile=True, writeTextFile=True),
+                terminal=True,
             ),
         )
         session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])

@@ -7,11 +7,11 @@
 //
 // What the SDK leaves to the application is written to the spec: permission
 // requests of work we cancelled get `cancelled`; v1 fs requests read and write
-// the files asked for. Everything else (framing, batches, unknown methods,
+// the files asked for, terminals run the command asked for. Everything else (framing, batches, unknown methods,
 // notifications and variants, early updates, the reply text) is the SDK's.
 //
 // Usage: node grade_ts_client.mjs [--v1]
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 
@@ -21,6 +21,7 @@ const argv = JSON.parse(process.env.ACP_AGENT_ARGV);
 const agent = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
 
 let cancelled = false;
+const terminals = new Map();
 let app = acp
   .client({ name: "grade-ts-client" })
   .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
@@ -36,6 +37,29 @@ if (v1) {
     .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
       writeFileSync(params.path, params.content);
       return {};
+    })
+    .onRequest(acp.methods.client.terminal.create, ({ params }) => {
+      const terminalId = `term-${terminals.size + 1}`;
+      terminals.set(
+        terminalId,
+        new Promise((resolve) => {
+          execFile(params.command, params.args ?? [], (error, stdout) => {
+            resolve({ output: stdout, exitCode: error ? (error.code ?? 1) : 0 });
+          });
+        }),
+      );
+      return { terminalId };
+    })
+    .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => ({
+      exitCode: (await terminals.get(params.terminalId)).exitCode,
+    }))
+    .onRequest(acp.methods.client.terminal.output, async ({ params }) => ({
+      output: (await terminals.get(params.terminalId)).output,
+      truncated: false,
+    }))
+    .onRequest(acp.methods.client.terminal.release, ({ params }) => {
+      terminals.delete(params.terminalId);
+      return {};
     });
 }
 const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
@@ -47,7 +71,7 @@ await app
     if (v1) {
       await ctx.request(acp.methods.agent.initialize, {
         protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
       });
     } else {
       await ctx.request(acp.methods.agent.initialize, {

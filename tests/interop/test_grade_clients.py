@@ -9,15 +9,20 @@ changes, the test says which, and the scores in the docs need the same change.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
+from collections.abc import Callable
 from concurrent.futures import Future
+from typing import Any
 
+import attrs
 import pytest
 from early import in_thread
 from rawpipe import HERE, node_executable
 
 from acp_lite.conformance.report import Report
-from acp_lite.grading import grade_client
+from acp_lite.grading import ScenarioRun, grade_client, judge
+from acp_lite.grading.runs import run_scenario
 
 GRADE_TS = HERE / "grade_ts_client.mjs"
 GRADE_PY = HERE / "grade_py_client.py"
@@ -91,5 +96,49 @@ def test_sdk_client_scores(name: str, version: int, failed: set[str]) -> None:
     reasons = {r.requirement.id: r.reason for r in report.results if r.status == "fail"}
     assert set(reasons) == failed, reasons
     assert not _statuses(report, "not-tested")
-    if version == 1:  # the fs requests, answered by the application's callbacks
-        assert {"ACP-CLIENT-022", "ACP-CLIENT-023"} <= _statuses(report, "pass")
+    if version == 1:  # fs and terminals, answered by the application's callbacks
+        assert _statuses(report, "pass") >= V1_REQUESTS
+
+
+V1_REQUESTS = {"ACP-CLIENT-022", "ACP-CLIENT-023", "ACP-CLIENT-024"}
+
+
+def _edit_answer(run: ScenarioRun, method: str, change: Callable[[Any], None]) -> ScenarioRun:
+    """``run`` with the client's answer to the agent's ``method`` request changed."""
+    ids = {
+        x.message["id"]
+        for x in run.log
+        if x.direction == "out"
+        and isinstance(x.message, dict)
+        and x.message.get("method") == method
+    }
+    log = []
+    for x in run.log:
+        if x.direction == "in" and isinstance(x.message, dict) and x.message.get("id") in ids:
+            message = json.loads(x.text)
+            change(message)
+            x = attrs.evolve(x, text=json.dumps(message), message=message)
+        log.append(x)
+    return attrs.evolve(run, log=tuple(log))
+
+
+def test_v1_request_rules_fail_on_a_client_that_breaks_them() -> None:
+    """The fs and terminal rules, judged on the Python SDK client's `requests` run
+    with one answer broken each (acp_lite's own client is graded in v2)."""
+    run = run_scenario(_command("py"), "requests", timeout=60)
+
+    def content(m: Any) -> None:
+        m["result"]["content"] = "something else"
+
+    def exit_code(m: Any) -> None:
+        m["result"]["exitCode"] = 1
+
+    broken = {
+        "ACP-CLIENT-022": _edit_answer(run, "fs/read_text_file", content),
+        "ACP-CLIENT-023": attrs.evolve(run, written=None),
+        "ACP-CLIENT-024": _edit_answer(run, "terminal/wait_for_exit", exit_code),
+    }
+    assert _statuses(judge("py", {"requests": run}), "pass") >= V1_REQUESTS
+    for rid, edited in broken.items():
+        failed = _statuses(judge("broken", {"requests": edited}), "fail")
+        assert failed == {rid}, rid
