@@ -24,6 +24,9 @@ from acp_lite.grading.requirements import CLIENT_REQUIREMENTS
 from acp_lite.grading.runs import ScenarioRun, run_scenario
 from acp_lite.testing.grade_scenarios import SCENARIOS
 
+V2_ONLY = frozenset({"patches"})
+"""Scenarios only a v2 client is graded on (skipped once the first run shows v1)."""
+
 __all__ = ["CLIENT_REQUIREMENTS", "SCENARIOS", "ScenarioRun", "grade_client", "judge"]
 
 
@@ -51,9 +54,12 @@ def grade_client(
     if not first.started:  # the command does not exist: no scenario would do better
         raise OSError(first.error)
     runs = {names[0]: first}
+    rest = names[1:]
+    if judge("", runs).protocol_version == 1:
+        rest = [n for n in rest if n not in V2_ONLY]  # they would play a plain v1 turn
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         later = pool.map(
-            lambda n: run_scenario(command, n, timeout=timeout, protocol=protocol), names[1:]
+            lambda n: run_scenario(command, n, timeout=timeout, protocol=protocol), rest
         )
-        runs.update(zip(names[1:], later, strict=True))
+        runs.update(zip(rest, later, strict=True))
     return judge(subject or " ".join(command), runs)

@@ -1,5 +1,5 @@
 """`acp-lite grade-client` against clients written by others: the official TypeScript
-SDK (experimental/v2, and its default v1 API) and the official Python SDK (v1).
+SDK (experimental/v2) and the official Python SDK (v1).
 
 Each grading is one full run (every scenario, its own processes). The failures
 asserted are the documented differences (docs/grading.md, "Scores"): when one
@@ -28,14 +28,16 @@ GRADE_TS = HERE / "grade_ts_client.mjs"
 GRADE_PY = HERE / "grade_py_client.py"
 
 
-CLIENTS = ("ts-v2", "ts-v1", "py")
+#: Graded here. The TypeScript SDK's default v1 API (`grade_ts_client.mjs --v1`) is
+#: graded by hand (docs/grading.md): eight more Node starts for what the v1 agents'
+#: interop tests already cover of that API.
+CLIENTS = ("ts-v2", "py")
 _early: list[Future[dict[str, Report]]] = []
 
 
 def _command(name: str) -> list[str]:
     return {
         "ts-v2": [node_executable(), str(GRADE_TS)],
-        "ts-v1": [node_executable(), str(GRADE_TS), "--v1"],
         "py": [sys.executable, str(GRADE_PY)],
     }[name]
 
@@ -80,7 +82,6 @@ def _statuses(report: Report, status: str) -> set[str]:
             {"ACP-CLIENT-016", "ACP-CLIENT-030", "ACP-CLIENT-031"},
             id="typescript-sdk-v2",
         ),
-        pytest.param("ts-v1", 1, {"ACP-CLIENT-030", "ACP-CLIENT-031"}, id="typescript-sdk-v1"),
         pytest.param(
             "py",
             1,
