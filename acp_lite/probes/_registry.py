@@ -58,6 +58,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
         "acp_lite.probes.v2_session_history",
         "acp_lite.probes.v2_config",
         "acp_lite.probes.v2_prompt",
+        "acp_lite.probes.v2_cancel",
         "acp_lite.probes.v2_rpc",
     ),
     "v1": ("acp_lite.probes.v1", "acp_lite.probes.v1_turns"),

@@ -19,6 +19,27 @@ CASES = [
 ]
 
 
+#: Cancellation needs work that outlasts the cancel: the slow_cancel scenario.
+CANCEL_CASES = [
+    ("ACP-CANCEL-001", "cancelled-reported-as-error"),
+    ("ACP-CANCEL-002", "withdrawn-prompt-internal-error"),
+]
+
+
+@pytest.mark.parametrize(("requirement_id", "fault"), CANCEL_CASES)
+def test_cancel_probe_passes_and_fails_on_its_fault(requirement_id: str, fault: str) -> None:
+    clean = run_one(requirement_id, timeout=1.0, scenario="slow_cancel")
+    assert clean.status == "pass", clean
+    broken = run_one(requirement_id, [fault], timeout=1.0, scenario="slow_cancel")
+    assert broken.status == "fail", broken
+    assert broken.evidence, broken
+
+
+def test_cancel_confirmed_fails_on_an_agent_that_goes_on_after_reading_the_cancel() -> None:
+    result = run_one("ACP-CANCEL-001", timeout=1.0, scenario="broken_cancel_not_confirmed")
+    assert result.status == "fail" and "'end_turn'" in result.reason, result
+
+
 @pytest.mark.parametrize(("requirement_id", "fault"), CASES)
 def test_probe_passes_and_fails_on_its_fault(requirement_id: str, fault: str) -> None:
     clean = run_one(requirement_id, timeout=1.0)
@@ -29,6 +50,6 @@ def test_probe_passes_and_fails_on_its_fault(requirement_id: str, fault: str) ->
 
 
 def test_every_prompt_probe_has_a_case() -> None:
-    areas = ("ACP-PROMPT-", "ACP-STATE-", "ACP-UPDATE-0")
+    areas = ("ACP-PROMPT-", "ACP-STATE-", "ACP-UPDATE-0", "ACP-CANCEL-")
     probed = {p.id for p in suite_for(2) if p.id.startswith(areas) and p.id[-3] == "0"}
-    assert probed == {rid for rid, _ in CASES}
+    assert probed == {rid for rid, _ in CASES + CANCEL_CASES}

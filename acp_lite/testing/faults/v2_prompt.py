@@ -119,3 +119,33 @@ class ChunksWithoutMessageId(Fault):
             rest = {k: v for k, v in update.items() if k != "messageId"}
             return [_with_update(message, rest)]
         return [message]
+
+
+@fault("cancelled-reported-as-error", "ends cancelled work with stopReason error, not cancelled")
+class CancelledReportedAsError(Fault):
+    def outgoing(self, state: FaultState, message: Any) -> list[Any]:
+        update = _update(message)
+        if (
+            update is not None
+            and update.get("sessionUpdate") == "state_update"
+            and update.get("stopReason") == "cancelled"
+        ):
+            error = {"code": -32603, "message": "aborted"}
+            return [_with_update(message, {**update, "stopReason": "error", "error": error})]
+        return [message]
+
+
+@fault(
+    "withdrawn-prompt-internal-error",
+    "answers a session/prompt withdrawn by $/cancel_request with -32603, not -32800",
+)
+class WithdrawnPromptInternalError(Fault):
+    def outgoing(self, state: FaultState, message: Any) -> list[Any]:
+        error = message.get("error") if isinstance(message, dict) else None
+        if (
+            isinstance(error, dict)
+            and error.get("code") == -32800
+            and state.method_of(message) == "session/prompt"
+        ):
+            return [{**message, "error": {**error, "code": -32603}}]
+        return [message]
