@@ -13,7 +13,7 @@ from __future__ import annotations
 from acp_lite.probes._context import ProbeContext
 from acp_lite.probes._peer import Line
 from acp_lite.probes._registry import probe, probe_requirement
-from acp_lite.probes.v2_prompt import (
+from acp_lite.probes._v2_prompt_helpers import (
     ACTIVE,
     _is_state,
     _message_id,
