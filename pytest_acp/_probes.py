@@ -23,7 +23,7 @@ import pytest
 
 if TYPE_CHECKING:
     from acp_lite.conformance import Result
-    from acp_lite.probes import ProbeRun, Target
+    from acp_lite.probes import Line, ProbeRun, Target
 
 __all__ = [
     "ProbeFailure",
@@ -163,15 +163,18 @@ def probe_ids(
 class ProbeFailure(Exception):
     """A probe failed: its result, shown by :meth:`ProbeItem.repr_failure`."""
 
-    def __init__(self, result: Result, stderr: Sequence[str]) -> None:
+    def __init__(self, result: Result, stderr: Sequence[str], passed: str | None = None) -> None:
         super().__init__(result.reason)
         self.result = result
         self.stderr = tuple(stderr)
+        #: The probe that passed, when the failure is a passive finding in its traffic.
+        self.passed = passed
 
     def describe(self) -> str:
         r = self.result
         q = r.requirement
-        lines = [
+        lines = [f"{self.passed} passed, but its traffic broke a rule:"] if self.passed else []
+        lines += [
             f"{q.id} [{q.tier}] {q.summary}",
             f"spec: {q.spec}",
             f"why: {r.reason}",
@@ -204,20 +207,64 @@ def _result_of(
     return run.run(PROBES[requirement_id])
 
 
+def traffic_findings(run: ProbeRun) -> list[Result]:
+    """The passive rules' findings on the last probe's own traffic (the lines of its
+    connection from where the probe began), one failed result per rule, as in any
+    test's traffic. An error response the checker cannot pair with a request answers
+    a message the probe sent broken on purpose (a parse error, an invalid request,
+    whose id the checker does not count as a request): not an answer to nothing."""
+    from acp_lite.conformance import Evidence, Result
+    from acp_lite.conformance.passive import for_rule
+    from pytest_acp.conformance import check_transcript
+
+    log, start = run.last_traffic
+    if not log:
+        return []
+    records = [{"dir": "send" if x.direction == "sent" else "recv", "raw": x.text} for x in log]
+    out: dict[str, Result] = {}
+    for v in check_transcript(records, start=start):
+        at = v.entry_index
+        line = log[at] if at is not None and at < len(log) else None
+        if v.rule == "response-without-request" and line is not None and _answers_broken(line):
+            continue
+        requirement = for_rule(v.rule)
+        if requirement is None or requirement.id in out:
+            continue
+        evidence = (Evidence(at, str(line)),) if line is not None else ()
+        out[requirement.id] = Result(requirement, "fail", f"{v.rule}: {v.message}", evidence)
+    return list(out.values())
+
+
+def _answers_broken(line: Line) -> bool:
+    items = line.message if isinstance(line.message, list) else [line.message]
+    return any(isinstance(item, dict) and "error" in item for item in items)
+
+
 def run_case(config: pytest.Config, target: _Target, timeout: float, requirement_id: str) -> None:
-    """Run one probe as the body of a test: pass, skip, xfail (advisory) or fail."""
+    """Run one probe as the body of a test: pass, skip, xfail (advisory) or fail.
+
+    The probe's own traffic is judged by the passive rules too: a probe that passed
+    fails when its traffic broke a mandatory passive rule (reported like a finding
+    in any test's traffic); every finding joins ``--acp-report-json``."""
     from pytest_acp._report import report_collector
 
     result = _result_of(config, target, timeout, requirement_id)
     collector = report_collector(config)
+    run = probe_run(config, target, timeout)
+    findings = traffic_findings(run) if run.protocol_version is not None else []
     if collector is not None:
         collector.add(result)
+        for finding in findings:
+            collector.add(finding)
+    if result.status == "pass":
+        mandatory = [f for f in findings if f.requirement.tier == "mandatory"]
+        if mandatory:
+            raise ProbeFailure(mandatory[0], run.stderr_tail(), passed=result.requirement.id)
     if result.status == "skipped":
         pytest.skip(result.reason)
     if result.status == "fail":
         if result.requirement.tier in ("advisory", "informational"):
             pytest.xfail(f"{result.requirement.tier}: {result.reason}")
-        run = probe_run(config, target, timeout)
         raise ProbeFailure(result, run.stderr_tail())
 
 

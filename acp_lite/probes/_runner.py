@@ -71,6 +71,10 @@ class ProbeRun:
         self._stderr_tail: list[str] = []
         self.protocol_version: int | None = None
         self.init: JsonObject = {}
+        #: The connection the last probe used, as it stood after the probe (every
+        #: line, both ways) and where the probe's own lines start: to judge the
+        #: probe's traffic by the passive rules too (``pytest_acp``).
+        self.last_traffic: tuple[tuple[Line, ...], int] = ((), 0)
 
     def __enter__(self) -> ProbeRun:
         return self
@@ -190,6 +194,7 @@ class ProbeRun:
         except Exception as exc:  # a probe bug must not end the run
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             result = Result(requirement, "fail", f"probe error: {detail}")
+        self.last_traffic = (tuple(peer.log), ctx.start)
         if own or result.status == "fail":
             self._retire(peer)
         return result

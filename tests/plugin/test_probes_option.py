@@ -54,6 +54,46 @@ def test_a_broken_agent_fails_with_the_requirement_and_evidence(
     assert rows["ACP-RPC-001"]["status"] == "fail"
 
 
+@pytest.mark.parametrize(
+    ("scenario", "requirement"),
+    [
+        ("broken_tool_call_reopened", "ACP-BG-106"),
+        ("broken_wrong_session_id", "ACP-UPDATE-104"),
+        ("broken_stdout_garbage", "ACP-RPC-101"),
+    ],
+)
+def test_a_probe_fails_when_its_traffic_breaks_a_passive_rule(
+    pytester: pytest.Pytester, scenario: str, requirement: str
+) -> None:
+    """The probes pass on these agents (what they break no probe provokes), but the
+    passive rules judge each probe's own traffic too, as they do any test's."""
+    pytester.makepyfile(
+        agents=f"""
+        from acp_lite.testing import InProcessAgent
+
+
+        def broken():
+            return InProcessAgent(scenario={scenario!r})
+        """
+    )
+    pytester.syspathinsert()
+    report = pytester.path / "report.json"
+    result = pytester.runpytest(
+        "--acp-probes=mandatory",
+        "--acp-agent",
+        "python:agents:broken",
+        "-k",
+        "CANCEL",
+        f"--acp-report-json={report}",
+    )
+    out = result.stdout.str()
+    assert "passed, but its traffic broke a rule:" in out
+    assert f"{requirement} [mandatory]" in out
+    rows = {r["id"]: r for r in json.loads(report.read_text())["requirements"]}
+    assert rows[requirement]["status"] == "fail"
+    assert rows[requirement]["evidence"]
+
+
 def test_acp_probe_suite_in_a_test_module(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_conforms="""
