@@ -12,11 +12,10 @@ did, 2 bad command line, 3 the client could not be started.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TextIO
 
 from acp_lite.cli.base import EXIT_OK, EXIT_START_FAILED, EXIT_USAGE, CliError, positive_float
-from acp_lite.cli.probe import EXIT_MANDATORY_FAILED, format_report
+from acp_lite.cli.probe import EXIT_MANDATORY_FAILED, write_report
 
 __all__ = ["add_parser", "cmd_grade_client"]
 
@@ -95,11 +94,7 @@ def cmd_grade_client(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     except OSError as exc:
         raise CliError(f"the client {argv[0]!r} {exc}", EXIT_START_FAILED) from None
-    if args.json:
-        out.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
-    else:
-        out.write(format_report(report))
-    out.flush()
+    write_report(report, out, as_json=args.json)
     if report.protocol_version is None:
         err.write(f"acp-lite grade-client: the client never initialized ({argv[0]})\n")
         return EXIT_START_FAILED

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from acp_lite.conformance.report import Report
     from acp_lite.conformance.requirements import Tier
 
-__all__ = ["add_parser", "cmd_probe", "format_report"]
+__all__ = ["add_parser", "cmd_probe", "format_report", "write_report"]
 
 EXIT_MANDATORY_FAILED = 1
 
@@ -77,14 +77,19 @@ def cmd_probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except OSError as exc:
         message = f"cannot start the agent {target.description}: {exc}"
         raise CliError(message, EXIT_START_FAILED) from None
-    if args.json:
+    write_report(report, out, as_json=args.json)
+    if report.protocol_version is None:
+        return EXIT_START_FAILED
+    return EXIT_OK if report.passed else EXIT_MANDATORY_FAILED
+
+
+def write_report(report: Report, out: TextIO, *, as_json: bool) -> None:
+    """Print the report: the table, or its JSON (one line)."""
+    if as_json:
         out.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
     else:
         out.write(format_report(report))
     out.flush()
-    if report.protocol_version is None:
-        return EXIT_START_FAILED
-    return EXIT_OK if report.passed else EXIT_MANDATORY_FAILED
 
 
 def format_report(report: Report) -> str:

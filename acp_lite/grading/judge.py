@@ -102,6 +102,14 @@ def _items(message: Any) -> Iterator[dict[str, Any]]:
             yield item
 
 
+def _first_answer(view: View, method: str) -> tuple[dict[str, Any], LogLine]:
+    """The client's first answer to the agent's ``method`` request (fails if none)."""
+    answers = view.answers(method)
+    if not answers:
+        raise _fail(f"{view.run.scenario}: no answer to the agent's {method}")
+    return answers[0]
+
+
 def _error_code(message: Mapping[str, Any]) -> Any:
     error = message.get("error")
     return error.get("code") if isinstance(error, dict) else None
@@ -209,10 +217,7 @@ def check_patches(views: Mapping[str, View]) -> None:
 
 def _unknown_answer(views: Mapping[str, View], method: str) -> None:
     view = views["unknown"]
-    answers = view.answers(method)
-    if not answers:
-        raise _fail(f"no answer to the agent's {method}")
-    msg, line = answers[0]
+    msg, line = _first_answer(view, method)
     if _error_code(msg) != -32601:
         raise _fail(f"{method} answered {_short(msg)}, not error -32601", line)
 
@@ -246,10 +251,7 @@ def check_early_updates(views: Mapping[str, View]) -> None:
 
 def check_permission(views: Mapping[str, View]) -> None:
     view = views["requests"]
-    answers = view.answers("session/request_permission")
-    if not answers:
-        raise _fail("no answer to session/request_permission")
-    msg, line = answers[0]
+    msg, line = _first_answer(view, "session/request_permission")
     result = msg.get("result")
     outcome = result.get("outcome") if isinstance(result, dict) else None
     if not isinstance(outcome, dict):
@@ -262,10 +264,7 @@ def check_permission(views: Mapping[str, View]) -> None:
 
 def check_elicitation(views: Mapping[str, View]) -> None:
     view = views["requests"]
-    answers = view.answers("elicitation/create")
-    if not answers:
-        raise _fail("no answer to elicitation/create")
-    msg, line = answers[0]
+    msg, line = _first_answer(view, "elicitation/create")
     result = msg.get("result")
     action = result.get("action") if isinstance(result, dict) else None
     if action in ("decline", "cancel"):
@@ -279,10 +278,7 @@ def check_elicitation(views: Mapping[str, View]) -> None:
 
 def check_read_file(views: Mapping[str, View]) -> None:
     view = views["requests"]
-    answers = view.answers("fs/read_text_file")
-    if not answers:
-        raise _fail("no answer to fs/read_text_file")
-    msg, line = answers[0]
+    msg, line = _first_answer(view, "fs/read_text_file")
     result = msg.get("result")
     if not isinstance(result, dict) or result.get("content") != READ_TEXT:
         raise _fail(f"the answer {_short(msg)} does not hold the file's content", line)
@@ -290,10 +286,7 @@ def check_read_file(views: Mapping[str, View]) -> None:
 
 def check_write_file(views: Mapping[str, View]) -> None:
     view = views["requests"]
-    answers = view.answers("fs/write_text_file")
-    if not answers:
-        raise _fail("no answer to fs/write_text_file")
-    msg, line = answers[0]
+    msg, line = _first_answer(view, "fs/write_text_file")
     if "error" in msg:
         raise _fail(f"fs/write_text_file failed: {_short(msg)}", line)
     if view.run.written != WRITE_TEXT:
@@ -304,10 +297,7 @@ def check_terminal(views: Mapping[str, View]) -> None:
     view = views["requests"]
     steps = {}
     for method in ("terminal/create", "terminal/wait_for_exit", "terminal/output"):
-        answers = view.answers(method)
-        if not answers:
-            raise _fail(f"no answer to {method}")
-        msg, line = answers[0]
+        msg, line = _first_answer(view, method)
         result = msg.get("result")
         if not isinstance(result, dict):
             raise _fail(f"{method} answered {_short(msg)}", line)
@@ -376,10 +366,7 @@ def _cancelled(views: Mapping[str, View]) -> View:
 
 def check_cancel_permission(views: Mapping[str, View]) -> None:
     view = _cancelled(views)
-    answers = view.answers("session/request_permission")
-    if not answers:
-        raise _fail("no answer to the permission request of the cancelled work")
-    msg, line = answers[0]
+    msg, line = _first_answer(view, "session/request_permission")
     result = msg.get("result")
     outcome = result.get("outcome") if isinstance(result, dict) else None
     if not isinstance(outcome, dict) or outcome.get("outcome") != "cancelled":

@@ -97,7 +97,7 @@ def cancel_request_of_a_held_prompt(ctx: ProbeContext) -> None:
     ctx.wait_update(
         sid, lambda u: _is_state(u, *ACTIVE), since=since, what="the work reported running"
     )
-    second, _ = _send_prompt(ctx, sid, "a second prompt, to be withdrawn")
+    second, sent = _send_prompt(ctx, sid, "a second prompt, to be withdrawn")
     withdraw = ctx.peer.notify("$/cancel_request", {"requestId": second})
     response = _response(ctx, second, "the withdrawn session/prompt")
     error = response.obj.get("error")
@@ -115,7 +115,7 @@ def cancel_request_of_a_held_prompt(ctx: ProbeContext) -> None:
     ctx.peer.settle(0.2, withdraw.index)  # time for a second answer, if one comes
     answers = [
         line
-        for line in ctx.peer.received(withdraw.index)
+        for line in ctx.peer.received(sent.index)  # an answer may come before the withdrawal
         if line.is_response and line.obj.get("id") == second
     ]
     ctx.check(len(answers) == 1, f"the withdrawn prompt got {len(answers)} responses", *answers)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_lite.testing.faults._base import Fault, FaultState, fault
+from acp_lite.testing.faults.v2_session import CloseHeldPromptInternalError
 
 __all__: list[str] = []
 
@@ -139,13 +140,6 @@ class CancelledReportedAsError(Fault):
     "withdrawn-prompt-internal-error",
     "answers a session/prompt withdrawn by $/cancel_request with -32603, not -32800",
 )
-class WithdrawnPromptInternalError(Fault):
-    def outgoing(self, state: FaultState, message: Any) -> list[Any]:
-        error = message.get("error") if isinstance(message, dict) else None
-        if (
-            isinstance(error, dict)
-            and error.get("code") == -32800
-            and state.method_of(message) == "session/prompt"
-        ):
-            return [{**message, "error": {**error, "code": -32603}}]
-        return [message]
+class WithdrawnPromptInternalError(CloseHeldPromptInternalError):
+    """The same rewrite as for a prompt that session/close kept from insertion: a
+    session/prompt answered -32800 gets -32603."""
