@@ -9,6 +9,7 @@ from acp_lite.jsontypes import JsonObject, JsonValue
 from acp_lite.probes._context import ProbeContext
 from acp_lite.probes._peer import Line
 from acp_lite.probes._registry import probe_requirement
+from acp_lite.probes._v2_prompt_helpers import MESSAGE_UPDATES
 
 _SETUP = "docs-v2-draft/session-setup.mdx"
 _LIST = "docs-v2-draft/session-list.mdx"
@@ -19,16 +20,7 @@ INVALID_PARAMS = -32602
 RESOURCE_NOT_FOUND = -32002
 
 #: Message updates that are conversation history (replayed on resume).
-_HISTORY = frozenset(
-    {
-        "user_message",
-        "user_message_chunk",
-        "agent_message",
-        "agent_message_chunk",
-        "agent_thought",
-        "agent_thought_chunk",
-    }
-)
+_HISTORY = MESSAGE_UPDATES
 
 #: At most this many session/list pages are followed (a cursor loop fails the probe).
 _MAX_PAGES = 20
