@@ -143,8 +143,15 @@ class Link:
         *,
         stop_reason: str | None = None,
         error: dict[str, Any] | None = None,
+        if_cancelled: str | None = None,
     ) -> None:
         """Send a ``state_update`` snapshot (``state=None``: repeat the current one).
+
+        ``if_cancelled``: the stop reason to report instead when the client's
+        ``session/cancel`` has been read. It is decided, and the line written, under
+        the lock the cancel handler takes, so once the agent has read a cancel
+        (and answered a request sent after it) the work cannot end ``end_turn``
+        (spec "Cancellation": the idle MUST carry ``cancelled``).
 
         Spec "Background work": an agent that reports background work MUST include
         ``background`` on every state_update, so this agent always includes it
@@ -157,16 +164,18 @@ class Link:
                 session.state = state
             with self.cond:
                 background = [item.wire() for item in session.background.values()]
-            update: dict[str, Any] = {
-                "sessionUpdate": "state_update",
-                "state": session.state,
-                "background": background,
-            }
-            if stop_reason is not None:
-                update["stopReason"] = stop_reason
-            if error is not None:
-                update["error"] = error
-            self.emit(session, update)
+                if if_cancelled is not None and session.cancelling:
+                    stop_reason = if_cancelled
+                update: dict[str, Any] = {
+                    "sessionUpdate": "state_update",
+                    "state": session.state,
+                    "background": background,
+                }
+                if stop_reason is not None:
+                    update["stopReason"] = stop_reason
+                if error is not None:
+                    update["error"] = error
+                self.emit(session, update)
 
     # -- the agent's requests to the client -----------------------------------
 

@@ -160,7 +160,11 @@ class TurnRunner:
                     link.emit(session, update)
                     each.tool_calls[tool_call_id] = final
         if spec.idle:
-            link.report_state(session, "idle", stop_reason=stop_reason, error=error)
+            # A cancel read after the last step still ends the work cancelled.
+            late = spec.cancel_stop_reason if error is None and not run.ignoring else None
+            link.report_state(
+                session, "idle", stop_reason=stop_reason, error=error, if_cancelled=late
+            )
 
     # -- insertion ----------------------------------------------------------------
 
