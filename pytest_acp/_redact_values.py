@@ -72,22 +72,44 @@ def _untmp(value: str, tmp: Sequence[str]) -> str:
     return value
 
 
-def _redact_text_chunk(p: dict[str, Any], tmp: Sequence[str]) -> bool:
-    """What ``redact_walk`` does to a plain text chunk, without the walk; False if
-    ``p`` is not one (then the walk runs)."""
+def is_plain_text_chunk(p: dict[str, Any]) -> bool:
+    """A chunk whose only values are its tag, messageId and one text block, all
+    strings: redaction changes only tmp paths in it (``_redact_text_chunk``)."""
     if p.keys() != _CHUNK_KEYS:
         return False
     content = p["content"]
     if content.__class__ is not dict or content.keys() != _TEXT_KEYS:
         return False
-    strings = (p["sessionUpdate"], p["messageId"], content["type"], content["text"])
-    if any(v.__class__ is not str for v in strings):
+    return (
+        p["sessionUpdate"].__class__ is str
+        and p["messageId"].__class__ is str
+        and content["type"].__class__ is str
+        and content["text"].__class__ is str
+    )
+
+
+def untmp_texts(texts: list[str], tmp: Sequence[str]) -> list[str]:
+    """``texts`` with tmp paths replaced in each, as in a plain text chunk's text (one
+    search of the joined texts: a text holds a path only if the join does)."""
+    if not tmp:
+        return texts
+    joined = "".join(texts)
+    if not any(prefix in joined for prefix in tmp):
+        return texts
+    return [_untmp(t, tmp) for t in texts]
+
+
+def _redact_text_chunk(p: dict[str, Any], tmp: Sequence[str]) -> bool:
+    """What ``redact_walk`` does to a plain text chunk, without the walk; False if
+    ``p`` is not one (then the walk runs)."""
+    if not is_plain_text_chunk(p):
         return False
     if tmp:
-        p["sessionUpdate"] = _untmp(strings[0], tmp)
-        p["messageId"] = _untmp(strings[1], tmp)
-        content["type"] = _untmp(strings[2], tmp)
-        content["text"] = _untmp(strings[3], tmp)
+        content = p["content"]
+        p["sessionUpdate"] = _untmp(p["sessionUpdate"], tmp)
+        p["messageId"] = _untmp(p["messageId"], tmp)
+        content["type"] = _untmp(content["type"], tmp)
+        content["text"] = _untmp(content["text"], tmp)
     return True
 
 

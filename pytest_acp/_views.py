@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_acp._safejson import key as json_key
 
-__all__ = ["CHUNK_ID_KEYS", "final_view", "merged_view"]
+__all__ = ["CHUNK_ID_KEYS", "MoreTexts", "final_view", "merged_view"]
 
 #: Chunk updates and the key that names the entity they append to.
 CHUNK_ID_KEYS: dict[str, str] = {
@@ -28,6 +28,17 @@ CHUNK_ID_KEYS: dict[str, str] = {
 
 
 # --- merged view -------------------------------------------------------------------
+
+
+class MoreTexts:
+    """The other texts of a run of plain text chunks of one stream, right after the
+    run's first payload (``normalize`` passes runs this way to the merged view,
+    which joins them: no payload per chunk)."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
 
 
 def _frozen(value: Any) -> Any:
@@ -116,8 +127,31 @@ class _Run:
         return {**self.base, "content": _with_text(self.tag, self.base["content"], text)}
 
 
+_PLAIN_KEYS = {"sessionUpdate": None, "messageId": None, "content": None}.keys()
+_TEXT_KEYS = {"type": None, "text": None}.keys()
+_TEXT_BLOCK_KEY = (("type", "text"),)
+
+
 def _run_key(p: dict[str, Any]) -> tuple[tuple[Any, ...], Any, bool] | None:
     """(merge key, the part to append, binary?) for a mergeable chunk, else None."""
+    if p.keys() == _PLAIN_KEYS:
+        # The commonest chunk, a message's text: its key without the general walk
+        # (the same tuple _items_key builds for it).
+        tag, content = p["sessionUpdate"], p["content"]
+        if (
+            tag.__class__ is str
+            and CHUNK_ID_KEYS.get(tag) == "messageId"
+            and content.__class__ is dict
+            and content.keys() == _TEXT_KEYS
+            and content["type"] == "text"
+            and content["text"].__class__ is str
+        ):
+            mid = p["messageId"]
+            rest = (
+                ("messageId", mid if mid.__class__ is str else _frozen(mid)),
+                ("sessionUpdate", tag),
+            )
+            return ((tag, "messageId", rest, _TEXT_BLOCK_KEY), content["text"], False)
     tag = p.get("sessionUpdate")
     if not isinstance(tag, str) or tag not in CHUNK_ID_KEYS:
         return None
@@ -133,7 +167,7 @@ def _run_key(p: dict[str, Any]) -> tuple[tuple[Any, ...], Any, bool] | None:
 
 
 def merged_view(
-    payloads: list[dict[str, Any]], turns: Sequence[int] | None = None
+    payloads: Sequence[dict[str, Any] | MoreTexts], turns: Sequence[int] | None = None
 ) -> list[dict[str, Any]]:
     """Adjacent chunks of one stream joined; ``turns``: each payload's prompt turn
     (a run never crosses into the next turn: v1 chunks have no messageId)."""
@@ -141,6 +175,11 @@ def merged_view(
     run: _Run | None = None
     run_turn = 0
     for i, p in enumerate(payloads):
+        if isinstance(p, MoreTexts):
+            # Follows its run's first chunk, a plain text chunk, so the run is open.
+            assert run is not None and not run.binary
+            run.parts.extend(p.texts)
+            continue
         k = _run_key(p)
         turn = turns[i] if turns is not None else 0
         if k is not None and run is not None and run.key == k[0] and run_turn == turn:

@@ -31,23 +31,15 @@ Pure Python over dicts: no pytest, syrupy or acp_lite import is needed to use it
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_acp._lines import (
-    REQUEST_METHODS,
-    RESPONSE,
-    Wire,
-    from_idle,
-    from_wire,
-    is_record,
-    record_line,
-)
-from pytest_acp._redact_values import redact_payload
-from pytest_acp._safejson import NOT_JSON, loads
+from pytest_acp._extract import MAX_DEPTH, TOO_DEEP, clip_depth, extract_turns
+from pytest_acp._lines import REQUEST_METHODS, RESPONSE
+from pytest_acp._redact_values import redact_payload, untmp_texts
 from pytest_acp._safejson import key as json_key
-from pytest_acp._views import CHUNK_ID_KEYS, final_view, merged_view
+from pytest_acp._views import CHUNK_ID_KEYS, MoreTexts, final_view, merged_view
 
 if TYPE_CHECKING:
     from acp_lite.jsontypes import JsonObject
@@ -55,11 +47,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_ID_KEYS",
     "ID_KINDS",
+    "MAX_DEPTH",
     "REDACTIONS",
     "REQUEST_METHODS",
+    "TOO_DEEP",
     "IdMap",
     "Normalizer",
     "View",
+    "clip_depth",
     "extract_updates",
     "normalize",
     "order_keys",
@@ -126,125 +121,13 @@ class IdMap:
         return f"<IdMap {len(self._map)} ids>"
 
 
-# --- extracting update payloads ----------------------------------------------------
-
-
-#: Event sources that are updates the agent sent: a v2 ``session/update``, or a v1
-#: one (``acp_lite.core.v1.SOURCE_TRANSLATED``: its payload kept as received).
-_STREAMED = frozenset({"session/update", "v1:session/update"})
-#: acp_lite.core.v1.SOURCE_SYNTHESIZED (not imported: pure Python here).
-_SYNTHESIZED = "v1:synthesized"
-
-
-def _payloads_of(item: Any, wire: Wire | None = None) -> list[dict[str, Any]]:
-    """The update payloads (``{"sessionUpdate": ...}``) carried by ``item``; with
-    ``wire``, request lines too."""
-    if isinstance(item, Mapping):
-        if "sessionUpdate" in item:
-            return [dict(item)]
-        if "request" in item and "params" in item and wire is not None and wire.requests:
-            return [dict(item)]  # a request line (already normalised once)
-        if RESPONSE in item and wire is not None:
-            return [dict(item)]  # a v1 turn's end (already normalised once)
-        update = item.get("update")
-        if isinstance(update, Mapping) and "sessionUpdate" in update:
-            return [dict(update)]  # session/update params
-        if "dir" in item and ("msg" in item or "raw" in item):  # an NDJSON transcript record
-            if item.get("dir") == "recv":
-                return (
-                    wire.recv(item.get("msg")) if wire is not None else from_wire(item.get("msg"))
-                )
-            if item.get("dir") == "send" and wire is not None:
-                wire.send(item.get("msg"))
-            return []
-        if "method" in item or "result" in item or "error" in item:
-            return from_wire(item)  # a whole JSON-RPC message
-        raise TypeError(f"not an ACP update: a mapping without 'sessionUpdate' ({item!r:.200})")
-    if is_record(item):
-        return [record_line(item)] if wire is not None and wire.requests else []
-    source = getattr(item, "source", "session/update")
-    if source == _SYNTHESIZED and wire is not None:
-        # The idle the v1 translator made from the session/prompt response: the
-        # turn's end, shown as that response (what the agent sent).
-        raw = getattr(item, "raw", None)
-        found = from_idle(raw) if isinstance(raw, Mapping) else None
-        return [] if found is None else [found]
-    if source not in _STREAMED:
-        # Derived by the client (the tool call a permission request carries, what
-        # the v1 translator synthesizes): snapshots show what the agent streamed,
-        # as the transcript view does.
+def _tmp_prefixes(tmp_path: str | os.PathLike[str] | None) -> list[str]:
+    if tmp_path is None:
         return []
-    raw = getattr(item, "raw", None)  # model Event, Unrecognized* updates
-    if isinstance(raw, Mapping):
-        # The update payload as received, kept even without a usable tag (the
-        # model keeps such updates too; they are what the agent sent).
-        return [dict(raw)]
-    raw_params = getattr(item, "raw_params", None)  # decoded Notification
-    if isinstance(raw_params, Mapping):
-        return _payloads_of(raw_params)
-    line = getattr(item, "line", None)  # TranscriptEntry
-    if isinstance(line, bytes | str) and hasattr(item, "direction"):
-        if item.direction == "send":
-            if wire is not None:
-                value = loads(line)
-                if value is not NOT_JSON:
-                    wire.send(value)
-            return []
-        if item.direction != "recv":
-            return []
-        value = loads(line)
-        if value is NOT_JSON:
-            return []
-        return wire.recv(value) if wire is not None else from_wire(value)
-    if hasattr(item, "session_update"):  # a typed wire object
-        import importlib
-
-        protocol: Any = importlib.import_module("acp_lite.protocol")
-        return _payloads_of(protocol.converter.unstructure(item))
-    raise TypeError(f"cannot read an ACP update from {type(item).__name__}: {item!r:.200}")
-
-
-def _in_stream_order(events: Iterable[Any], requests: Any) -> list[Any]:
-    """Model events with the request records placed where they arrived (a record
-    with ``event_index`` k came after events ``0..k-1``)."""
-    records = [r for r in requests or () if is_record(r)]
-    if not records:
-        return list(events)
-    out: list[Any] = []
-    j = 0
-    for event in events:
-        index = getattr(event, "index", None)
-        while j < len(records) and isinstance(index, int) and records[j].event_index <= index:
-            out.append(records[j])
-            j += 1
-        out.append(event)
-    out.extend(records[j:])
-    return out
-
-
-def _items_of(data: Any) -> Iterable[Any]:
-    if isinstance(data, Mapping):
-        return [data]
-    if isinstance(data, str | bytes):
-        raise TypeError("expected a sequence of updates, got a string")
-    # Order matters: a Session has both `model` and `updates`; the model's event log
-    # is the complete record (Turn.updates is the slice of one turn). The agent's
-    # requests are `requests` next to the events (SessionModel, Turn.updates).
-    events = getattr(data, "events", None)
-    if events is not None and not callable(events):
-        return _in_stream_order(events, getattr(data, "requests", None))
-    model = getattr(data, "model", None)
-    if model is not None and getattr(model, "events", None) is not None:
-        return _in_stream_order(model.events, getattr(model, "requests", None))
-    updates = getattr(data, "updates", None)
-    if updates is not None and not callable(updates):
-        return _in_stream_order(updates, getattr(updates, "requests", None))
-    entries = getattr(data, "entries", None)  # acp_lite.transcript.Transcript
-    if callable(entries):
-        return list(entries())
-    if isinstance(data, Iterable):
-        return _in_stream_order(data, getattr(data, "requests", None))
-    raise TypeError(f"cannot read ACP updates from {type(data).__name__}")
+    raw = os.fspath(tmp_path)
+    found = {raw, str(Path(raw).resolve())}
+    # Longest first, so /private/tmp/x wins over /tmp/x (macOS symlinks).
+    return sorted((p.rstrip("/") for p in found if p.rstrip("/")), key=len, reverse=True)
 
 
 def extract_updates(data: object) -> list[JsonObject]:
@@ -257,133 +140,7 @@ def extract_updates(data: object) -> list[JsonObject]:
     object carrying them: a ``Turn`` (``.updates``), a ``Session`` (``.model``), a
     ``SessionModel`` (``.events``) or a ``Transcript``.
     """
-    return _extract(data, requests=False)
-
-
-def _extract(data: Any, *, requests: bool) -> list[dict[str, Any]]:
-    return _extract_turns(data, requests=requests, turn_ends=requests)[0]
-
-
-def _extract_turns(
-    data: Any, *, requests: bool, turn_ends: bool = True
-) -> tuple[list[dict[str, Any]], list[int]]:
-    """The payloads, and for each the number of the prompt turn it came in: v1
-    messages have no messageId, so only the turn tells one turn's message from the
-    next (the views keep them apart). ``turn_ends``: the lines ending v1 turns too;
-    ``requests``: request lines too."""
-    wire = Wire(requests) if turn_ends else None
-    found: list[dict[str, Any]] = []
-    turns: list[int] = []
-    turn = 0
-    for item in _items_of(data):
-        if _starts_turn(item):
-            turn += 1
-        payloads = _payloads_of(item, wire)
-        found.extend(payloads)
-        turns.extend([turn] * len(payloads))
-    if wire is not None:
-        wire.finish()  # a transcript's answers come later than its requests
-    # Copies, clipped: the helpers below recurse, and agent values may nest deeply.
-    return [clip_depth(p) for p in found], turns
-
-
-def _starts_turn(item: Any) -> bool:
-    """A v1 turn's start: the user message the v1 translator made up (a model
-    event), or a ``session/prompt`` the client sent (a transcript line)."""
-    if isinstance(item, Mapping):
-        if item.get("dir") != "send":
-            return False
-        msg = item.get("msg")
-        return isinstance(msg, Mapping) and msg.get("method") == "session/prompt"
-    if getattr(item, "direction", None) == "send":
-        line = getattr(item, "line", None)
-        if not isinstance(line, bytes | str) or b"session/prompt" not in _as_bytes(line):
-            return False
-        msg = loads(line)
-        return isinstance(msg, Mapping) and msg.get("method") == "session/prompt"
-    if getattr(item, "synthesized", False) is True:
-        raw = getattr(item, "raw", None)
-        return isinstance(raw, Mapping) and raw.get("sessionUpdate") == "user_message"
-    return False
-
-
-def _as_bytes(line: bytes | str) -> bytes:
-    return line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
-
-
-MAX_DEPTH = 64
-"""Deeper JSON values are replaced by :data:`TOO_DEEP` in normalised updates."""
-
-TOO_DEEP = f"<nested deeper than {MAX_DEPTH} levels>"
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _shallow_copy(value: Any, levels: int) -> Any:
-    """A copy of ``value`` if it nests at most ``levels`` containers deep (dicts and
-    lists of scalars), else ``_DEEPER``: the common update, copied without the
-    general walk below."""
-    if value.__class__ in _SCALARS:
-        return value
-    if levels == 0:
-        return _DEEPER
-    if value.__class__ is dict:
-        out = {}
-        for k, v in value.items():
-            c = _shallow_copy(v, levels - 1)
-            if c is _DEEPER:
-                return _DEEPER
-            out[k] = c
-        return out
-    if value.__class__ is list:
-        items = []
-        for v in value:
-            c = _shallow_copy(v, levels - 1)
-            if c is _DEEPER:
-                return _DEEPER
-            items.append(c)
-        return items
-    return _DEEPER  # a tuple, a subclass ...: the general walk
-
-
-_DEEPER = object()
-_SHALLOW = 4  # levels copied by _shallow_copy (a text chunk's payload is 2 deep)
-
-
-def clip_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
-    """A copy of a JSON value whose containers nested deeper than ``limit`` are
-    replaced by :data:`TOO_DEEP` (without recursion: any depth the agent sends)."""
-    if limit >= _SHALLOW:
-        copied = _shallow_copy(value, _SHALLOW)
-        if copied is not _DEEPER:
-            return copied
-    root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 1)]
-    while stack:
-        src, dst, key, depth = stack.pop()
-        if isinstance(src, dict | list | tuple) and depth > limit:
-            dst[key] = TOO_DEEP
-        elif isinstance(src, dict):
-            new: Any = dict.fromkeys(src)  # keeps the key order
-            dst[key] = new
-            stack.extend((v, new, k, depth + 1) for k, v in src.items())
-        elif isinstance(src, list | tuple):
-            new = [None] * len(src)
-            dst[key] = new
-            stack.extend((v, new, i, depth + 1) for i, v in enumerate(src))
-        else:
-            dst[key] = src
-    return root[0]
-
-
-def _tmp_prefixes(tmp_path: str | os.PathLike[str] | None) -> list[str]:
-    if tmp_path is None:
-        return []
-    raw = os.fspath(tmp_path)
-    found = {raw, str(Path(raw).resolve())}
-    # Longest first, so /private/tmp/x wins over /tmp/x (macOS symlinks).
-    return sorted((p.rstrip("/") for p in found if p.rstrip("/")), key=len, reverse=True)
+    return extract_turns(data, requests=False, turn_ends=False)[0]
 
 
 # --- text redaction and placeholders -----------------------------------------------
@@ -422,6 +179,46 @@ def _placeholders(value: Any, ids: IdMap, kind: str | None = None) -> Any:
     if kind is not None and isinstance(value, str | int) and not isinstance(value, bool):
         return ids.placeholder(kind, value)
     return value
+
+
+def _placed(value: Any, ids: IdMap, kind: str | None = None) -> Any:
+    """``_sorted(_placeholders(value, ids, kind))`` in one walk, into new containers
+    (keys visited in the same sorted order, so ids are numbered alike)."""
+    cls = value.__class__
+    if cls is dict:
+        out: dict[str, Any] = {}
+        for key in sorted(value):
+            item = value[key]
+            k = ID_KINDS.get(key)
+            if k is not None:
+                if isinstance(item, str | int) and item.__class__ is not bool:
+                    out[key] = ids.placeholder(k, item)
+                    continue
+                if isinstance(item, list):
+                    out[key] = [_placed(v, ids, k) for v in item]
+                    continue
+            out[key] = _placed(item, ids) if isinstance(item, dict | list) else item
+        return out
+    if cls is list:
+        return [_placed(v, ids) for v in value]
+    if isinstance(value, dict | list):  # a subclass: the two steps
+        return _sorted(_placeholders(value, ids, kind))
+    if kind is not None and isinstance(value, str | int) and cls is not bool:
+        return ids.placeholder(kind, value)
+    return value
+
+
+def _placed_update(update: dict[str, Any], ids: IdMap) -> JsonObject:
+    """``order_keys(_placeholders(update, ids))`` in one walk."""
+    first = next((k for k in ("sessionUpdate", "request", RESPONSE) if k in update), "")
+    if isinstance(update.get(first), dict | list):  # order_keys leaves it unsorted
+        return order_keys(_placeholders(update, ids))
+    placed: JsonObject = _placed(update, ids)
+    if not first:
+        return placed
+    out: JsonObject = {first: placed.pop(first)}
+    out.update(placed)
+    return out
 
 
 def _sorted(value: Any) -> Any:
@@ -491,11 +288,19 @@ def normalize(
             paths.extend(_tmp_prefixes(one))
         paths.sort(key=len, reverse=True)
 
-    payloads: list[dict[str, Any]] = []
+    payloads: list[Any] = []  # dicts, and MoreTexts for the merged view
     turns: list[int] = []
     hooks = list(normalizers)
-    found, found_turns = _extract_turns(updates, requests=requests)
+    compact = view == "merged" and not hooks
+    found, found_turns = extract_turns(updates, requests=requests, compact=compact)
     for p, turn in zip(found, found_turns, strict=True):
+        if p.__class__ is MoreTexts:
+            # The rest of a plain text chunk run: what redact_payload does to each
+            # chunk (tmp paths in its text), without a payload per chunk.
+            p.texts = untmp_texts(p.texts, paths)
+            payloads.append(p)
+            turns.append(turn)
+            continue
         redact_payload(p, cats, paths)
         keep = True
         for hook in hooks:
@@ -515,7 +320,37 @@ def normalize(
         payloads = final_view(payloads, turns)
     if not text:
         payloads = [_redact_text(p) for p in payloads]
-    if placeholders:
-        id_map = ids if ids is not None else IdMap()
-        payloads = [_placeholders(p, id_map) for p in payloads]
-    return [order_keys(p) for p in payloads]
+    id_map = (ids if ids is not None else IdMap()) if placeholders else None
+    out: list[JsonObject] = []
+    for p in payloads:
+        plain = _plain_chunk_out(p, id_map)
+        if plain is None:
+            out.append(_placed_update(p, id_map) if id_map is not None else order_keys(p))
+        else:
+            out.append(plain)
+    return out
+
+
+def _plain_chunk_out(p: dict[str, Any], ids: IdMap | None) -> JsonObject | None:
+    """What placeholders and :func:`order_keys` make of a plain text chunk (its tag,
+    messageId and a text block, all strings), built at once; else None."""
+    if p.keys() != _PLAIN_KEYS:
+        return None
+    content = p["content"]
+    if content.__class__ is not dict or content.keys() != _TEXT_KEYS:
+        return None
+    tag, mid, kind, text = p["sessionUpdate"], p["messageId"], content["type"], content["text"]
+    if not (
+        tag.__class__ is str
+        and mid.__class__ is str
+        and kind.__class__ is str
+        and text.__class__ is str
+    ):
+        return None
+    if ids is not None:
+        mid = ids.placeholder("message", mid)
+    return {"sessionUpdate": tag, "content": {"text": text, "type": kind}, "messageId": mid}
+
+
+_PLAIN_KEYS = {"sessionUpdate": None, "messageId": None, "content": None}.keys()
+_TEXT_KEYS = {"type": None, "text": None}.keys()

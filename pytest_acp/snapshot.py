@@ -15,6 +15,7 @@ name="turn2")``.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -71,8 +72,8 @@ def _header(options: SnapshotOptions) -> dict[str, Any]:
     return header
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call.
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def serialize_updates(
@@ -85,6 +86,24 @@ def serialize_updates(
 ) -> str:
     """The ``.acp.jsonl`` text for ``data`` (anything :func:`~pytest_acp.normalize` accepts)."""
     options = options or SnapshotOptions()
+    # Normalising builds a few dicts per update and no cycles: the cyclic collector
+    # would walk the test process's every object again and again for nothing.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _serialize_updates(data, options, exclude, include, matcher)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _serialize_updates(
+    data: object,
+    options: SnapshotOptions,
+    exclude: PropertyFilter | None,
+    include: PropertyFilter | None,
+    matcher: PropertyMatcher | None,
+) -> str:
     updates: list[Any] = normalize(
         data,
         options.view,

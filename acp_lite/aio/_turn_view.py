@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, overload
 
+from acp_lite.model.events import EventLog, LineRun, TextRun
 from acp_lite.model.requests import (
     PERMISSION,
     AgentRequestRecord,
@@ -82,6 +83,22 @@ class EventSlice(Sequence["Event"]):
         for i in range(self._start, self._stop):
             if i not in skip:
                 yield events[i]
+
+    def runs(self) -> Iterator[Event | TextRun | LineRun]:
+        """The slice's events in order, runs of one stream's text chunks and of
+        updates kept as their lines as one :class:`~acp_lite.model.events.TextRun`
+        or :class:`~acp_lite.model.events.LineRun` each (``EventLog.runs``)."""
+        events = self._events
+        if not isinstance(events, EventLog):
+            yield from self
+            return
+        start = self._start
+        if start < events.dropped and start < self._stop:
+            events[start]  # raises the log's error for a dropped event, as iterating does
+        for skipped in (*self._skip, self._stop):
+            if start < skipped:
+                yield from events.runs(start, skipped)
+            start = skipped + 1
 
     def __repr__(self) -> str:
         skipped = f", {len(self._skip)} not streamed" if self._skip else ""

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast, overload
 
 from acp_lite.protocol import converter, structure_update
 from acp_lite.protocol.chunk_lines import CompactLine
-from acp_lite.protocol.jsonrpc import loads_json
+from acp_lite.protocol.jsonrpc import loads_json, loads_json_lines
 
 if TYPE_CHECKING:
     from acp_lite.jsontypes import JsonObject
@@ -81,6 +81,13 @@ class Event:
             return _encode(self.update)
         return self._log.raw(self.index)
 
+    def fresh_raw(self) -> tuple[JsonObject, int] | None:
+        """A new dict of the raw payload and a bound on its nesting depth, decoded
+        again from the kept line (``EventLog.fresh_raw``), or ``None``."""
+        if self._log is None:
+            return None
+        return self._log.fresh_raw(self.index)
+
     @property
     def source(self) -> str:
         """The method that carried this update: ``"session/update"``, or for example
@@ -124,6 +131,82 @@ class Event:
             f"Event(index={self.index!r}, update={self.update!r}, "
             f"replayed={self.replayed!r}, time={self.time!r})"
         )
+
+
+class TextRun:
+    """Consecutive logged text chunks of one stream (events ``index`` ..
+    ``index + len(texts) - 1``), as :meth:`EventLog.runs` yields them: the chunks'
+    compact line and their texts, read without building an event per chunk.
+
+    Each chunk's raw payload is ``payload(i)``: the stream's payload with
+    ``texts[i]`` (what ``Event.raw`` of that event gives).
+    """
+
+    __slots__ = ("index", "line", "texts")
+
+    def __init__(self, index: int, line: CompactLine, texts: list[str]) -> None:
+        self.index = index
+        self.line = line
+        self.texts = texts
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def payload(self, i: int = 0) -> JsonObject:
+        """The raw payload of chunk ``i`` of the run (a new dict)."""
+        update: JsonObject = self.line.params(self.texts[i])["update"]
+        return update
+
+    def split(self, count: int) -> tuple[TextRun, TextRun]:
+        """The run's first ``count`` chunks and the rest (``0 < count < len``)."""
+        texts = self.texts
+        return (
+            TextRun(self.index, self.line, texts[:count]),
+            TextRun(self.index + count, self.line, texts[count:]),
+        )
+
+    def __repr__(self) -> str:
+        return f"<TextRun {len(self.texts)} chunks from {self.index} of {self.line!r}>"
+
+
+class LineRun:
+    """Consecutive streamed updates the log keeps as their received lines (events
+    ``index`` .. ``index + len(lines) - 1``), as :meth:`EventLog.runs` yields them:
+    ``payloads()`` decodes them again, without building an event per update."""
+
+    __slots__ = ("index", "lines")
+
+    def __init__(self, index: int, lines: list[bytes]) -> None:
+        self.index = index
+        self.lines = lines
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def payload(self, i: int = 0) -> JsonObject:
+        """The raw payload of update ``i`` of the run, decoded again (a new dict)."""
+        return _from_line(self.lines[i])
+
+    def payloads(self) -> list[JsonObject]:
+        """Every update's raw payload decoded again (new dicts, nothing cached)."""
+        return [value["params"]["update"] for value in loads_json_lines(self.lines)]
+
+    def deeper_than(self, depth: int) -> list[int]:
+        """The positions in the run of the updates that may nest containers more than
+        ``depth`` deep (their lines open more containers than that)."""
+        return [
+            i
+            for i, line in enumerate(self.lines)
+            if len(line) > 2 * depth and line.count(b"{") + line.count(b"[") > depth
+        ]
+
+    def split(self, count: int) -> tuple[LineRun, LineRun]:
+        """The run's first ``count`` updates and the rest (``0 < count < len``)."""
+        lines = self.lines
+        return LineRun(self.index, lines[:count]), LineRun(self.index + count, lines[count:])
+
+    def __repr__(self) -> str:
+        return f"<LineRun {len(self.lines)} lines from {self.index}>"
 
 
 def _encode(update: Any) -> dict[str, Any]:
@@ -320,6 +403,25 @@ class EventLog(Sequence[Event]):
             raw = self._raws[pos] = _from_line(raw)
         return raw  # type: ignore[return-value]
 
+    def fresh_raw(self, index: int) -> tuple[JsonObject, int] | None:
+        """A new dict of event ``index``'s raw payload, the caller's to change, and a
+        bound on how deep it nests (containers inside containers), when the log still
+        keeps what it decodes from (the received line, or a chunk's compact line):
+        decoded again and not cached, so reading many updates this way leaves the
+        log as small as it was. ``None`` when the log keeps the payload as an object
+        (read :meth:`raw` and copy it)."""
+        pos = self._at(index)
+        raw = self._raws[pos]
+        if raw.__class__ is str:
+            compact: CompactLine = self._updates[pos]
+            # The text is a string: the line's containers are all in the template.
+            shape = compact.prefix + compact.suffix
+            depth = shape.count(b"{") + shape.count(b"[")
+            return compact.params(raw)["update"], depth
+        if isinstance(raw, bytes):
+            return _from_line(raw), raw.count(b"{") + raw.count(b"[")
+        return None
+
     def set_raw(self, index: int, raw: dict[str, Any]) -> None:
         self._raws[self._at(index)] = raw
 
@@ -376,6 +478,44 @@ class EventLog(Sequence[Event]):
         for i in range(self._base, len(self)):
             yield self.event(i)
 
+    def runs(
+        self, start: int | None = None, stop: int | None = None
+    ) -> Iterator[Event | TextRun | LineRun]:
+        """The kept events of ``[start, stop)`` in order, with each run of two or more
+        consecutive text chunks of one stream still kept compactly given as one
+        :class:`TextRun`, and each run of ``session/update`` lines still kept as
+        received as one :class:`LineRun`, instead of an event per update (what a
+        reader of many updates, such as a snapshot, walks without per-update
+        objects)."""
+        first = self._base if start is None else max(start, self._base)
+        last = len(self) if stop is None else min(stop, len(self))
+        updates, raws, base, sources = self._updates, self._raws, self._base, self._sources
+        pos, end = first - base, last - base
+        while pos < end:
+            stored = updates[pos]
+            if raws[pos].__class__ is bytes and not (sources and pos + base in sources):
+                run_end = pos + 1
+                while (
+                    run_end < end
+                    and raws[run_end].__class__ is bytes
+                    and not (sources and run_end + base in sources)
+                ):
+                    run_end += 1
+                yield LineRun(pos + base, cast("list[bytes]", raws[pos:run_end]))
+                pos = run_end
+                continue
+            if stored.__class__ is CompactLine:
+                run_end = pos + 1
+                while run_end < end and updates[run_end] is stored:
+                    run_end += 1
+                if run_end - pos >= 2:
+                    texts = cast("list[str]", raws[pos:run_end])
+                    yield TextRun(pos + base, stored, texts)
+                    pos = run_end
+                    continue
+            yield self.event(pos + base)
+            pos += 1
+
     def event(self, i: int) -> Event:
         """Event ``i`` (no bounds normalisation: ``i`` must be a valid index)."""
         pos = i - self._base
@@ -390,4 +530,4 @@ class EventLog(Sequence[Event]):
         return f"<EventLog {kept} events{dropped}>"
 
 
-__all__ = ["Event", "EventLog"]
+__all__ = ["Event", "EventLog", "LineRun", "TextRun"]

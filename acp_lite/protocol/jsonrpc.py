@@ -215,7 +215,12 @@ def _std_dumps(obj: Any) -> bytes:
         return text.encode("ascii") + b"\n"
 
 
+def _std_loads_many(lines: list[bytes]) -> list[Any]:
+    return [_std_loads(line) for line in lines]
+
+
 _loads: _Loads = _std_loads
+_loads_many: Callable[[list[bytes]], list[Any]] = _std_loads_many
 _dumps: Callable[[Any], bytes] = _std_dumps
 JSON_BACKEND = "json"
 """``"orjson"`` when the optional ``fast`` extra is installed (and not disabled with
@@ -242,6 +247,18 @@ if os.environ.get("ACP_LITE_JSON", "").lower() != "json":  # pragma: no branch
                 # stdlib decide, with its messages.
                 return _std_loads(line)
 
+        def _orjson_loads_many(lines: list[bytes]) -> list[Any]:
+            # One search for long digit runs over all the lines, not one per line.
+            if _LONG_RUN in b"".join(lines).translate(_DIGITS):
+                return [_orjson_loads(line) for line in lines]
+            out: list[Any] = []
+            for line in lines:
+                try:
+                    out.append(orjson.loads(line))
+                except orjson.JSONDecodeError:
+                    out.append(_std_loads(line))
+            return out
+
         def _orjson_dumps(obj: Any) -> bytes:
             try:
                 return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
@@ -249,11 +266,18 @@ if os.environ.get("ACP_LITE_JSON", "").lower() != "json":  # pragma: no branch
                 return _std_dumps(obj)
 
         _loads, _dumps, JSON_BACKEND = _orjson_loads, _orjson_dumps, "orjson"
+        _loads_many = _orjson_loads_many
 
 
 def loads_json(line: bytes | str) -> Any:
     """Parse one JSON text with the active backend (raises ``ValueError`` if invalid)."""
     return _loads(line)
+
+
+def loads_json_lines(lines: list[bytes]) -> list[Any]:
+    """:func:`loads_json` of each line, in fewer steps per line (raises ``ValueError``
+    if one is invalid)."""
+    return _loads_many(lines)
 
 
 # ------------------------------------------------------------------ decoding

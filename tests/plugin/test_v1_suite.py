@@ -92,6 +92,6 @@ def test_acp_login_logs_in_before_the_test(pytester: pytest.Pytester) -> None:
 
 def test_the_source_names_match_the_translator() -> None:
     from acp_lite.core.v1 import SOURCE_SYNTHESIZED, SOURCE_TRANSLATED
-    from pytest_acp.normalize import _STREAMED
+    from pytest_acp._extract import STREAMED as _STREAMED
 
     assert SOURCE_TRANSLATED in _STREAMED and SOURCE_SYNTHESIZED not in _STREAMED
