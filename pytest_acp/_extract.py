@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_acp._lines import RESPONSE, Wire, from_idle, from_wire, is_record, record_line
-from pytest_acp._redact_values import is_plain_text_chunk
+from pytest_acp._redact_values import plain_message_text
 from pytest_acp._safejson import NOT_JSON, loads
 from pytest_acp._views import MoreTexts
 
@@ -219,7 +219,7 @@ def extract_turns(
         if _is_text_run(item):
             first = item.payload(0)
             clip.append(len(found))  # a compact line's template may nest anything
-            if compact and is_plain_text_chunk(first):
+            if compact and plain_message_text(first, ()) is not None:
                 found.append(first)
                 found.append(MoreTexts(item.texts[1:]))
                 turns.extend((turn, turn))

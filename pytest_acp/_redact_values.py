@@ -88,6 +88,36 @@ def is_plain_text_chunk(p: dict[str, Any]) -> bool:
     )
 
 
+#: The chunk kinds whose id key is ``messageId`` (``_views.CHUNK_ID_KEYS``).
+_MESSAGE_CHUNKS = frozenset(
+    {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "session_message_chunk"}
+)
+
+
+def plain_message_text(p: dict[str, Any], tmp: Sequence[str]) -> tuple[str, str, str] | None:
+    """``(tag, messageId, text)`` of a plain text chunk of a message (a ``text``
+    block), redacted as :func:`redact_payload` redacts it (tmp paths); else None.
+    The merged view joins such chunks without looking at them again."""
+    if p.keys() != _CHUNK_KEYS:
+        return None
+    tag, mid, content = p["sessionUpdate"], p["messageId"], p["content"]
+    if content.__class__ is not dict or content.keys() != _TEXT_KEYS:
+        return None
+    text = content["text"]
+    if (
+        tag.__class__ is not str
+        or tag not in _MESSAGE_CHUNKS
+        or content["type"] != "text"
+        or mid.__class__ is not str
+        or text.__class__ is not str
+    ):
+        return None
+    if tmp:
+        # A tag or "text" holds no path: only the id and the text can change.
+        return tag, _untmp(mid, tmp), _untmp(text, tmp)
+    return tag, mid, text
+
+
 def untmp_texts(texts: list[str], tmp: Sequence[str]) -> list[str]:
     """``texts`` with tmp paths replaced in each, as in a plain text chunk's text (one
     search of the joined texts: a text holds a path only if the join does)."""

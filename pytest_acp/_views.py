@@ -167,10 +167,13 @@ def _run_key(p: dict[str, Any]) -> tuple[tuple[Any, ...], Any, bool] | None:
 
 
 def merged_view(
-    payloads: Sequence[dict[str, Any] | MoreTexts], turns: Sequence[int] | None = None
+    payloads: Sequence[dict[str, Any] | MoreTexts | tuple[str, str, str]],
+    turns: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Adjacent chunks of one stream joined; ``turns``: each payload's prompt turn
-    (a run never crosses into the next turn: v1 chunks have no messageId)."""
+    (a run never crosses into the next turn: v1 chunks have no messageId). A
+    payload may also be a plain text chunk of a message as ``(tag, messageId,
+    text)``, or a :class:`MoreTexts` continuing the run before it."""
     out: list[dict[str, Any]] = []
     run: _Run | None = None
     run_turn = 0
@@ -180,8 +183,25 @@ def merged_view(
             assert run is not None and not run.binary
             run.parts.extend(p.texts)
             continue
-        k = _run_key(p)
         turn = turns[i] if turns is not None else 0
+        if isinstance(p, tuple):
+            # (tag, messageId, text) of a plain text chunk (normalize checked it):
+            # its run key is the tag and id alone, as no other key is in it.
+            tag, mid, text = p
+            key = ("plain", tag, mid)
+            if run is not None and run.key == key and run_turn == turn:
+                run.parts.append(text)
+                continue
+            if run is not None:
+                out.append(run.result())
+            content = {"type": "text", "text": text}
+            run = _Run(
+                tag, {"sessionUpdate": tag, "messageId": mid, "content": content}, key, False
+            )
+            run_turn = turn
+            run.parts.append(text)
+            continue
+        k = _run_key(p)
         if k is not None and run is not None and run.key == k[0] and run_turn == turn:
             run.parts.append(k[1])
             continue

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_acp._extract import MAX_DEPTH, TOO_DEEP, clip_depth, extract_turns
 from pytest_acp._lines import REQUEST_METHODS, RESPONSE
-from pytest_acp._redact_values import redact_payload, untmp_texts
+from pytest_acp._redact_values import plain_message_text, redact_payload, untmp_texts
 from pytest_acp._safejson import key as json_key
 from pytest_acp._views import CHUNK_ID_KEYS, MoreTexts, final_view, merged_view
 
@@ -288,7 +288,7 @@ def normalize(
             paths.extend(_tmp_prefixes(one))
         paths.sort(key=len, reverse=True)
 
-    payloads: list[Any] = []  # dicts, and MoreTexts for the merged view
+    payloads: list[Any] = []  # dicts; for the merged view also MoreTexts and plain (tag, id, text)
     turns: list[int] = []
     hooks = list(normalizers)
     compact = view == "merged" and not hooks
@@ -301,6 +301,12 @@ def normalize(
             payloads.append(p)
             turns.append(turn)
             continue
+        if compact:
+            plain = plain_message_text(p, paths)
+            if plain is not None:  # redacted (tmp paths) and ready to merge
+                payloads.append(plain)
+                turns.append(turn)
+                continue
         redact_payload(p, cats, paths)
         keep = True
         for hook in hooks:
@@ -323,11 +329,11 @@ def normalize(
     id_map = (ids if ids is not None else IdMap()) if placeholders else None
     out: list[JsonObject] = []
     for p in payloads:
-        plain = _plain_chunk_out(p, id_map)
-        if plain is None:
+        ready = _plain_chunk_out(p, id_map)
+        if ready is None:
             out.append(_placed_update(p, id_map) if id_map is not None else order_keys(p))
         else:
-            out.append(plain)
+            out.append(ready)
     return out
 
 
