@@ -84,6 +84,11 @@ def _obj(value: JsonValue) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
+def _objs(value: JsonValue) -> list[JsonObject]:
+    """The objects of a list (anything else in it, or a non-list, counts as none)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def _str(value: JsonValue) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -220,7 +225,7 @@ class _Builder:
                     _str(o.get("name")) or "",
                     _str(o.get("kind")) or "",
                 )
-                for o in map(_obj, params.get("options") or [])  # type: ignore[arg-type]
+                for o in _objs(params.get("options"))
             ]
             title = _str(params.get("title")) or _str(tool.get("title")) or ""
             item = Permission(
@@ -419,7 +424,7 @@ class _Builder:
             # An update's content replaces the tool call's content (not a chunk).
             item.content.clear()
         if isinstance(content, list):
-            for c in map(_obj, content):
+            for c in _objs(content):
                 if c.get("type") == "diff":
                     old = c.get("oldText")
                     item.diffs.append(
@@ -456,7 +461,7 @@ class _Builder:
                 _str(e.get("status")) or "",
                 _str(e.get("priority")) or "",
             )
-            for e in map(_obj, body.get("entries") or [])  # type: ignore[arg-type]
+            for e in _objs(body.get("entries"))
         ]
 
 
