@@ -98,6 +98,7 @@ ul{margin:4px 0;padding-left:20px}
 .chosen{font-weight:700}
 .diff .add{color:#1b5e20;background:#e8f5e9}.diff .del{color:#b71c1c;background:#ffebee}
 .status{font:12px ui-monospace,monospace}
+li.item.target{outline:2px solid #ef6c00}
 """
 
 _JS = """
@@ -132,6 +133,17 @@ _JS = """
   }
   document.getElementById('open-wire').addEventListener('click', function(){ wires(true); });
   document.getElementById('close-wire').addEventListener('click', function(){ wires(false); });
+  // A link to an item (a finding's, or one shared): show it with its wire lines open.
+  function reveal(){
+    var li = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+    if(!li || !li.classList.contains('item')) return;
+    li.classList.remove('hidden');
+    li.classList.add('target');
+    var wire = li.querySelector('details.wire');
+    if(wire) wire.open = true;
+  }
+  window.addEventListener('hashchange', reveal);
+  reveal();
   shown();
   document.body.setAttribute('data-ready', String(items.length));
 })();

@@ -29,7 +29,8 @@ def run_scenario(
     with connect_in_memory(agent, limits=FAST, on_permission=on_permission) as client:
         session = client.new_session(cwd="/tmp")
         session.run(text)
-        return [e.to_record() for e in client.transcript.entries()]
+        entries = client.transcript.entries()
+        return [e.to_record(entries[0].time) for e in entries]
 
 
 _CACHE: dict[tuple[str, int, str], list[dict[str, Any]]] = {}

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from acp_lite.view import write_html
+from acp_lite.view import read_timelines, write_html
+from acp_lite.view.items import Permission
 
 from .conftest import write_ndjson
 
@@ -40,7 +41,9 @@ def chromium() -> str:
     return found
 
 
-def run_chromium(tmp_path: Path, page: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_chromium(
+    tmp_path: Path, page: Path, *args: str, fragment: str = ""
+) -> subprocess.CompletedProcess[str]:
     profile = tmp_path / "profile"
     profile.mkdir(exist_ok=True)
     argv = [
@@ -51,7 +54,7 @@ def run_chromium(tmp_path: Path, page: Path, *args: str) -> subprocess.Completed
         "--no-first-run",
         f"--user-data-dir={profile}",
         *args,
-        page.resolve().as_uri(),
+        page.resolve().as_uri() + fragment,
     ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -66,13 +69,22 @@ def turn_page(tmp_path: Path, scenario_records: Records) -> Path:
 
 
 def test_the_script_runs_and_the_items_are_rendered(tmp_path: Path, turn_page: Path) -> None:
-    dom = run_chromium(tmp_path, turn_page, "--dump-dom").stdout
+    (timeline,) = read_timelines(tmp_path / "turn.ndjson")
+    asked = next(n for n, i in enumerate(timeline.items) if isinstance(i, Permission))
+    target = f"i-0-{asked}"
+    dom = run_chromium(tmp_path, turn_page, "--dump-dom", fragment=f"#{target}").stdout
     # Written by the page's script: the count of items, on the body and in the header.
     assert 'data-ready="12"' in dom, dom[:500]
     assert "12 of 12 items shown" in dom
     assert "Write notes.txt" in dom and "pending → in_progress → completed" in dom
     assert "Allow writing notes.txt?" in dom and "Allow once [allow_once]" in dom
     assert "Done: notes.txt is written." in dom
+    # The item the URL names is marked, its wire lines open; the others stay closed.
+    item = dom.split(f'id="{target}"', 1)[1].split('<li class="item', 1)[0]
+    before = dom.split(f'id="{target}"', 1)[0]
+    assert '<details class="wire" open="">' in item
+    assert 'class="item k-permission target"' in before[-200:]
+    assert "open=" not in before.split("<main>", 1)[1]
 
 
 def png_rows(data: bytes) -> tuple[int, int, list[bytes]]:
