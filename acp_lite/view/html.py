@@ -90,10 +90,15 @@ pre.text{background:var(--soft);padding:6px 8px;border-radius:4px}
 details.wire pre{margin:0;padding:2px 6px;border-bottom:1px dotted var(--line)}
 details.wire summary{cursor:pointer;color:var(--muted);font-size:12px}
 .send{color:#0b5cad}.recv{color:#7a3e00}
-.k-prompt{border-color:#0b5cad}.k-message{border-color:#2e7d32}.k-thought{border-color:#9e9e9e}
-.k-tool_call{border-color:#6a1b9a}.k-permission{border-color:#ef6c00}
-.k-error{border-color:#c62828;background:#fff5f5}.k-state{border-color:#90a4ae}
-.k-plan{border-color:#00838f}.finding{color:#c62828;font-weight:600}
+li.item.k-prompt{border-color:#0b5cad}
+li.item.k-message{border-color:#2e7d32}
+li.item.k-thought{border-color:#9e9e9e}
+li.item.k-tool_call{border-color:#6a1b9a}
+li.item.k-permission{border-color:#ef6c00}
+li.item.k-error{border-color:#c62828;background:#fff5f5}
+li.item.k-state{border-color:#90a4ae}
+li.item.k-plan{border-color:#00838f}
+.finding{color:#c62828;font-weight:600}
 ul{margin:4px 0;padding-left:20px}
 .chosen{font-weight:700}
 .diff .add{color:#1b5e20;background:#e8f5e9}.diff .del{color:#b71c1c;background:#ffebee}
