@@ -342,8 +342,12 @@ class _Page:
             if len(item.changes) > 1:
                 steps = ", ".join(f"{_e(c.status)} at {_secs(c.time)}" for c in item.changes)
                 w(f'<div class="note">{steps} · {item.updates} updates</div>')
+            if item.raw_input is not None:
+                w(f"<pre>input: {_e(item.raw_input)}</pre>")
             if item.content:
                 self.text("\n".join(item.content))
+            if item.raw_output is not None:
+                w(f"<pre>output: {_e(item.raw_output)}</pre>")
             for diff in item.diffs:
                 self.diff(diff)
         elif isinstance(item, Plan):

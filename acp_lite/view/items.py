@@ -165,7 +165,7 @@ class Diff:
 @dataclass(slots=True, kw_only=True)
 class ToolCall(Item):
     """A tool call, from its first update on: its title, kind, each status it went
-    through, the text of its content and its diffs."""
+    through, the text of its content, its diffs and its raw input and output."""
 
     kind: ClassVar[str] = "tool_call"
     tool_call_id: str = ""
@@ -174,6 +174,9 @@ class ToolCall(Item):
     changes: list[StatusChange] = field(default_factory=list)
     content: list[str] = field(default_factory=list)
     diffs: list[Diff] = field(default_factory=list)
+    #: The last ``rawInput`` / ``rawOutput`` reported, as short JSON text.
+    raw_input: str | None = None
+    raw_output: str | None = None
     updates: int = 0
 
     @property

@@ -414,6 +414,10 @@ class _Builder:
         item.updates += 1
         item.title = _str(u.get("title")) or item.title
         item.tool_kind = _str(u.get("kind")) or item.tool_kind
+        if "rawInput" in u:
+            item.raw_input = _short(u.get("rawInput"))
+        if "rawOutput" in u:
+            item.raw_output = _short(u.get("rawOutput"))
         status = _str(u.get("status"))
         if status is not None and status != item.status:
             item.changes.append(StatusChange(t, status))

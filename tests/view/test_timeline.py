@@ -179,6 +179,7 @@ def test_diffs_and_content_chunks(tmp_path: Path) -> None:
         update(
             0.3, {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}
         ),
+        update(0.4, {"sessionUpdate": "tool_call_update", "toolCallId": "t", "rawInput": {"a": 1}}),
     ]
     (tool,) = timeline_of(tmp_path, records).items
     assert isinstance(tool, ToolCall)
@@ -186,6 +187,7 @@ def test_diffs_and_content_chunks(tmp_path: Path) -> None:
         ("/w/a.py", "x = 1\n", "x = 2\n")
     ]
     assert [(c.time, c.status) for c in tool.changes] == [(0.0, "pending"), (0.3, "completed")]
+    assert (tool.raw_input, tool.raw_output) == ('{"a": 1}', None)
 
 
 def test_v1_chunks_without_ids_join_while_consecutive(tmp_path: Path) -> None:
