@@ -70,8 +70,20 @@ class Connection:
     lines: Iterator[WireLine]
 
 
-def _deep(text: str) -> bool:
-    return text.count("[") + text.count("{") > _MAX_DEPTH
+def _too_deep(text: str, value: JsonValue) -> bool:
+    """Whether ``value`` (parsed from ``text``) nests deeper than :data:`_MAX_DEPTH`:
+    such a value is kept as text (walking or re-encoding it would exhaust the stack)."""
+    if text.count("[") + text.count("{") <= _MAX_DEPTH:
+        return False  # fewer brackets cannot nest deeper (counting is cheap)
+    stack: list[tuple[JsonValue, int]] = [(value, 1)]
+    while stack:  # iterative: the check itself must not recurse
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > _MAX_DEPTH:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _entries(path: Path) -> Iterator[tuple[int, Header | Record]]:
@@ -98,8 +110,8 @@ def _entries(path: Path) -> Iterator[tuple[int, Header | Record]]:
                     yield n, Header.from_json(value)
                 else:
                     record = Record.from_json(value)
-                    if record.raw is None and _deep(text):
-                        record = Record(record.direction, record.time, raw=record.line().decode())
+                    if record.raw is None and _too_deep(text, record.message):
+                        record = Record(record.direction, record.time, raw=text.strip())
                     yield n, record
             except (ValueError, OverflowError) as exc:
                 raise ViewError(f"{where}: {exc}") from None
@@ -165,9 +177,10 @@ def connection_of(transcript: Transcript) -> Connection:
             text = entry.line.decode("utf-8", errors="surrogateescape")
             value: JsonValue = None
             raw: str | None = text
-            if not _deep(text):
-                with contextlib.suppress(ValueError, RecursionError):
-                    value, raw = json.loads(text), None
+            with contextlib.suppress(ValueError, RecursionError):
+                parsed = json.loads(text)
+                if not _too_deep(text, parsed):
+                    value, raw = parsed, None
             yield WireLine(i, entry.direction, entry.time - t0, value, raw)
         if transcript.exited:
             last = entries[-1].time - t0 if entries else 0.0

@@ -273,3 +273,16 @@ def test_malformed_files_name_the_line(tmp_path: Path, text: str, says: str) -> 
     path.write_text(text)
     with pytest.raises(ViewError, match=says):
         read_timelines(path)
+
+
+def test_deep_json_is_kept_as_text_and_brackets_in_text_are_not_depth(tmp_path: Path) -> None:
+    deep: Any = "x"
+    for _ in range(400):
+        deep = [deep]
+    text = "{[" * 300
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    records = [update(0.0, {"sessionUpdate": "weird", "v": deep}), update(0.1, chunk)]
+    t = timeline_of(tmp_path, records)
+    raw, message = t.items
+    assert isinstance(raw, RawItem) and raw.text.startswith('{"dir"')
+    assert isinstance(message, Message) and message.text == text
