@@ -43,7 +43,8 @@ def default_target(source: str) -> Path:
 
 def cmd_view(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run ``acp-lite view``: write the page, print its path."""
-    from acp_lite.view import ViewError, read_timelines
+    from acp_lite.errors import CassetteError
+    from acp_lite.view import read_timelines
     from acp_lite.view.html import render_page
 
     source: str = args.transcript
@@ -56,7 +57,7 @@ def cmd_view(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_writable(target, "the page")
     try:
         timelines = read_timelines(source)
-    except ViewError as exc:
+    except CassetteError as exc:
         raise CliError(f"cannot read {source}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise CliError(f"cannot read {source}: {exc.strerror or exc}", EXIT_USAGE) from None

@@ -16,19 +16,20 @@ from typing import TYPE_CHECKING
 from acp_lite.view.html import render_page
 from acp_lite.view.items import ViewFinding
 from acp_lite.view.timeline import Timeline, build_timeline
-from acp_lite.view.wire import ViewError, connection_of, connections_of_file
+from acp_lite.view.wire import connection_of, connections_of_file
 
 if TYPE_CHECKING:
     from acp_lite.transcript import Transcript
 
-__all__ = ["Timeline", "ViewError", "ViewFinding", "read_timelines", "render_html", "write_html"]
+__all__ = ["Timeline", "ViewFinding", "read_timelines", "render_html", "write_html"]
 
 
 def read_timelines(
     source: Transcript | str | Path, findings: Sequence[ViewFinding] = ()
 ) -> list[Timeline]:
     """The timeline of each connection of ``source`` (a path or a Transcript).
-    Raises :class:`ViewError` on a malformed file, ``OSError`` on an unreadable one."""
+    Raises :class:`~acp_lite.errors.CassetteError` on a malformed file, ``OSError``
+    on an unreadable one."""
     if isinstance(source, str | Path):
         return [build_timeline(c, findings) for c in connections_of_file(source)]
     return [build_timeline(connection_of(source), findings)]

@@ -16,21 +16,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from acp_lite.cassettes import Header, Record
+from acp_lite.errors import CassetteError
 
 if TYPE_CHECKING:
     from acp_lite.jsontypes import JsonValue
     from acp_lite.transcript import Transcript
 
-__all__ = ["Connection", "ViewError", "WireLine", "connection_of", "connections_of_file"]
+__all__ = ["Connection", "WireLine", "connection_of", "connections_of_file"]
 
 WireDirection = Literal["send", "recv", "exit"]
 
 #: JSON nested deeper than this is shown as text, not walked.
 _MAX_DEPTH = 256
-
-
-class ViewError(ValueError):
-    """A transcript the viewer cannot read (the message names the file and line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,17 +91,17 @@ def _entries(path: Path) -> Iterator[tuple[int, Header | Record]]:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise ViewError(f"{where}: not UTF-8 text: {exc}") from None
+                raise CassetteError(f"{where}: not UTF-8 text: {exc}") from None
             if not text.strip():
                 continue
             try:
                 value = json.loads(text)
             except RecursionError:
-                raise ViewError(f"{where}: JSON nested too deeply") from None
+                raise CassetteError(f"{where}: JSON nested too deeply") from None
             except ValueError as exc:
-                raise ViewError(f"{where}: not JSON: {exc}") from None
+                raise CassetteError(f"{where}: not JSON: {exc}") from None
             if not isinstance(value, dict):
-                raise ViewError(f"{where}: not a transcript record: {text[:80].strip()}")
+                raise CassetteError(f"{where}: not a transcript record: {text[:80].strip()}")
             try:
                 if "acpCassette" in value:
                     yield n, Header.from_json(value)
@@ -114,14 +111,14 @@ def _entries(path: Path) -> Iterator[tuple[int, Header | Record]]:
                         record = Record(record.direction, record.time, raw=text.strip())
                     yield n, record
             except (ValueError, OverflowError) as exc:
-                raise ViewError(f"{where}: {exc}") from None
+                raise CassetteError(f"{where}: {exc}") from None
 
 
 def connections_of_file(path: str | Path) -> Iterator[Connection]:
     """The connections of a transcript or cassette file, in order, each read lazily:
     consume a connection's ``lines`` before asking for the next one. Raises
-    :class:`ViewError` (file and line named) on a malformed line, ``OSError`` when
-    the file cannot be read."""
+    :class:`~acp_lite.errors.CassetteError` (file and line named) on a malformed
+    line, ``OSError`` when the file cannot be read."""
     entries = _entries(Path(path))
     pending: list[Header] = []
     found = next(entries, None)

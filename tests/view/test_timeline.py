@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from acp_lite.cassettes import Cassette, from_transcript
-from acp_lite.view import ViewError, ViewFinding, read_timelines
+from acp_lite.errors import CassetteError
+from acp_lite.view import ViewFinding, read_timelines
 from acp_lite.view.items import (
     ErrorItem,
     Item,
@@ -271,7 +272,7 @@ def test_cassettes_and_transcript_objects(tmp_path: Path, scenario_records: Reco
 def test_malformed_files_name_the_line(tmp_path: Path, text: str, says: str) -> None:
     path = tmp_path / "t.ndjson"
     path.write_text(text)
-    with pytest.raises(ViewError, match=says):
+    with pytest.raises(CassetteError, match=says):
         read_timelines(path)
 
 
