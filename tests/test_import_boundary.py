@@ -90,6 +90,7 @@ LAYERS: dict[str, int] = {
     "acp_lite.__main__": 5,
     "acp_lite.probes": 5,  # active conformance probes: a raw line peer, the suites, the runner
     "acp_lite.grading": 5,  # grading clients: the ACP-CLIENT-* requirements, runs, the judge
+    "acp_lite.view": 5,  # `acp-lite view`: a transcript as one HTML page (plain Python, no trio)
     "acp_lite.cli": 5,  # the acp-lite command: one module per command, shared helpers in base
     "acp_lite.testing": 5,  # the reference agent: an island, see TESTING_MAY_IMPORT
     "pytest_acp": 5,

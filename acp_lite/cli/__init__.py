@@ -9,12 +9,13 @@ sends TEXT and streams what the agent does until its foreground work ends.
 A bare ``python`` / ``python3`` first word of ``--agent`` is this interpreter.
 ``acp-lite replay CASSETTE`` is a stdio agent replaying a recorded cassette;
 ``acp-lite cassette from-transcript IN OUT`` makes one from a saved transcript.
+``acp-lite view TRANSCRIPT`` renders a transcript or cassette as an HTML page.
 ``acp-lite model serve`` serves a scripted model provider for real agents
 (:mod:`acp_lite.cli.model`, its own exit codes). ``prompt --model-script FILE`` (or
 ``--model-reply TEXT``) runs a real agent's turn on one, the agent in a temporary
 home (:mod:`acp_lite.cli.model_run`: 1 also for a model request no step matched).
 One module per command in this package: ``prompt``, ``info``, ``login``,
-``replay``, ``cassette``, ``model``, ``scenarios``; ``app`` parses the command line
+``replay``, ``cassette``, ``model``, ``scenarios``, ``view``; ``app`` parses the command line
 and runs them.
 
 Exit codes (``prompt``; ``info`` uses the error codes only):

@@ -17,6 +17,7 @@ from acp_lite.cli import (
     prompt,
     replay,
     scenarios,
+    view,
 )
 from acp_lite.cli.base import (
     EXIT_CODES,
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     scenarios.add_parser(sub)
     probe.add_parser(sub)
     grade.add_parser(sub)
+    view.add_parser(sub)
     _own_usage(parser)
     return parser
 
@@ -121,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "scenarios": scenarios.cmd_scenarios,
         "probe": probe.cmd_probe,
         "grade-client": grade.cmd_grade_client,
+        "view": view.cmd_view,
     }
     try:
         if getattr(args, "scenario", None) is not None:
