@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_acp._extract import MAX_DEPTH, TOO_DEEP, clip_depth, extract_turns
+from pytest_acp._extract import MAX_DEPTH, TOO_DEEP, extract_turns
 from pytest_acp._lines import REQUEST_METHODS, RESPONSE
 from pytest_acp._redact_values import plain_message_text, redact_payload, untmp_texts
 from pytest_acp._safejson import key as json_key
@@ -54,7 +54,6 @@ __all__ = [
     "IdMap",
     "Normalizer",
     "View",
-    "clip_depth",
     "extract_updates",
     "normalize",
     "order_keys",

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_budget import examples
 
-from pytest_acp.normalize import TOO_DEEP, clip_depth
+from pytest_acp._extract import TOO_DEEP, clip_depth
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
