@@ -55,11 +55,13 @@ class Limits:
     max_session_events: int | None = None
     #: Keep each update's raw JSON payload in the session event log: a reference to
     #: the received line (which the transcript holds anyway), decoded again when
-    #: ``Event.raw`` is read. ``False``: the log keeps the typed update instead and
-    #: ``Event.raw`` is re-encoded from it (the wire layer round-trips exactly);
-    #: that holds less only once the transcript lets lines go
-    #: (``max_transcript_entries``). A streamed text chunk is kept as its text and its
-    #: stream's shape either way, the smallest form, from which both are rebuilt.
+    #: ``Event.raw`` is read. ``False``: once the transcript lets lines go
+    #: (``max_transcript_entries``), the log keeps the typed update instead of the
+    #: line and ``Event.raw`` is re-encoded from it (the wire layer round-trips
+    #: exactly); while the transcript keeps every line, the log still refers to it,
+    #: which costs less than the typed update, so ``False`` is never bigger or slower
+    #: than the default. A streamed text chunk is kept as its text and its stream's
+    #: shape either way, the smallest form, from which both are rebuilt.
     keep_raw_updates: bool = True
     #: Bounded mode (opt-in; see :meth:`bounded`): when a message's ``content`` (or a
     #: compaction's ``summary``) holds more than this many blocks, adjacent plain text

@@ -55,6 +55,11 @@ class SessionRouter:
         self.update_events = update_events
         #: Models keep each update's raw payload (``Limits.keep_raw_updates``).
         self.keep_raw = limits.keep_raw_updates
+        #: Models keep the received line of an update: with the raw payloads, or while
+        #: the transcript keeps every line (a reference to a line it holds anyway
+        #: costs less than the typed update: ``keep_raw_updates=False`` is then
+        #: never bigger or slower than the default).
+        self.keep_line = self.keep_raw or limits.max_transcript_entries is None
         self._reports = reports
         self._emit = emit
         self._changed: list[SessionState] = []
@@ -172,14 +177,13 @@ class SessionRouter:
             # the payload (and the typed update) from the compact line and the
             # chunk's text (model/events.py), which costs less than the update.
             raw_update = compact
-        elif self.keep_raw:
-            if line is not None:
-                # The line itself (the transcript holds it anyway): the event log
-                # decodes the payload again only if it is read (model/events.py).
-                raw_update = line
-            elif msg is not None:
-                raw = msg.raw_params
-                raw_update = raw.get("update") if raw.__class__ is dict else None
+        elif line is not None and self.keep_line:
+            # The line itself (the transcript holds it anyway): the event log
+            # decodes the payload again only if it is read (model/events.py).
+            raw_update = line
+        elif self.keep_raw and msg is not None:
+            raw = msg.raw_params
+            raw_update = raw.get("update") if raw.__class__ is dict else None
         state = self.sessions.get(sid)
         if state is not None:
             self.apply(state, update, raw_update)

@@ -256,7 +256,9 @@ async def test_hook_path_and_hot_path_log_the_same() -> None:
 
 @pytest.mark.trio
 async def test_keep_raw_updates_false_still_reads_back() -> None:
-    limits = attrs.evolve(FAST, keep_raw_updates=False)
+    # A bounded transcript (here big enough for the test): lines may go, so the log
+    # keeps typed updates rather than lines.
+    limits = attrs.evolve(FAST, keep_raw_updates=False, max_transcript_entries=100_000)
     async with aio.connect_in_memory(inproc("streaming"), limits=limits) as client:
         session = await client.new_session(cwd="/tmp")
         turn = await session.run("hi")
