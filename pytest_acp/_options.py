@@ -130,6 +130,7 @@ def add_options(parser: pytest.Parser) -> None:
         "allow_once, allow_always, cancel",
         "acp_elicitation": "elicitation policy: decline (default), cancel, accept_defaults",
         "acp_transcripts": "directory to save every test's wire transcript (NDJSON)",
+        "acp_html": "file to write the failing tests' conversations to, as one HTML page",
         "acp_snapshot_view": "default acp_snapshot view: merged (default), raw, final",
         "acp_protocol": "ACP version to speak: auto (default: 2, or 1 if the agent answers "
         "1), 1 or 2",
@@ -249,6 +250,13 @@ def add_options(parser: pytest.Parser) -> None:
         dest="acp_transcripts",
         metavar="DIR",
         help="save every test's wire transcript as NDJSON in DIR",
+    )
+    group.addoption(
+        "--acp-html",
+        dest="acp_html",
+        metavar="FILE",
+        help="write the failing tests' conversations (timelines, findings, wire lines) "
+        "as one self-contained HTML page (acp-lite view)",
     )
     _add_report_option(group)  # --acp-report-json
     _add_probes_option(group)  # --acp-probes, --acp-probe-timeout

@@ -54,6 +54,7 @@ from pytest_acp._diagnostics import (
 )
 from pytest_acp._fake_agent import acp_fake_agent as acp_fake_agent  # a fixture
 from pytest_acp._fake_agent import call_problems, failure_message
+from pytest_acp._html_report import configure_html
 from pytest_acp._model import acp_model as acp_model  # a fixture
 from pytest_acp._model import model_command, refuse_shared_model_agent
 from pytest_acp._options import MARKERS, add_options, check_markers, fail_bad_markers
@@ -115,6 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     config.stash[_POOLS] = {}
     configure_report(config)  # --acp-report-json
+    configure_html(config)  # --acp-html
 
 
 @pytest.hookimpl(tryfirst=True)

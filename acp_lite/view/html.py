@@ -213,7 +213,9 @@ class _Page:
     def meta(self) -> str:
         parts: list[str] = []
         for t in self.timelines:
-            bits = [f"connection {t.connection + 1}" if len(self.timelines) > 1 else ""]
+            bits = [_e(t.label) if t.label else ""]
+            if not t.label and len(self.timelines) > 1:
+                bits = [f"connection {t.connection + 1}"]
             if t.agent:
                 bits.append(f"agent {_e(t.agent)}")
             if t.protocol_version is not None:
@@ -247,7 +249,9 @@ class _Page:
     def connection(self, t: Timeline) -> None:
         w = self.out.append
         w(f'<section class="connection" id="c{t.connection}">')
-        if len(self.timelines) > 1:
+        if t.label:
+            w(f"<h2>{_e(t.label)}</h2>")
+        elif len(self.timelines) > 1:
             w(f"<h2>Connection {t.connection + 1}</h2>")
         w('<ol class="timeline">')
         for pos, item in enumerate(t.items):

@@ -78,6 +78,8 @@ class Timeline:
     protocol_version: int | None
     agent: str
     unplaced: tuple[ViewFinding, ...] = ()
+    #: What the page calls this connection (a test's id, say); "" for "Connection N".
+    label: str = ""
 
 
 def _obj(value: JsonValue) -> JsonObject:
