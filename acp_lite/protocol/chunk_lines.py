@@ -48,6 +48,7 @@ from acp_lite.protocol._generated import (
 from acp_lite.protocol.jsonrpc import (
     Message,
     Notification,
+    compact_json,
     decode_line,
     loads_json,
     text_chunk_update,
@@ -434,21 +435,27 @@ def run_texts(data: bytes, t: CompactLine) -> tuple[list[str], list[tuple[int, b
     # Some bodies have escapes (or are not JSON strings): each is scanned as
     # ChunkLines.decode scans one, all in C (maps, no Python step per line).
     odd = list(compress(range(len(texts)), map(_PLAIN_TEXT, texts)))
-    raw = list(map(texts.__getitem__, odd))
+    every = len(odd) == len(texts)  # the common shape: the TypeScript SDK's texts,
+    # each ending in a newline
+    raw = texts if every else list(map(texts.__getitem__, odd))
     # First, all bodies in one decode (orjson when present), proven by re-encoding:
     # a body that is what a raw UTF-8 encoder writes for the text it decoded to is
-    # exactly that text's JSON string, however the array split (the common shape:
-    # the TypeScript SDK's texts, each ending in a newline).
-    batch = [lines[i][t.start : t.end] for i in odd]
+    # exactly that text's JSON string, however the array split.
+    batch = bodies if every else list(map(bodies.__getitem__, odd))
+    array = b'["' + b'","'.join(batch) + b'"]'
     try:
-        decoded = loads_json(b'["' + b'","'.join(batch) + b'"]')
+        decoded = loads_json(array)
         if (
             decoded.__class__ is list
             and len(decoded) == len(odd)
-            and "\n".join(map(encode_basestring, decoded)) == '"' + '"\n"'.join(raw) + '"'
+            and all(map(str.__instancecheck__, decoded))
+            and compact_json(decoded) == array
         ):
-            for i, text in zip(odd, decoded, strict=True):
-                texts[i] = text
+            if every:
+                texts = decoded
+            else:
+                for i, text in zip(odd, decoded, strict=True):
+                    texts[i] = text
             return texts, list(zip(odd, map(lines.__getitem__, odd), strict=True)), rest
     except (ValueError, TypeError):  # not one array of strings: each body on its own
         pass

@@ -219,6 +219,11 @@ def _std_loads_many(lines: list[bytes]) -> list[Any]:
     return [_std_loads(line) for line in lines]
 
 
+def _std_compact(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+_compact: Callable[[Any], bytes] = _std_compact
 _loads: _Loads = _std_loads
 _loads_many: Callable[[list[bytes]], list[Any]] = _std_loads_many
 _dumps: Callable[[Any], bytes] = _std_dumps
@@ -267,11 +272,19 @@ if os.environ.get("ACP_LITE_JSON", "").lower() != "json":  # pragma: no branch
 
         _loads, _dumps, JSON_BACKEND = _orjson_loads, _orjson_dumps, "orjson"
         _loads_many = _orjson_loads_many
+        _compact = orjson.dumps
 
 
 def loads_json(line: bytes | str) -> Any:
     """Parse one JSON text with the active backend (raises ``ValueError`` if invalid)."""
     return _loads(line)
+
+
+def compact_json(value: Any) -> bytes:
+    """``value`` as compact JSON (no spaces, non-ASCII as is), the way a raw UTF-8
+    encoder writes it, with the active backend (raises ``ValueError`` / ``TypeError``
+    when it cannot be encoded, e.g. a lone surrogate)."""
+    return _compact(value)
 
 
 def loads_json_lines(lines: list[bytes]) -> list[Any]:

@@ -226,6 +226,9 @@ def test_a_long_stream_is_applied_in_runs() -> None:
         ([b"a", b"b"], ["a", "b"], [], None),  # every line is of the stream
         ([b"a", b"b", None], ["a"], [], 1),  # up to the line after the last separator
         ([b"a\\n", b'\\"b'], ["a\n", '"b'], [0, 1], None),  # escapes, decoded
+        ([b'a\\",\\"b', b"c\\n"], ['a","b', "c\n"], [0, 1], None),  # every body escaped
+        ([b"\\u00e9\\n", b"x\\n"], ["\u00e9\n", "x\n"], [0, 1], None),  # \\u: not re-encoded
+        ([b'a","b', b"c\\n"], None, [], None),  # quotes that would split the array
         ([b"a\xff", b"b"], None, [], None),  # not UTF-8: line by line
         ([b'a"', b"b"], None, [], None),  # a stray quote: line by line
         ([b"a", b"b\tc"], None, [], None),  # a control character: line by line
