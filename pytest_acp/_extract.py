@@ -195,17 +195,6 @@ def extract_turns(
     clip: list[int] = []
     turn = 0
     for item in _items_of(data):
-        fresh = getattr(item, "fresh_raw", None)
-        if fresh is not None and item.source in STREAMED:
-            # A model event the agent streamed (it starts no turn: only the user
-            # message the v1 translator makes up does), decoded again from its line.
-            decoded = fresh()
-            if decoded is not None:
-                if decoded[1] > MAX_DEPTH:
-                    clip.append(len(found))
-                found.append(decoded[0])
-                turns.append(turn)
-                continue
         if _is_line_run(item):
             # Streamed updates kept as their lines (no turn starts in them), decoded
             # again: new dicts, clipped only if they may nest too deeply.

@@ -127,31 +127,8 @@ class _Run:
         return {**self.base, "content": _with_text(self.tag, self.base["content"], text)}
 
 
-_PLAIN_KEYS = {"sessionUpdate": None, "messageId": None, "content": None}.keys()
-_TEXT_KEYS = {"type": None, "text": None}.keys()
-_TEXT_BLOCK_KEY = (("type", "text"),)
-
-
 def _run_key(p: dict[str, Any]) -> tuple[tuple[Any, ...], Any, bool] | None:
     """(merge key, the part to append, binary?) for a mergeable chunk, else None."""
-    if p.keys() == _PLAIN_KEYS:
-        # The commonest chunk, a message's text: its key without the general walk
-        # (the same tuple _items_key builds for it).
-        tag, content = p["sessionUpdate"], p["content"]
-        if (
-            tag.__class__ is str
-            and CHUNK_ID_KEYS.get(tag) == "messageId"
-            and content.__class__ is dict
-            and content.keys() == _TEXT_KEYS
-            and content["type"] == "text"
-            and content["text"].__class__ is str
-        ):
-            mid = p["messageId"]
-            rest = (
-                ("messageId", mid if mid.__class__ is str else _frozen(mid)),
-                ("sessionUpdate", tag),
-            )
-            return ((tag, "messageId", rest, _TEXT_BLOCK_KEY), content["text"], False)
     tag = p.get("sessionUpdate")
     if not isinstance(tag, str) or tag not in CHUNK_ID_KEYS:
         return None

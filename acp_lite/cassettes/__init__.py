@@ -31,6 +31,8 @@ if TYPE_CHECKING:
         Record,
         Recording,
         StreamedRecording,
+        nests_deeper,
+        parse_line,
         scan,
     )
     from acp_lite.cassettes._match import DEFAULT_MATCH_ON, MATCHERS, check_match_on
@@ -55,6 +57,8 @@ _LAZY: dict[str, str] = {
             "Record",
             "Recording",
             "StreamedRecording",
+            "nests_deeper",
+            "parse_line",
             "scan",
         ],
         "_format",
@@ -92,6 +96,8 @@ __all__ = [
     "check_match_on",
     "from_transcript",
     "looks_like_credential",
+    "nests_deeper",
+    "parse_line",
     "recording_of",
     "redact_records",
     "scan",

@@ -312,9 +312,20 @@ def _depth_ok(value: JsonValue) -> bool:
     return True
 
 
-def parse_line(text: str | bytes, name: str, n: int) -> Header | Record | None:
+def nests_deeper(text: str, value: JsonValue) -> bool:
+    """Whether ``value`` (parsed from ``text``) nests containers deeper than
+    :data:`MAX_DEPTH` (a line with fewer brackets cannot: counting is cheap)."""
+    return text.count("[") + text.count("{") > MAX_DEPTH and not _depth_ok(value)
+
+
+def parse_line(
+    text: str | bytes, name: str, n: int, *, keep_deep: bool = False
+) -> Header | Record | None:
     """One cassette line: a :class:`Header`, a :class:`Record`, or ``None`` (blank);
-    ``CassetteError`` naming ``name`` and line ``n`` when it is neither."""
+    ``CassetteError`` naming ``name`` and line ``n`` when it is neither.
+    ``keep_deep``: a record whose message nests deeper than :data:`MAX_DEPTH` is
+    kept as its text (``Record.raw``) instead of being an error (what a viewer
+    shows)."""
     where = f"{name}:{n}"
     if isinstance(text, bytes):
         try:
@@ -331,15 +342,18 @@ def parse_line(text: str | bytes, name: str, n: int) -> Header | Record | None:
         raise CassetteError(f"{where}: not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise CassetteError(f"{where}: not a transcript record: {text[:80]}")
-    # Fewer brackets than the limit cannot nest deeper (counting is cheap).
-    if text.count("[") + text.count("{") > MAX_DEPTH and not _depth_ok(value):
+    deep = nests_deeper(text, value)
+    if deep and not keep_deep:
         raise CassetteError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels")
     try:
         if "acpCassette" in value:
             return Header.from_json(value)
-        return Record.from_json(value)
+        record = Record.from_json(value)
     except (ValueError, OverflowError) as exc:
         raise CassetteError(f"{where}: {exc}") from None
+    if deep and record.raw is None:
+        return Record(record.direction, record.time, raw=text.strip())
+    return record
 
 
 def iter_entries(

@@ -81,13 +81,6 @@ class Event:
             return _encode(self.update)
         return self._log.raw(self.index)
 
-    def fresh_raw(self) -> tuple[JsonObject, int] | None:
-        """A new dict of the raw payload and a bound on its nesting depth, decoded
-        again from the kept line (``EventLog.fresh_raw``), or ``None``."""
-        if self._log is None:
-            return None
-        return self._log.fresh_raw(self.index)
-
     @property
     def source(self) -> str:
         """The method that carried this update: ``"session/update"``, or for example
@@ -402,25 +395,6 @@ class EventLog(Sequence[Event]):
         elif isinstance(raw, bytes):
             raw = self._raws[pos] = _from_line(raw)
         return raw  # type: ignore[return-value]
-
-    def fresh_raw(self, index: int) -> tuple[JsonObject, int] | None:
-        """A new dict of event ``index``'s raw payload, the caller's to change, and a
-        bound on how deep it nests (containers inside containers), when the log still
-        keeps what it decodes from (the received line, or a chunk's compact line):
-        decoded again and not cached, so reading many updates this way leaves the
-        log as small as it was. ``None`` when the log keeps the payload as an object
-        (read :meth:`raw` and copy it)."""
-        pos = self._at(index)
-        raw = self._raws[pos]
-        if raw.__class__ is str:
-            compact: CompactLine = self._updates[pos]
-            # The text is a string: the line's containers are all in the template.
-            shape = compact.prefix + compact.suffix
-            depth = shape.count(b"{") + shape.count(b"[")
-            return compact.params(raw)["update"], depth
-        if isinstance(raw, bytes):
-            return _from_line(raw), raw.count(b"{") + raw.count(b"[")
-        return None
 
     def set_raw(self, index: int, raw: dict[str, Any]) -> None:
         self._raws[self._at(index)] = raw

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from acp_lite.cassettes import Header, Record
-from acp_lite.errors import CassetteError
+from acp_lite.cassettes import Header, Record, nests_deeper, parse_line
 
 if TYPE_CHECKING:
     from acp_lite.jsontypes import JsonValue
@@ -25,9 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["Connection", "WireLine", "connection_of", "connections_of_file"]
 
 WireDirection = Literal["send", "recv", "exit"]
-
-#: JSON nested deeper than this is shown as text, not walked.
-_MAX_DEPTH = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,51 +63,15 @@ class Connection:
     lines: Iterator[WireLine]
 
 
-def _too_deep(text: str, value: JsonValue) -> bool:
-    """Whether ``value`` (parsed from ``text``) nests deeper than :data:`_MAX_DEPTH`:
-    such a value is kept as text (walking or re-encoding it would exhaust the stack)."""
-    if text.count("[") + text.count("{") <= _MAX_DEPTH:
-        return False  # fewer brackets cannot nest deeper (counting is cheap)
-    stack: list[tuple[JsonValue, int]] = [(value, 1)]
-    while stack:  # iterative: the check itself must not recurse
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > _MAX_DEPTH:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return False
-
-
 def _entries(path: Path) -> Iterator[tuple[int, Header | Record]]:
+    # The cassette format's own line reader; a line nested too deep to walk is
+    # kept as its text, to be shown as it is.
     name = str(path)
     with open(path, "rb") as f:
         for n, data in enumerate(f, 1):
-            where = f"{name}:{n}"
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise CassetteError(f"{where}: not UTF-8 text: {exc}") from None
-            if not text.strip():
-                continue
-            try:
-                value = json.loads(text)
-            except RecursionError:
-                raise CassetteError(f"{where}: JSON nested too deeply") from None
-            except ValueError as exc:
-                raise CassetteError(f"{where}: not JSON: {exc}") from None
-            if not isinstance(value, dict):
-                raise CassetteError(f"{where}: not a transcript record: {text[:80].strip()}")
-            try:
-                if "acpCassette" in value:
-                    yield n, Header.from_json(value)
-                else:
-                    record = Record.from_json(value)
-                    if record.raw is None and _too_deep(text, record.message):
-                        record = Record(record.direction, record.time, raw=text.strip())
-                    yield n, record
-            except (ValueError, OverflowError) as exc:
-                raise CassetteError(f"{where}: {exc}") from None
+            entry = parse_line(data, name, n, keep_deep=True)
+            if entry is not None:
+                yield n, entry
 
 
 def connections_of_file(path: str | Path) -> Iterator[Connection]:
@@ -176,7 +136,7 @@ def connection_of(transcript: Transcript) -> Connection:
             raw: str | None = text
             with contextlib.suppress(ValueError, RecursionError):
                 parsed = json.loads(text)
-                if not _too_deep(text, parsed):
+                if not nests_deeper(text, parsed):
                     value, raw = parsed, None
             yield WireLine(i, entry.direction, entry.time - t0, value, raw)
         if transcript.exited:
